@@ -1,0 +1,14 @@
+//===- Registration.cpp - ferry's dialects in one registry ----------------===//
+
+#include "compiler/Registration.h"
+
+#include "dialects/graph/GraphDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+void ferry::registerFerryDialects(mlir::DialectRegistry &registry) {
+  registry.insert<ferry::graph::GraphDialect, mlir::arith::ArithDialect,
+                  mlir::func::FuncDialect, mlir::scf::SCFDialect>();
+}

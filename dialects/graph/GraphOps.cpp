@@ -1,0 +1,448 @@
+//===- GraphOps.cpp - verifiers of the `graph` dialect --------------------===//
+//
+// Every check here emits a diagnostic naming the operand, the expected and the
+// found shape or type; none asserts. Each error has a -verify-diagnostics case
+// in test/dialects/graph/invalid.mlir.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/graph/GraphOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+using namespace mlir;
+using namespace ferry::graph;
+
+#include "dialects/graph/GraphEnums.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/graph/GraphOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+RankedTensorType tensorOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+// "8x128x128" for diagnostics; "scalar" for rank 0.
+std::string shapeString(ArrayRef<int64_t> shape) {
+  if (shape.empty())
+    return "scalar";
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  llvm::interleave(shape, os, "x");
+  return out;
+}
+
+// Checks that every named value has the element type of the first one.
+LogicalResult
+verifySameElementType(Operation *op,
+                      ArrayRef<std::pair<StringRef, Value>> named) {
+  Type expected = getElementTypeOrSelf(named.front().second.getType());
+  for (auto [name, value] : named.drop_front()) {
+    Type found = getElementTypeOrSelf(value.getType());
+    if (found != expected)
+      return op->emitOpError() << "expects " << name << " to have element type "
+                               << expected << " (as " << named.front().first
+                               << "), found " << found;
+  }
+  return success();
+}
+
+LogicalResult verifyResultShape(Operation *op, ArrayRef<int64_t> expected,
+                                Value result) {
+  ArrayRef<int64_t> found = tensorOf(result).getShape();
+  if (found != expected)
+    return op->emitOpError()
+           << "expects result shape " << shapeString(expected) << ", found "
+           << shapeString(found);
+  return success();
+}
+
+// The shared verifier of graph.parameter and graph.variable.
+template <typename DeclOp>
+LogicalResult verifyDeclaration(DeclOp op) {
+  RankedTensorType type = op.getTensorType();
+  std::optional<double> std;
+  if (std::optional<llvm::APFloat> value = op.getInitStd())
+    std = value->convertToDouble();
+  if (op.getInit() == InitKind::normal) {
+    if (!isa<FloatType>(type.getElementType()))
+      return op.emitOpError() << "normal initialisation needs a floating-point "
+                                 "type, found "
+                              << type.getElementType();
+    if (!std || !(*std > 0.0))
+      return op.emitOpError()
+             << "normal initialisation needs a positive standard deviation, "
+                "e.g. init(normal, 2.000000e-02)";
+  } else if (std) {
+    return op.emitOpError() << "init(" << stringifyInitKind(op.getInit())
+                            << ") takes no standard deviation";
+  }
+  StringRef hf = op.getHfName();
+  if (hf.empty())
+    return op.emitOpError() << "needs a non-empty hf name";
+  size_t placeholders = hf.count("{}");
+  if (op.getStacked()) {
+    if (type.getRank() < 1)
+      return op.emitOpError() << "is stacked, so its leading dimension is the "
+                                 "layer; a scalar cannot be stacked";
+    if (placeholders != 1)
+      return op.emitOpError()
+             << "is stacked, so its hf name needs exactly one '{}' where the "
+                "layer number goes, found \""
+             << hf << "\"";
+  } else if (placeholders != 0) {
+    return op.emitOpError() << "hf name \"" << hf
+                            << "\" has a '{}' layer placeholder but the "
+                               "declaration is not stacked";
+  }
+  return success();
+}
+
+// Finds the graph.parameter or graph.variable `name` refers to.
+LogicalResult lookupDeclaration(Operation *user, FlatSymbolRefAttr name,
+                                SymbolTableCollection &symbolTable,
+                                RankedTensorType &type, bool &stacked) {
+  Operation *decl = symbolTable.lookupNearestSymbolFrom(user, name.getAttr());
+  if (auto param = dyn_cast_or_null<ParameterOp>(decl)) {
+    type = param.getTensorType();
+    stacked = param.getStacked();
+    return success();
+  }
+  if (auto var = dyn_cast_or_null<VariableOp>(decl)) {
+    type = var.getTensorType();
+    stacked = var.getStacked();
+    return success();
+  }
+  return user->emitOpError() << "'" << name.getValue()
+                             << "' does not name a graph.parameter or "
+                                "graph.variable";
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// State
+//===----------------------------------------------------------------------===//
+
+LogicalResult ParameterOp::verify() { return verifyDeclaration(*this); }
+LogicalResult VariableOp::verify() { return verifyDeclaration(*this); }
+
+LogicalResult
+ParameterRefOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  RankedTensorType declared;
+  bool stacked = false;
+  if (failed(lookupDeclaration(*this, getNameAttr(), symbolTable, declared,
+                               stacked)))
+    return failure();
+  if (stacked)
+    return emitOpError() << "'" << getName()
+                         << "' is stacked: read one layer's entry with "
+                            "graph.parameter_slice";
+  if (declared != getType())
+    return emitOpError() << "result type " << getType()
+                         << " differs from the declared type " << declared;
+  return success();
+}
+
+LogicalResult
+ParameterSliceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  RankedTensorType declared;
+  bool stacked = false;
+  if (failed(lookupDeclaration(*this, getNameAttr(), symbolTable, declared,
+                               stacked)))
+    return failure();
+  if (!stacked)
+    return emitOpError() << "'" << getName()
+                         << "' is not stacked: read it with "
+                            "graph.parameter_ref";
+  auto expected = RankedTensorType::get(declared.getShape().drop_front(),
+                                        declared.getElementType());
+  if (getType() != expected)
+    return emitOpError() << "expects result type " << expected
+                         << " (the declared type without its layer "
+                            "dimension), found "
+                         << getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Index tensors
+//===----------------------------------------------------------------------===//
+
+LogicalResult IotaOp::verify() {
+  int64_t rank = getType().getRank();
+  if (getDim() < 0 || getDim() >= rank)
+    return emitOpError() << "dim " << getDim() << " is out of range for rank "
+                         << rank;
+  return success();
+}
+
+LogicalResult AttentionMaskOp::verify() {
+  if (tensorOf(getInputMask()).getShape() != getType().getShape())
+    return emitOpError() << "expects the result to have the input mask's "
+                            "shape "
+                         << shapeString(tensorOf(getInputMask()).getShape())
+                         << ", found " << shapeString(getType().getShape());
+  if (!(getFill().convertToDouble() < 0.0))
+    return emitOpError() << "fill must be negative to hide padded keys, found "
+                         << getFill().convertToDouble();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Gathers
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingOp::verify() {
+  RankedTensorType table = tensorOf(getTable());
+  if (table.getRank() != 2)
+    return emitOpError() << "expects a [rows, width] table, found shape "
+                         << shapeString(table.getShape());
+  if (failed(verifySameElementType(
+          *this, {{"table", getTable()}, {"result", getResult()}})))
+    return failure();
+  SmallVector<int64_t> expected(tensorOf(getIds()).getShape());
+  expected.push_back(table.getDimSize(1));
+  return verifyResultShape(*this, expected, getResult());
+}
+
+LogicalResult GatherPositionsOp::verify() {
+  RankedTensorType input = tensorOf(getInput());
+  RankedTensorType positions = tensorOf(getPositions());
+  if (input.getRank() != 3)
+    return emitOpError() << "expects input [batch, seq, hidden], found shape "
+                         << shapeString(input.getShape());
+  if (positions.getRank() != 2 ||
+      positions.getDimSize(0) != input.getDimSize(0))
+    return emitOpError() << "expects positions [batch = "
+                         << input.getDimSize(0)
+                         << ", predictions], found shape "
+                         << shapeString(positions.getShape());
+  if (failed(verifySameElementType(
+          *this, {{"input", getInput()}, {"result", getResult()}})))
+    return failure();
+  return verifyResultShape(*this,
+                           {input.getDimSize(0), positions.getDimSize(1),
+                            input.getDimSize(2)},
+                           getResult());
+}
+
+LogicalResult TakeOp::verify() {
+  RankedTensorType input = tensorOf(getInput());
+  int64_t dim = getDim();
+  if (dim < 0 || dim >= input.getRank())
+    return emitOpError() << "dim " << dim << " is out of range for rank "
+                         << input.getRank();
+  if (getIndex() < 0 || getIndex() >= input.getDimSize(dim))
+    return emitOpError() << "index " << getIndex()
+                         << " is out of range for dimension " << dim
+                         << " of size " << input.getDimSize(dim);
+  if (failed(verifySameElementType(
+          *this, {{"input", getInput()}, {"result", getResult()}})))
+    return failure();
+  SmallVector<int64_t> expected(input.getShape());
+  expected.erase(expected.begin() + dim);
+  return verifyResultShape(*this, expected, getResult());
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::verify() {
+  RankedTensorType lhs = tensorOf(getLhs());
+  RankedTensorType rhs = tensorOf(getRhs());
+  if (lhs.getRank() < 2 || rhs.getRank() < 2)
+    return emitOpError() << "expects operands of rank 2 or more, found "
+                         << shapeString(lhs.getShape()) << " and "
+                         << shapeString(rhs.getShape());
+  if (failed(verifySameElementType(*this, {{"lhs", getLhs()},
+                                           {"rhs", getRhs()},
+                                           {"result", getResult()}})))
+    return failure();
+  ArrayRef<int64_t> batch = lhs.getShape().drop_back(2);
+  if (rhs.getRank() != 2 && rhs.getShape().drop_back(2) != batch)
+    return emitOpError() << "expects rhs to have rank 2 (shared) or the batch "
+                            "dimensions of lhs ("
+                         << shapeString(batch) << "), found shape "
+                         << shapeString(rhs.getShape());
+  int64_t lr = lhs.getRank(), rr = rhs.getRank();
+  int64_t m = lhs.getDimSize(getTransposeLhs() ? lr - 1 : lr - 2);
+  int64_t kl = lhs.getDimSize(getTransposeLhs() ? lr - 2 : lr - 1);
+  int64_t kr = rhs.getDimSize(getTransposeRhs() ? rr - 1 : rr - 2);
+  int64_t n = rhs.getDimSize(getTransposeRhs() ? rr - 2 : rr - 1);
+  if (kl != kr)
+    return emitOpError() << "contraction sizes differ: lhs has " << kl
+                         << ", rhs has " << kr << " (lhs "
+                         << shapeString(lhs.getShape()) << ", rhs "
+                         << shapeString(rhs.getShape())
+                         << (getTransposeRhs() ? ", rhs transposed" : "")
+                         << (getTransposeLhs() ? ", lhs transposed" : "")
+                         << ")";
+  SmallVector<int64_t> expected(batch);
+  expected.append({m, n});
+  return verifyResultShape(*this, expected, getResult());
+}
+
+LogicalResult BiasAddOp::verify() {
+  RankedTensorType input = tensorOf(getInput());
+  RankedTensorType bias = tensorOf(getBias());
+  if (input.getRank() < 1 || bias.getRank() != 1 ||
+      bias.getDimSize(0) != input.getShape().back())
+    return emitOpError() << "expects a bias of shape "
+                         << (input.getRank() ? input.getShape().back() : 0)
+                         << " (the input's last dimension), found "
+                         << shapeString(bias.getShape());
+  return verifySameElementType(*this,
+                               {{"input", getInput()}, {"bias", getBias()}});
+}
+
+//===----------------------------------------------------------------------===//
+// Normalisation, softmax, dropout
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayerNormOp::verify() {
+  RankedTensorType input = tensorOf(getInput());
+  if (input.getRank() < 1)
+    return emitOpError() << "expects an input of rank 1 or more";
+  int64_t width = input.getShape().back();
+  for (auto [name, value] : {std::pair<StringRef, Value>{"scale", getScale()},
+                             {"bias", getBias()}}) {
+    ArrayRef<int64_t> shape = tensorOf(value).getShape();
+    if (shape.size() != 1 || shape[0] != width)
+      return emitOpError() << "expects " << name << " of shape " << width
+                           << " (the input's last dimension), found "
+                           << shapeString(shape);
+  }
+  if (failed(verifySameElementType(*this, {{"input", getInput()},
+                                           {"scale", getScale()},
+                                           {"bias", getBias()}})))
+    return failure();
+  if (!(getEpsilon().convertToDouble() > 0.0))
+    return emitOpError() << "epsilon must be positive, found "
+                         << getEpsilon().convertToDouble();
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() {
+  RankedTensorType input = tensorOf(getInput());
+  RankedTensorType mask = tensorOf(getMask());
+  if (input.getRank() < 2)
+    return emitOpError() << "expects input [batch, ..., keys], found shape "
+                         << shapeString(input.getShape());
+  if (mask.getRank() != 2 || mask.getDimSize(0) != input.getDimSize(0) ||
+      mask.getDimSize(1) != input.getShape().back())
+    return emitOpError() << "expects mask [batch = " << input.getDimSize(0)
+                         << ", keys = " << input.getShape().back()
+                         << "], found shape " << shapeString(mask.getShape());
+  return verifySameElementType(*this,
+                               {{"input", getInput()}, {"mask", getMask()}});
+}
+
+LogicalResult DropoutOp::verify() {
+  double p = getProbability().convertToDouble();
+  if (!(p >= 0.0 && p < 1.0))
+    return emitOpError() << "probability must be in [0, 1), found " << p;
+  if (getType().getRank() < 1)
+    return emitOpError() << "expects an input whose leading dimension is the "
+                            "sample, found a scalar";
+  if (getPurpose().empty())
+    return emitOpError() << "needs a non-empty purpose naming the dropout site";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType input = tensorOf(getInput());
+  if (input.getNumElements() != getType().getNumElements())
+    return emitOpError() << "cannot reshape " << shapeString(input.getShape())
+                         << " (" << input.getNumElements() << " elements) to "
+                         << shapeString(getType().getShape()) << " ("
+                         << getType().getNumElements() << " elements)";
+  return verifySameElementType(*this,
+                               {{"input", getInput()}, {"result", getResult()}});
+}
+
+LogicalResult TransposeOp::verify() {
+  RankedTensorType input = tensorOf(getInput());
+  ArrayRef<int64_t> perm = getPermutation();
+  int64_t rank = input.getRank();
+  SmallVector<bool> seen(rank, false);
+  bool valid = static_cast<int64_t>(perm.size()) == rank;
+  for (int64_t p : perm) {
+    if (!valid || p < 0 || p >= rank || seen[p]) {
+      valid = false;
+      break;
+    }
+    seen[p] = true;
+  }
+  if (!valid)
+    return emitOpError() << "permutation [" << shapeString(perm)
+                         << "] is not a permutation of the " << rank
+                         << " dimensions of the input";
+  SmallVector<int64_t> expected;
+  for (int64_t p : perm)
+    expected.push_back(input.getDimSize(p));
+  if (failed(verifySameElementType(
+          *this, {{"input", getInput()}, {"result", getResult()}})))
+    return failure();
+  return verifyResultShape(*this, expected, getResult());
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and the loss
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceOp::verify() {
+  RankedTensorType input = tensorOf(getInput());
+  ArrayRef<int64_t> dims = getDims();
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 0 || dims[i] >= input.getRank() ||
+        (i > 0 && dims[i] <= dims[i - 1]))
+      return emitOpError() << "dims must be increasing and within the input's "
+                              "rank "
+                           << input.getRank() << ", found ["
+                           << shapeString(dims) << "]";
+  }
+  SmallVector<int64_t> expected;
+  for (int64_t d = 0; d < input.getRank(); ++d)
+    if (!llvm::is_contained(dims, d))
+      expected.push_back(input.getDimSize(d));
+  if (failed(verifySameElementType(
+          *this, {{"input", getInput()}, {"result", getResult()}})))
+    return failure();
+  return verifyResultShape(*this, expected, getResult());
+}
+
+LogicalResult SoftmaxCrossEntropyOp::verify() {
+  RankedTensorType logits = tensorOf(getLogits());
+  if (logits.getRank() < 1)
+    return emitOpError() << "expects logits [..., classes], found a scalar";
+  ArrayRef<int64_t> slots = logits.getShape().drop_back();
+  if (tensorOf(getLabels()).getShape() != slots)
+    return emitOpError() << "expects labels of shape " << shapeString(slots)
+                         << " (the logits without the class dimension), found "
+                         << shapeString(tensorOf(getLabels()).getShape());
+  if (tensorOf(getWeights()).getShape() != slots)
+    return emitOpError() << "expects weights of shape " << shapeString(slots)
+                         << " (as labels), found "
+                         << shapeString(tensorOf(getWeights()).getShape());
+  int64_t classes = logits.getShape().back();
+  if (getNumClasses() < 1 || getNumClasses() > classes)
+    return emitOpError() << "classes " << getNumClasses()
+                         << " must be in [1, " << classes
+                         << "] (the logits' last dimension)";
+  return verifySameElementType(*this, {{"logits", getLogits()},
+                                       {"weights", getWeights()}});
+}

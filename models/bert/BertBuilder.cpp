@@ -1,0 +1,371 @@
+//===- BertBuilder.cpp - config -> graph IR for BERT pretraining ----------===//
+//
+// The numerics follow ARCHITECTURE.md: post-LN encoder, exact-erf GELU,
+// learned position and token-type embeddings, additive attention mask, MLM
+// head (dense, GELU, LayerNorm, decoder tied to the word embeddings plus its
+// own bias) at the masked positions only, NSP head on a tanh pooler of token
+// 0. MLM loss = sum of counted slots' cross-entropies / the global batch's
+// count of counted slots (an input); NSP loss = sum / global batch size.
+//
+//===----------------------------------------------------------------------===//
+
+#include "models/bert/BertBuilder.h"
+
+#include "dialects/graph/GraphOps.h"
+#include "models/bert/BertParameters.h"
+#include "runtime/config/Config.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace ferry;
+using namespace ferry::graph;
+
+namespace {
+
+class BertBuilder {
+public:
+  BertBuilder(MLIRContext &context, const Config &config)
+      : b(&context), loc(b.getUnknownLoc()), cfg(config), m(config.model),
+        specs(bert::bertParameters(config.model)) {
+    f32 = b.getF32Type();
+    batch = config.execution.micro_batch_size;
+  }
+
+  OwningOpRef<ModuleOp> build(StringRef name);
+
+private:
+  // ---- types ---------------------------------------------------------------
+  RankedTensorType floats(ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, f32);
+  }
+  RankedTensorType ints(ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, b.getI32Type());
+  }
+  RankedTensorType scalar() { return floats({}); }
+  RankedTensorType hiddenType() {
+    return floats({batch, m.seq_length, m.hidden_size});
+  }
+  RankedTensorType paramType(const bert::ParameterSpec &spec, bool withLayers) {
+    SmallVector<int64_t> shape;
+    if (withLayers)
+      shape.push_back(m.layers);
+    shape.append(spec.shape.begin(), spec.shape.end());
+    return floats(shape);
+  }
+  std::vector<const bert::ParameterSpec *> blockParams(bert::Block block) {
+    std::vector<const bert::ParameterSpec *> out;
+    for (const bert::ParameterSpec &spec : specs)
+      if (spec.block == block)
+        out.push_back(&spec);
+    return out;
+  }
+
+  // ---- small op helpers -----------------------------------------------------
+  // A linear layer with HF [out, in] weights: x W^T + b.
+  Value linear(Value x, Value weight, Value bias) {
+    auto xt = cast<RankedTensorType>(x.getType());
+    auto wt = cast<RankedTensorType>(weight.getType());
+    SmallVector<int64_t> shape(xt.getShape().drop_back());
+    shape.push_back(wt.getDimSize(0));
+    auto mm = MatmulOp::create(b, loc, floats(shape), x, weight,
+                               /*transpose_lhs=*/false, /*transpose_rhs=*/true);
+    return BiasAddOp::create(b, loc, mm, bias);
+  }
+  Value layerNorm(Value x, Value scale, Value bias) {
+    return LayerNormOp::create(b, loc, x, scale, bias,
+                               b.getF64FloatAttr(m.layer_norm_eps));
+  }
+  Value dropout(Value x, Value seed, Value layer, Value offset, double p,
+                StringRef purpose) {
+    return DropoutOp::create(b, loc, x, seed, layer, offset,
+                             b.getF64FloatAttr(p), b.getStringAttr(purpose));
+  }
+  Value indexConstant(int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  }
+  // [B, S, H] -> [B, N, S, D]
+  Value splitHeads(Value x) {
+    int64_t n = m.num_heads, d = m.headSize();
+    Value r = ReshapeOp::create(b, loc, floats({batch, m.seq_length, n, d}), x);
+    return TransposeOp::create(b, loc, floats({batch, n, m.seq_length, d}), r,
+                               b.getDenseI64ArrayAttr({0, 2, 1, 3}));
+  }
+  // [B, N, S, D] -> [B, S, H]
+  Value mergeHeads(Value x) {
+    int64_t n = m.num_heads, d = m.headSize();
+    Value t = TransposeOp::create(b, loc, floats({batch, m.seq_length, n, d}),
+                                  x, b.getDenseI64ArrayAttr({0, 2, 1, 3}));
+    return ReshapeOp::create(b, loc, hiddenType(), t);
+  }
+
+  func::FuncOp beginFunction(ModuleOp module, StringRef name,
+                             ArrayRef<Type> inputs, ArrayRef<Type> results) {
+    b.setInsertionPointToEnd(module.getBody());
+    auto fn = func::FuncOp::create(b, loc, name,
+                                   b.getFunctionType(inputs, results));
+    b.setInsertionPointToStart(fn.addEntryBlock());
+    return fn;
+  }
+
+  void declareParameters(ModuleOp module);
+  func::FuncOp buildEmbeddings(ModuleOp module);
+  func::FuncOp buildEncoderLayer(ModuleOp module);
+  func::FuncOp buildHeads(ModuleOp module);
+  void buildForward(ModuleOp module, func::FuncOp embeddings,
+                    func::FuncOp layer, func::FuncOp heads);
+
+  OpBuilder b;
+  Location loc;
+  const Config &cfg;
+  const ModelConfig &m;
+  std::vector<bert::ParameterSpec> specs;
+  Type f32;
+  int64_t batch = 0;
+};
+
+void BertBuilder::declareParameters(ModuleOp module) {
+  b.setInsertionPointToEnd(module.getBody());
+  for (const bert::ParameterSpec &spec : specs) {
+    InitKind init = spec.init == bert::Init::Normal  ? InitKind::normal
+                    : spec.init == bert::Init::Zeros ? InitKind::zeros
+                                                     : InitKind::ones;
+    FloatAttr std =
+        spec.init == bert::Init::Normal ? b.getF64FloatAttr(bert::kInitStd)
+                                        : FloatAttr();
+    ParameterOp::create(b, loc, spec.name, paramType(spec, spec.stacked()),
+                        init, std, spec.hfName, spec.stacked(),
+                        spec.noWeightDecay);
+  }
+}
+
+// @embeddings(ids, segments, seed, sample_offset, word, position, token_type,
+//             ln_scale, ln_bias) -> [B, S, H]
+func::FuncOp BertBuilder::buildEmbeddings(ModuleOp module) {
+  SmallVector<Type> inputs = {ints({batch, m.seq_length}),
+                              ints({batch, m.seq_length}), b.getI64Type(),
+                              b.getIndexType()};
+  for (const bert::ParameterSpec *spec : blockParams(bert::Block::Embeddings))
+    inputs.push_back(paramType(*spec, false));
+  func::FuncOp fn =
+      beginFunction(module, bert::kEmbeddingsFn, inputs, {hiddenType()});
+  auto args = fn.getArguments();
+  Value ids = args[0], segments = args[1], seed = args[2], offset = args[3];
+  Value word = args[4], position = args[5], tokenType = args[6];
+  Value lnScale = args[7], lnBias = args[8];
+
+  // One statement per op: C++ leaves the order of argument evaluation open,
+  // and the IR (hence the cache key) must not depend on the host compiler.
+  Value positions = IotaOp::create(b, loc, ints({batch, m.seq_length}), 1);
+  Value wordRows = EmbeddingOp::create(b, loc, hiddenType(), word, ids);
+  Value positionRows =
+      EmbeddingOp::create(b, loc, hiddenType(), position, positions);
+  Value typeRows =
+      EmbeddingOp::create(b, loc, hiddenType(), tokenType, segments);
+  Value sum = AddOp::create(b, loc, AddOp::create(b, loc, wordRows, positionRows),
+                            typeRows);
+  Value normed = layerNorm(sum, lnScale, lnBias);
+  Value out = dropout(normed, seed, indexConstant(0), offset, m.hidden_dropout,
+                      "embeddings.output");
+  func::ReturnOp::create(b, loc, out);
+  return fn;
+}
+
+// @encoder_layer(x, mask, seed, layer, sample_offset, 16 layer weights)
+//   -> [B, S, H]; post-LN: LN(x + drop(attn(x))), then LN(h + drop(ffn(h))).
+func::FuncOp BertBuilder::buildEncoderLayer(ModuleOp module) {
+  SmallVector<Type> inputs = {hiddenType(), floats({batch, m.seq_length}),
+                              b.getI64Type(), b.getIndexType(),
+                              b.getIndexType()};
+  for (const bert::ParameterSpec *spec : blockParams(bert::Block::Layer))
+    inputs.push_back(paramType(*spec, false));
+  func::FuncOp fn =
+      beginFunction(module, bert::kEncoderLayerFn, inputs, {hiddenType()});
+  auto a = fn.getArguments();
+  Value x = a[0], mask = a[1], seed = a[2], layer = a[3], offset = a[4];
+  auto w = a.drop_front(5); // in BertParameters order
+  Value wq = w[0], bq = w[1], wk = w[2], bk = w[3], wv = w[4], bv = w[5];
+  Value wo = w[6], bo = w[7], ln1s = w[8], ln1b = w[9];
+  Value wi = w[10], bi = w[11], wo2 = w[12], bo2 = w[13];
+  Value ln2s = w[14], ln2b = w[15];
+
+  // Self-attention.
+  Value q = splitHeads(linear(x, wq, bq));
+  Value k = splitHeads(linear(x, wk, bk));
+  Value v = splitHeads(linear(x, wv, bv));
+  int64_t n = m.num_heads, s = m.seq_length;
+  Value scores = MatmulOp::create(b, loc, floats({batch, n, s, s}), q, k,
+                                  /*transpose_lhs=*/false,
+                                  /*transpose_rhs=*/true);
+  scores = ScaleOp::create(
+      b, loc, scores,
+      b.getF64FloatAttr(1.0 / std::sqrt(static_cast<double>(m.headSize()))));
+  Value probs = SoftmaxOp::create(b, loc, scores, mask);
+  probs = dropout(probs, seed, layer, offset, m.attention_dropout,
+                  "attention.probs");
+  Value context =
+      MatmulOp::create(b, loc, floats({batch, n, s, m.headSize()}), probs, v,
+                       /*transpose_lhs=*/false, /*transpose_rhs=*/false);
+  Value attention = linear(mergeHeads(context), wo, bo);
+  attention = dropout(attention, seed, layer, offset, m.hidden_dropout,
+                      "attention.output");
+  Value h = layerNorm(AddOp::create(b, loc, attention, x), ln1s, ln1b);
+
+  // Feed-forward.
+  Value inter = GeluOp::create(b, loc, linear(h, wi, bi));
+  Value ffn = linear(inter, wo2, bo2);
+  ffn = dropout(ffn, seed, layer, offset, m.hidden_dropout, "ffn.output");
+  Value out = layerNorm(AddOp::create(b, loc, ffn, h), ln2s, ln2b);
+  func::ReturnOp::create(b, loc, out);
+  return fn;
+}
+
+// @heads(x, masked_lm_positions, masked_lm_ids, masked_lm_weights,
+//        next_sentence_labels, mlm_count, word (tied), head weights)
+//   -> (loss, mlm_loss, nsp_loss)
+func::FuncOp BertBuilder::buildHeads(ModuleOp module) {
+  int64_t p = m.max_predictions, h = m.hidden_size;
+  const bert::ParameterSpec &wordSpec = specs.front();
+  SmallVector<Type> inputs = {hiddenType(),      ints({batch, p}),
+                              ints({batch, p}),  floats({batch, p}),
+                              ints({batch}),     scalar(),
+                              paramType(wordSpec, false)};
+  for (const bert::ParameterSpec *spec : blockParams(bert::Block::Heads))
+    inputs.push_back(paramType(*spec, false));
+  func::FuncOp fn = beginFunction(module, bert::kHeadsFn, inputs,
+                                  {scalar(), scalar(), scalar()});
+  auto a = fn.getArguments();
+  Value x = a[0], positions = a[1], labels = a[2], weights = a[3];
+  Value nspLabels = a[4], mlmCount = a[5], word = a[6];
+  auto w = a.drop_front(7); // in BertParameters order
+  Value poolW = w[0], poolB = w[1], trW = w[2], trB = w[3];
+  Value trLnS = w[4], trLnB = w[5], decoderBias = w[6], nspW = w[7],
+        nspB = w[8];
+
+  // Masked LM: only at the masked positions; the decoder is the word
+  // embedding, transposed (tied weights).
+  Value gathered = GatherPositionsOp::create(b, loc, floats({batch, p, h}), x,
+                                             positions);
+  Value transformed = GeluOp::create(b, loc, linear(gathered, trW, trB));
+  transformed = layerNorm(transformed, trLnS, trLnB);
+  Value logits = linear(transformed, word, decoderBias);
+  Value mlmSum = SoftmaxCrossEntropyOp::create(b, loc, scalar(), logits, labels,
+                                               weights, m.vocab_size);
+  Value mlmLoss = DivOp::create(b, loc, mlmSum, mlmCount);
+
+  // Next-sentence prediction on the tanh pooler of token 0.
+  Value cls = TakeOp::create(b, loc, floats({batch, h}), x, 1, 0);
+  Value pooled = TanhOp::create(b, loc, linear(cls, poolW, poolB));
+  Value nspLogits = linear(pooled, nspW, nspB);
+  Value ones = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(floats({batch}), b.getF32FloatAttr(1.0f)));
+  Value nspSum = SoftmaxCrossEntropyOp::create(b, loc, scalar(), nspLogits,
+                                               nspLabels, ones, 2);
+  Value nspLoss = ScaleOp::create(
+      b, loc, nspSum,
+      b.getF64FloatAttr(1.0 /
+                        static_cast<double>(cfg.training.global_batch_size)));
+
+  Value loss = AddOp::create(b, loc, mlmLoss, nspLoss);
+  func::ReturnOp::create(b, loc, ValueRange{loss, mlmLoss, nspLoss});
+  return fn;
+}
+
+// @forward(input_ids, segment_ids, input_mask, masked_lm_positions,
+//          masked_lm_ids, masked_lm_weights, next_sentence_labels, mlm_count,
+//          seed, sample_offset) -> (loss, mlm_loss, nsp_loss)
+void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
+                               func::FuncOp layer, func::FuncOp heads) {
+  int64_t s = m.seq_length, p = m.max_predictions;
+  SmallVector<Type> inputs = {ints({batch, s}),   ints({batch, s}),
+                              ints({batch, s}),   ints({batch, p}),
+                              ints({batch, p}),   floats({batch, p}),
+                              ints({batch}),      scalar(),
+                              b.getI64Type(),     b.getIndexType()};
+  func::FuncOp fn = beginFunction(module, bert::kForwardFn, inputs,
+                                  {scalar(), scalar(), scalar()});
+  auto a = fn.getArguments();
+  Value ids = a[0], segments = a[1], inputMask = a[2], positions = a[3];
+  Value labels = a[4], weights = a[5], nspLabels = a[6], mlmCount = a[7];
+  Value seed = a[8], offset = a[9];
+  SmallVector<StringRef> argNames = {
+      "input_ids",     "segment_ids",       "input_mask",
+      "masked_lm_positions", "masked_lm_ids", "masked_lm_weights",
+      "next_sentence_labels", "mlm_count",  "seed",
+      "sample_offset"};
+  for (auto [i, name] : llvm::enumerate(argNames))
+    fn.setArgAttr(i, "ferry.input", b.getStringAttr(name));
+
+  auto ref = [&](const bert::ParameterSpec &spec) -> Value {
+    return ParameterRefOp::create(b, loc, paramType(spec, false), spec.name);
+  };
+
+  SmallVector<Value> embArgs = {ids, segments, seed, offset};
+  for (const bert::ParameterSpec *spec : blockParams(bert::Block::Embeddings))
+    embArgs.push_back(ref(*spec));
+  Value word = embArgs[4];
+  Value hidden =
+      func::CallOp::create(b, loc, embeddings, embArgs).getResult(0);
+
+  Value mask = AttentionMaskOp::create(b, loc, floats({batch, s}), inputMask,
+                                       b.getF64FloatAttr(bert::kMaskFill));
+
+  // The encoder stack: one loop, one call of the one layer body per layer,
+  // with layer %l's weights sliced out of the stacked parameters.
+  Value first = indexConstant(0);
+  Value layers = indexConstant(m.layers);
+  Value step = indexConstant(1);
+  auto loop = scf::ForOp::create(b, loc, first, layers, step,
+                                 ValueRange{hidden});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value l = loop.getInductionVar();
+    SmallVector<Value> layerArgs = {loop.getRegionIterArgs()[0], mask, seed, l,
+                                    offset};
+    for (const bert::ParameterSpec *spec : blockParams(bert::Block::Layer))
+      layerArgs.push_back(ParameterSliceOp::create(
+          b, loc, paramType(*spec, false), spec->name, l));
+    Value y = func::CallOp::create(b, loc, layer, layerArgs).getResult(0);
+    scf::YieldOp::create(b, loc, y);
+  }
+
+  SmallVector<Value> headArgs = {loop.getResult(0), positions, labels,
+                                 weights,           nspLabels, mlmCount,
+                                 word};
+  for (const bert::ParameterSpec *spec : blockParams(bert::Block::Heads))
+    headArgs.push_back(ref(*spec));
+  auto call = func::CallOp::create(b, loc, heads, headArgs);
+  func::ReturnOp::create(b, loc, call.getResults());
+}
+
+OwningOpRef<ModuleOp> BertBuilder::build(StringRef name) {
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc, name);
+  auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
+  (*module)->setAttr("ferry.model", b.getStringAttr("bert"));
+  (*module)->setAttr("ferry.vocab_size", i64(m.vocab_size));
+  (*module)->setAttr("ferry.padded_vocab_size", i64(m.paddedVocabSize()));
+  (*module)->setAttr("ferry.micro_batch_size", i64(batch));
+  (*module)->setAttr("ferry.global_batch_size",
+                     i64(cfg.training.global_batch_size));
+
+  declareParameters(*module);
+  func::FuncOp embeddings = buildEmbeddings(*module);
+  func::FuncOp layer = buildEncoderLayer(*module);
+  func::FuncOp heads = buildHeads(*module);
+  buildForward(*module, embeddings, layer, heads);
+  return module;
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> ferry::bert::buildBertGraph(MLIRContext &context,
+                                                  const Config &config,
+                                                  StringRef name) {
+  return BertBuilder(context, config).build(name);
+}

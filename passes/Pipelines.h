@@ -1,0 +1,20 @@
+//===- Pipelines.h - ferry's pass pipelines ---------------------*- C++ -*-===//
+
+#ifndef FERRY_PASSES_PIPELINES_H
+#define FERRY_PASSES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+
+namespace ferry {
+
+// The graph stage's clean-up after the builder (and, later, after each
+// training pass): `--ferry-graph-cleanup` in ferry-opt.
+void buildGraphCleanupPipeline(mlir::OpPassManager &pm);
+
+// Registers every ferry pipeline with the pass registry (for ferry-opt and
+// --pass-pipeline strings).
+void registerFerryPipelines();
+
+} // namespace ferry
+
+#endif // FERRY_PASSES_PIPELINES_H

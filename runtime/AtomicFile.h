@@ -1,0 +1,16 @@
+// Writing files so that nothing is lost: the data goes to a temporary file in
+// the target's directory, is flushed to disk, and is renamed over the target.
+// A reader sees the old file or the new one, never a torn one.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ferry {
+
+// Returns an error message naming the path and the cause, or nullopt.
+std::optional<std::string> writeFileAtomically(const std::string &path,
+                                               std::string_view data);
+
+} // namespace ferry

@@ -1,0 +1,65 @@
+// The build's identity and features; see BuildInfo.h.
+#include "runtime/BuildInfo.h"
+
+#include "ferry/Version.h"
+
+#include <fmt/format.h>
+
+#ifdef FERRY_HAVE_CUDA
+#include "runtime/cuda/DeviceQuery.h"
+#endif
+#ifdef FERRY_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace ferry {
+
+BuildInfo buildInfo() {
+  BuildInfo info;
+  info.version = FERRY_VERSION;
+  info.gitHash = FERRY_GIT_HASH;
+#ifdef FERRY_HAVE_COMPILER
+  info.compiler = true;
+#endif
+#ifdef FERRY_HAVE_CUDA
+  info.cuda = true;
+#endif
+#ifdef FERRY_HAVE_MPI
+  info.mpi = true;
+  // Callable before MPI_Init.
+  char text[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  if (MPI_Get_library_version(text, &length) == MPI_SUCCESS) {
+    std::string line(text, static_cast<size_t>(length));
+    info.mpiLibrary = line.substr(0, line.find_first_of(",\n"));
+  }
+#endif
+  return info;
+}
+
+std::string describeBuild(bool probeDevices) {
+  BuildInfo info = buildInfo();
+  auto yesNo = [](bool b) { return b ? "yes" : "no"; };
+  std::string out = fmt::format("ferry {} ({})\n", info.version, info.gitHash);
+  out += fmt::format("  compiler:     {}\n", info.compiler
+                                                  ? "yes (MLIR)"
+                                                  : "no (runtime-only build)");
+  out += fmt::format("  cpu backend:  yes\n");
+  out += fmt::format("  cuda backend: {}\n", yesNo(info.cuda));
+  out += fmt::format("  mpi:          {}\n",
+                     info.mpi ? "yes (" + info.mpiLibrary + ")" : "no");
+#ifdef FERRY_HAVE_CUDA
+  if (probeDevices) {
+    CudaDeviceReport report = queryCudaDevices();
+    if (report.devices.empty())
+      out += fmt::format("  cuda devices: none ({})\n", report.reason);
+    for (size_t i = 0; i < report.devices.size(); ++i)
+      out += fmt::format("  cuda device {}: {}\n", i, report.devices[i]);
+  }
+#else
+  (void)probeDevices;
+#endif
+  return out;
+}
+
+} // namespace ferry

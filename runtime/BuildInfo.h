@@ -1,0 +1,24 @@
+// What this build of ferry is and can do: version, git hash, and which parts
+// were built in (compiler, CUDA backend, MPI). `ferry --version` prints it.
+#pragma once
+
+#include <string>
+
+namespace ferry {
+
+struct BuildInfo {
+  std::string version;
+  std::string gitHash;
+  bool compiler = false;
+  bool cuda = false;
+  bool mpi = false;
+  std::string mpiLibrary; // the MPI library's own version line, when built in
+};
+
+BuildInfo buildInfo();
+
+// Several lines for `ferry --version`; with `probeDevices` it also reports the
+// CUDA devices this process can see (or why it sees none).
+std::string describeBuild(bool probeDevices);
+
+} // namespace ferry

@@ -1,0 +1,663 @@
+// Loading and validating configs: one schema table below lists every key with
+// its type, its default and where it lands in Config. Everything else (YAML
+// walking, --set overrides, did-you-mean, type checks, the canonical form) is
+// driven by that table, so adding a key is one line.
+#include "runtime/config/Config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace ferry {
+namespace {
+
+// ---------------------------------------------------------------------------
+// The schema
+// ---------------------------------------------------------------------------
+
+enum class Kind {
+  PositiveInt,      // >= 1
+  NonNegativeInt,   // >= 0
+  Int,              // any integer
+  AutoOrPositiveInt,// "auto" or >= 1
+  Probability,      // [0, 1)
+  PositiveFloat,    // > 0
+  NonNegativeFloat, // >= 0
+  Bool,
+  Choice,           // one of `choices`
+  Size,             // "unlimited" or a byte size
+  Text,             // any string; null = ""
+};
+
+// A typed value; which member is meaningful depends on the key's Kind.
+struct Value {
+  int64_t i = 0;     // ints; -1 = "auto" for AutoOrPositiveInt
+  double f = 0;      // floats
+  bool b = false;    // bools
+  std::string s;     // choices, text
+  std::optional<uint64_t> size; // sizes; nullopt = unlimited
+};
+
+struct KeyDef {
+  const char *key;
+  Kind kind;
+  const char *defaultText; // nullptr: the key is required
+  std::vector<std::string> choices;
+  void (*set)(Config &, const Value &);
+  Value (*get)(const Config &);
+};
+
+#define FERRY_INT(member)                                                      \
+  [](Config &c, const Value &v) { c.member = v.i; },                           \
+      [](const Config &c) {                                                    \
+        Value v;                                                               \
+        v.i = c.member;                                                        \
+        return v;                                                              \
+      }
+#define FERRY_FLOAT(member)                                                    \
+  [](Config &c, const Value &v) { c.member = v.f; },                           \
+      [](const Config &c) {                                                    \
+        Value v;                                                               \
+        v.f = c.member;                                                        \
+        return v;                                                              \
+      }
+#define FERRY_BOOL(member)                                                     \
+  [](Config &c, const Value &v) { c.member = v.b; },                           \
+      [](const Config &c) {                                                    \
+        Value v;                                                               \
+        v.b = c.member;                                                        \
+        return v;                                                              \
+      }
+#define FERRY_STRING(member)                                                   \
+  [](Config &c, const Value &v) { c.member = v.s; },                           \
+      [](const Config &c) {                                                    \
+        Value v;                                                               \
+        v.s = c.member;                                                        \
+        return v;                                                              \
+      }
+
+// Defaults apply to keys a preset leaves out; presets set the model shape
+// (which has no default) and state their training choices explicitly.
+const std::vector<KeyDef> &schema() {
+  static const std::vector<KeyDef> keys = {
+      {"model.layers", Kind::PositiveInt, nullptr, {}, FERRY_INT(model.layers)},
+      {"model.hidden_size", Kind::PositiveInt, nullptr, {}, FERRY_INT(model.hidden_size)},
+      {"model.num_heads", Kind::PositiveInt, nullptr, {}, FERRY_INT(model.num_heads)},
+      {"model.ffn_size", Kind::PositiveInt, nullptr, {}, FERRY_INT(model.ffn_size)},
+      {"model.vocab_size", Kind::PositiveInt, "30522", {}, FERRY_INT(model.vocab_size)},
+      {"model.max_positions", Kind::PositiveInt, "512", {}, FERRY_INT(model.max_positions)},
+      {"model.type_vocab_size", Kind::PositiveInt, "2", {}, FERRY_INT(model.type_vocab_size)},
+      {"model.seq_length", Kind::PositiveInt, nullptr, {}, FERRY_INT(model.seq_length)},
+      {"model.max_predictions", Kind::PositiveInt, nullptr, {}, FERRY_INT(model.max_predictions)},
+      {"model.hidden_dropout", Kind::Probability, "0.1", {}, FERRY_FLOAT(model.hidden_dropout)},
+      {"model.attention_dropout", Kind::Probability, "0.1", {}, FERRY_FLOAT(model.attention_dropout)},
+      {"model.layer_norm_eps", Kind::PositiveFloat, "1e-12", {}, FERRY_FLOAT(model.layer_norm_eps)},
+
+      {"training.global_batch_size", Kind::PositiveInt, nullptr, {}, FERRY_INT(training.global_batch_size)},
+      {"training.steps", Kind::PositiveInt, nullptr, {}, FERRY_INT(training.steps)},
+      {"training.seed", Kind::Int, "42", {}, FERRY_INT(training.seed)},
+      {"training.precision", Kind::Choice, "fp32", {"fp32", "bf16", "fp16"}, FERRY_STRING(training.precision)},
+      {"training.optimizer.name", Kind::Choice, "lamb", {"lamb", "adamw"}, FERRY_STRING(training.optimizer.name)},
+      {"training.optimizer.lr", Kind::NonNegativeFloat, nullptr, {}, FERRY_FLOAT(training.optimizer.lr)},
+      {"training.optimizer.beta1", Kind::Probability, "0.9", {}, FERRY_FLOAT(training.optimizer.beta1)},
+      {"training.optimizer.beta2", Kind::Probability, "0.999", {}, FERRY_FLOAT(training.optimizer.beta2)},
+      {"training.optimizer.epsilon", Kind::PositiveFloat, "1e-6", {}, FERRY_FLOAT(training.optimizer.epsilon)},
+      {"training.optimizer.weight_decay", Kind::NonNegativeFloat, "0.01", {}, FERRY_FLOAT(training.optimizer.weight_decay)},
+      {"training.optimizer.clip_norm", Kind::NonNegativeFloat, "1.0", {}, FERRY_FLOAT(training.optimizer.clip_norm)},
+      {"training.lr_schedule.kind", Kind::Choice, "poly", {"poly", "constant"}, FERRY_STRING(training.lr_schedule.kind)},
+      {"training.lr_schedule.warmup_steps", Kind::NonNegativeInt, "0", {}, FERRY_INT(training.lr_schedule.warmup_steps)},
+      {"training.lr_schedule.start_warmup_step", Kind::Int, "0", {}, FERRY_INT(training.lr_schedule.start_warmup_step)},
+      {"training.lr_schedule.power", Kind::NonNegativeFloat, "1.0", {}, FERRY_FLOAT(training.lr_schedule.power)},
+      {"training.lr_schedule.total_steps", Kind::PositiveInt, nullptr, {}, FERRY_INT(training.lr_schedule.total_steps)},
+
+      {"execution.mode", Kind::Choice, "resident", {"resident", "phased"}, FERRY_STRING(execution.mode)},
+      {"execution.backend", Kind::Choice, "cpu", {"cpu", "cuda"}, FERRY_STRING(execution.backend)},
+      {"execution.micro_batch_size", Kind::AutoOrPositiveInt, "auto", {}, FERRY_INT(execution.micro_batch_size)},
+      {"execution.recompute", Kind::Choice, "none", {"none", "layer"}, FERRY_STRING(execution.recompute)},
+      {"execution.device_memory_limit", Kind::Size, "unlimited", {},
+       [](Config &c, const Value &v) { c.execution.device_memory_limit = v.size; },
+       [](const Config &c) {
+         Value v;
+         v.size = c.execution.device_memory_limit;
+         return v;
+       }},
+      {"execution.data_parallel", Kind::PositiveInt, "1", {}, FERRY_INT(execution.data_parallel)},
+      {"execution.replicated_tensor_sharding", Kind::Bool, "false", {}, FERRY_BOOL(execution.replicated_tensor_sharding)},
+
+      {"data.path", Kind::Text, "synthetic", {}, FERRY_STRING(data.path)},
+      {"data.format", Kind::Choice, "auto", {"auto", "hdf5", "tfrecord"}, FERRY_STRING(data.format)},
+      {"data.shuffle", Kind::Bool, "true", {}, FERRY_BOOL(data.shuffle)},
+
+      {"checkpoint.init", Kind::Text, "", {}, FERRY_STRING(checkpoint.init)},
+      {"checkpoint.save_dir", Kind::Text, "", {}, FERRY_STRING(checkpoint.save_dir)},
+      {"checkpoint.every_steps", Kind::NonNegativeInt, "0", {}, FERRY_INT(checkpoint.every_steps)},
+      {"checkpoint.keep", Kind::PositiveInt, "3", {}, FERRY_INT(checkpoint.keep)},
+  };
+  return keys;
+}
+
+#undef FERRY_INT
+#undef FERRY_FLOAT
+#undef FERRY_BOOL
+#undef FERRY_STRING
+
+// Mappings that hold keys rather than values.
+const std::vector<std::string> &sections() {
+  static const std::vector<std::string> names = {
+      "model", "training", "training.optimizer", "training.lr_schedule",
+      "execution", "data", "checkpoint"};
+  return names;
+}
+
+const KeyDef *findKey(const std::string &key) {
+  for (const KeyDef &def : schema())
+    if (key == def.key)
+      return &def;
+  return nullptr;
+}
+
+bool isSection(const std::string &key) {
+  return std::find(sections().begin(), sections().end(), key) !=
+         sections().end();
+}
+
+// ---------------------------------------------------------------------------
+// Did-you-mean. Hand-written because the config library must not link LLVM
+// (the runtime uses it), and a 15-line edit distance is not worth a dependency.
+// ---------------------------------------------------------------------------
+
+size_t editDistance(const std::string &a, const std::string &b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
+                         diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string leafOf(const std::string &key) {
+  size_t dot = key.rfind('.');
+  return dot == std::string::npos ? key : key.substr(dot + 1);
+}
+
+// The closest candidate, if it is close enough to be a plausible typo; a
+// candidate whose last component equals the unknown key's is also taken (a key
+// written in the wrong section).
+std::string suggest(const std::string &unknown,
+                    const std::vector<std::string> &candidates) {
+  std::string best;
+  size_t bestDistance = std::string::npos;
+  for (const std::string &candidate : candidates) {
+    size_t d = editDistance(unknown, candidate);
+    if (d < bestDistance) {
+      bestDistance = d;
+      best = candidate;
+    }
+  }
+  size_t limit = std::max<size_t>(2, unknown.size() / 3);
+  if (bestDistance <= limit)
+    return best;
+  for (const std::string &candidate : candidates)
+    if (leafOf(candidate) == leafOf(unknown))
+      return candidate;
+  return "";
+}
+
+std::string didYouMean(const std::string &unknown,
+                       const std::vector<std::string> &candidates) {
+  std::string s = suggest(unknown, candidates);
+  return s.empty() ? "" : "; did you mean '" + s + "'?";
+}
+
+// ---------------------------------------------------------------------------
+// Raw values, as written in the file or on the command line
+// ---------------------------------------------------------------------------
+
+struct Raw {
+  std::string text;
+  bool null = false;
+  std::string origin; // "file.yaml:3:12" or "--set k=v"
+};
+
+std::string quote(const std::string &s) { return "\"" + s + "\""; }
+
+std::string markOf(const std::string &source, const YAML::Mark &mark) {
+  if (mark.is_null())
+    return source;
+  return source + ":" + std::to_string(mark.line + 1) + ":" +
+         std::to_string(mark.column + 1);
+}
+
+void collect(const YAML::Node &node, const std::string &prefix,
+             const std::string &source, std::map<std::string, Raw> &raw) {
+  for (const auto &item : node) {
+    std::string name = item.first.as<std::string>();
+    std::string key = prefix.empty() ? name : prefix + "." + name;
+    const YAML::Node &value = item.second;
+    std::string where = markOf(source, item.first.Mark());
+    if (isSection(key)) {
+      if (!value.IsMap())
+        throw ConfigError(where + ": '" + key +
+                          "' must be a mapping of keys (e.g. '" + key +
+                          ":' followed by indented 'key: value' lines)");
+      collect(value, key, source, raw);
+      continue;
+    }
+    const KeyDef *def = findKey(key);
+    if (!def) {
+      std::vector<std::string> candidates = configKeys();
+      candidates.insert(candidates.end(), sections().begin(), sections().end());
+      throw ConfigError(where + ": unknown key '" + key + "'" +
+                        didYouMean(key, candidates));
+    }
+    if (!value.IsScalar() && !value.IsNull())
+      throw ConfigError(where + ": " + key +
+                        " expects a single value, found a " +
+                        (value.IsMap() ? "mapping" : "list"));
+    Raw r;
+    r.null = value.IsNull();
+    r.text = r.null ? "" : value.Scalar();
+    r.origin = where;
+    raw[key] = r;
+  }
+}
+
+// "--set key=value"
+void applyOverride(const std::string &assignment,
+                   std::map<std::string, Raw> &raw) {
+  size_t eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ConfigError("--set " + assignment +
+                      ": expected KEY=VALUE, e.g. --set model.layers=4");
+  std::string key = assignment.substr(0, eq);
+  std::string text = assignment.substr(eq + 1);
+  if (!findKey(key)) {
+    if (isSection(key))
+      throw ConfigError("--set " + assignment + ": '" + key +
+                        "' is a section; set one of its keys, e.g. --set " +
+                        key + "." + leafOf(*std::find_if(
+                                        configKeys().begin(), configKeys().end(),
+                                        [&](const std::string &k) {
+                                          return k.rfind(key + ".", 0) == 0;
+                                        })) +
+                        "=...");
+    throw ConfigError("--set " + assignment + ": unknown key '" + key + "'" +
+                      didYouMean(key, configKeys()));
+  }
+  Raw r;
+  r.text = text;
+  if (text.size() >= 2 && (text.front() == '"' || text.front() == '\'') &&
+      text.back() == text.front())
+    r.text = text.substr(1, text.size() - 2);
+  r.null = text.empty() || text == "null" || text == "~";
+  r.origin = "--set " + assignment;
+  raw[key] = r;
+}
+
+// ---------------------------------------------------------------------------
+// Typed values
+// ---------------------------------------------------------------------------
+
+bool parseInt(const std::string &text, int64_t &out) {
+  if (text.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0')
+    return false;
+  out = v;
+  return true;
+}
+
+bool parseFloat(const std::string &text, double &out) {
+  if (text.empty())
+    return false;
+  char *end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (*end != '\0' || !std::isfinite(v))
+    return false;
+  out = v;
+  return true;
+}
+
+std::string lower(std::string s) {
+  for (char &c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string describe(const KeyDef &def) {
+  switch (def.kind) {
+  case Kind::PositiveInt:
+    return "a positive integer";
+  case Kind::NonNegativeInt:
+    return "an integer >= 0";
+  case Kind::Int:
+    return "an integer";
+  case Kind::AutoOrPositiveInt:
+    return "'auto' or a positive integer";
+  case Kind::Probability:
+    return "a number in [0, 1)";
+  case Kind::PositiveFloat:
+    return "a number > 0";
+  case Kind::NonNegativeFloat:
+    return "a number >= 0";
+  case Kind::Bool:
+    return "true or false";
+  case Kind::Choice: {
+    std::string s = "one of";
+    for (size_t i = 0; i < def.choices.size(); ++i)
+      s += (i ? ", " : " ") + def.choices[i];
+    return s;
+  }
+  case Kind::Size:
+    return "'unlimited' or a size such as \"8GiB\", \"512MiB\" or a byte count";
+  case Kind::Text:
+    return "a string";
+  }
+  return "a value";
+}
+
+Value convert(const KeyDef &def, const Raw &raw) {
+  auto fail = [&](const std::string &extra = "") -> Value {
+    throw ConfigError(raw.origin + ": " + def.key + " expects " +
+                      describe(def) + ", found " +
+                      (raw.null ? std::string("no value") : quote(raw.text)) +
+                      extra);
+  };
+  Value v;
+  if (raw.null) {
+    if (def.kind == Kind::Text)
+      return v;
+    return fail();
+  }
+  const std::string &t = raw.text;
+  switch (def.kind) {
+  case Kind::AutoOrPositiveInt:
+    if (t == "auto") {
+      v.i = -1;
+      return v;
+    }
+    [[fallthrough]];
+  case Kind::PositiveInt:
+  case Kind::NonNegativeInt:
+  case Kind::Int: {
+    if (!parseInt(t, v.i))
+      return fail();
+    if ((def.kind == Kind::PositiveInt || def.kind == Kind::AutoOrPositiveInt) &&
+        v.i < 1)
+      return fail();
+    if (def.kind == Kind::NonNegativeInt && v.i < 0)
+      return fail();
+    return v;
+  }
+  case Kind::Probability:
+  case Kind::PositiveFloat:
+  case Kind::NonNegativeFloat: {
+    if (!parseFloat(t, v.f))
+      return fail();
+    bool ok = def.kind == Kind::Probability  ? (v.f >= 0 && v.f < 1)
+              : def.kind == Kind::PositiveFloat ? v.f > 0
+                                                : v.f >= 0;
+    if (!ok)
+      return fail();
+    return v;
+  }
+  case Kind::Bool: {
+    std::string l = lower(t);
+    if (l == "true" || l == "yes" || l == "on")
+      v.b = true;
+    else if (l == "false" || l == "no" || l == "off")
+      v.b = false;
+    else
+      return fail();
+    return v;
+  }
+  case Kind::Choice:
+    if (std::find(def.choices.begin(), def.choices.end(), t) ==
+        def.choices.end())
+      return fail(didYouMean(t, def.choices));
+    v.s = t;
+    return v;
+  case Kind::Size: {
+    if (t == "unlimited")
+      return v;
+    v.size = parseByteSize(t);
+    if (!v.size || *v.size == 0)
+      return fail();
+    return v;
+  }
+  case Kind::Text:
+    v.s = t;
+    return v;
+  }
+  return fail();
+}
+
+std::string render(Kind kind, const Value &v) {
+  switch (kind) {
+  case Kind::PositiveInt:
+  case Kind::NonNegativeInt:
+  case Kind::Int:
+  case Kind::AutoOrPositiveInt:
+    return std::to_string(v.i);
+  case Kind::Probability:
+  case Kind::PositiveFloat:
+  case Kind::NonNegativeFloat: {
+    std::ostringstream os;
+    os.precision(17);
+    os << v.f;
+    return os.str();
+  }
+  case Kind::Bool:
+    return v.b ? "true" : "false";
+  case Kind::Size:
+    return v.size ? std::to_string(*v.size) : "unlimited";
+  case Kind::Choice:
+  case Kind::Text:
+    return quote(v.s);
+  }
+  return "";
+}
+
+// ---------------------------------------------------------------------------
+// Relations between keys
+// ---------------------------------------------------------------------------
+
+void validateRelations(Config &c) {
+  const std::string &src = c.source;
+  const ModelConfig &m = c.model;
+  if (m.hidden_size % m.num_heads != 0)
+    throw ConfigError(src + ": model.hidden_size " +
+                      std::to_string(m.hidden_size) +
+                      " is not divisible by model.num_heads " +
+                      std::to_string(m.num_heads) +
+                      "; choose a number of heads that divides the hidden size");
+  if (m.seq_length > m.max_positions)
+    throw ConfigError(src + ": model.seq_length " +
+                      std::to_string(m.seq_length) +
+                      " exceeds model.max_positions " +
+                      std::to_string(m.max_positions) +
+                      "; shorten the sequences or raise max_positions");
+  if (m.max_predictions > m.seq_length)
+    throw ConfigError(src + ": model.max_predictions " +
+                      std::to_string(m.max_predictions) +
+                      " exceeds model.seq_length " +
+                      std::to_string(m.seq_length) +
+                      "; at most one prediction per token");
+
+  ExecutionConfig &e = c.execution;
+  int64_t global = c.training.global_batch_size;
+  if (e.micro_batch_size == -1) { // auto: one micro-batch per replica
+    if (global % e.data_parallel != 0)
+      throw ConfigError(src + ": training.global_batch_size " +
+                        std::to_string(global) +
+                        " is not divisible by execution.data_parallel " +
+                        std::to_string(e.data_parallel) +
+                        "; choose a global batch that splits evenly");
+    e.micro_batch_size = global / e.data_parallel;
+  }
+  if (global % (e.micro_batch_size * e.data_parallel) != 0)
+    throw ConfigError(
+        src + ": training.global_batch_size " + std::to_string(global) +
+        " is not divisible by execution.micro_batch_size " +
+        std::to_string(e.micro_batch_size) + " x execution.data_parallel " +
+        std::to_string(e.data_parallel) +
+        "; choose a micro-batch size that divides global_batch_size / "
+        "data_parallel");
+  if (e.replicated_tensor_sharding && e.data_parallel < 2)
+    throw ConfigError(src +
+                      ": execution.replicated_tensor_sharding needs "
+                      "execution.data_parallel >= 2 (found " +
+                      std::to_string(e.data_parallel) +
+                      "); raise data_parallel or set it to false");
+  if (c.data.path.empty())
+    throw ConfigError(src + ": data.path is empty; use 'synthetic' or a file, "
+                            "directory or glob of training data");
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------
+// Public API
+// ---------------------------------------------------------------------------
+
+std::vector<std::string> configKeys() {
+  std::vector<std::string> keys;
+  for (const KeyDef &def : schema())
+    keys.push_back(def.key);
+  return keys;
+}
+
+std::optional<uint64_t> parseByteSize(const std::string &text) {
+  size_t begin = text.find_first_not_of(" \t");
+  if (begin == std::string::npos)
+    return std::nullopt;
+  const char *start = text.c_str() + begin;
+  if (!std::isdigit(static_cast<unsigned char>(*start)) && *start != '.')
+    return std::nullopt;
+  char *end = nullptr;
+  double number = std::strtod(start, &end);
+  if (end == start || !std::isfinite(number) || number < 0)
+    return std::nullopt;
+  std::string unit(end);
+  unit.erase(0, unit.find_first_not_of(" \t"));
+  unit.erase(unit.find_last_not_of(" \t") + 1);
+  static const std::pair<const char *, double> units[] = {
+      {"", 1},          {"b", 1},
+      {"kb", 1e3},      {"mb", 1e6},
+      {"gb", 1e9},      {"tb", 1e12},
+      {"kib", 1024.0},  {"mib", 1048576.0},
+      {"gib", 1073741824.0}, {"tib", 1099511627776.0}};
+  std::string l = lower(unit);
+  for (const auto &[name, scale] : units) {
+    if (l == name) {
+      double bytes = number * scale;
+      if (bytes > 1.8e19)
+        return std::nullopt;
+      return static_cast<uint64_t>(std::llround(bytes));
+    }
+  }
+  return std::nullopt;
+}
+
+std::string formatByteSize(uint64_t bytes) {
+  static const char *names[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024.0 && unit < 4) {
+    value /= 1024.0;
+    ++unit;
+  }
+  char buffer[64];
+  if (unit == 0)
+    std::snprintf(buffer, sizeof buffer, "%llu B",
+                  static_cast<unsigned long long>(bytes));
+  else
+    std::snprintf(buffer, sizeof buffer, "%.2f %s", value, names[unit]);
+  return buffer;
+}
+
+std::string Config::canonicalText() const {
+  std::string out;
+  for (const KeyDef &def : schema())
+    out += std::string(def.key) + ": " + render(def.kind, def.get(*this)) + "\n";
+  return out;
+}
+
+Config parseConfig(const std::string &yamlText, const std::string &sourceName,
+                   const std::vector<std::string> &overrides) {
+  std::map<std::string, Raw> raw;
+  YAML::Node root;
+  try {
+    root = YAML::Load(yamlText);
+  } catch (const YAML::Exception &e) {
+    throw ConfigError(markOf(sourceName, e.mark) + ": not valid YAML: " +
+                      e.msg);
+  }
+  if (root.IsDefined() && !root.IsNull()) {
+    if (!root.IsMap())
+      throw ConfigError(sourceName +
+                        ": expected a mapping with the sections model, "
+                        "training, execution, data, checkpoint");
+    try {
+      collect(root, "", sourceName, raw);
+    } catch (const YAML::Exception &e) {
+      throw ConfigError(markOf(sourceName, e.mark) + ": " + e.msg);
+    }
+  }
+  for (const std::string &assignment : overrides)
+    applyOverride(assignment, raw);
+
+  Config config;
+  config.source = sourceName;
+  for (const KeyDef &def : schema()) {
+    auto it = raw.find(def.key);
+    Raw r;
+    if (it != raw.end()) {
+      r = it->second;
+    } else if (def.defaultText) {
+      r.text = def.defaultText;
+      r.origin = sourceName + " (default)";
+    } else {
+      throw ConfigError(sourceName + ": missing required key " + def.key +
+                        " (" + describe(def) +
+                        "); add it to the file or pass --set " + def.key +
+                        "=VALUE");
+    }
+    def.set(config, convert(def, r));
+  }
+  validateRelations(config);
+  return config;
+}
+
+Config loadConfig(const std::string &path,
+                  const std::vector<std::string> &overrides) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw ConfigError(path + ": cannot open the config file (" +
+                      std::string(std::strerror(errno)) +
+                      "); presets live in configs/, e.g. configs/bert-tiny.yaml");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parseConfig(text.str(), path, overrides);
+}
+
+} // namespace ferry

@@ -1,0 +1,135 @@
+// The resolved configuration of a ferry run: the YAML schema of configs/*.yaml,
+// loaded from a preset, with --set overrides applied, every value type-checked
+// and every derived relation validated. Plain C++ (no MLIR, no LLVM): the
+// compiler and the runtime both read it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ferry {
+
+// A configuration the user must fix. The message names the file (or the --set
+// override), the key, the value found and what would be accepted.
+class ConfigError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ModelConfig {
+  int64_t layers = 0;
+  int64_t hidden_size = 0;
+  int64_t num_heads = 0;
+  int64_t ffn_size = 0;
+  int64_t vocab_size = 0;
+  int64_t max_positions = 0;
+  int64_t type_vocab_size = 0;
+  int64_t seq_length = 0;
+  int64_t max_predictions = 0;
+  double hidden_dropout = 0;
+  double attention_dropout = 0;
+  double layer_norm_eps = 0;
+
+  // The vocabulary as the model computes it: padded to a multiple of 8 for the
+  // matrix units. Padded logits take no part in the softmax; import and export
+  // use vocab_size.
+  int64_t paddedVocabSize() const { return (vocab_size + 7) / 8 * 8; }
+  int64_t headSize() const { return hidden_size / num_heads; }
+};
+
+struct OptimizerConfig {
+  std::string name; // lamb | adamw
+  double lr = 0;
+  double beta1 = 0;
+  double beta2 = 0;
+  double epsilon = 0;
+  double weight_decay = 0;
+  double clip_norm = 0; // 0 disables clipping
+};
+
+struct LrScheduleConfig {
+  std::string kind; // poly | constant
+  int64_t warmup_steps = 0;
+  int64_t start_warmup_step = 0;
+  double power = 0;
+  int64_t total_steps = 0;
+};
+
+struct TrainingConfig {
+  int64_t global_batch_size = 0;
+  int64_t steps = 0;
+  int64_t seed = 0;
+  std::string precision; // fp32 | bf16 | fp16
+  OptimizerConfig optimizer;
+  LrScheduleConfig lr_schedule;
+};
+
+struct ExecutionConfig {
+  std::string mode;    // resident | phased
+  std::string backend; // cpu | cuda
+  int64_t micro_batch_size = 0; // resolved: "auto" = global / data_parallel
+  std::string recompute;        // none | layer
+  std::optional<uint64_t> device_memory_limit; // bytes; nullopt = unlimited
+  int64_t data_parallel = 0;
+  bool replicated_tensor_sharding = false;
+};
+
+struct DataConfig {
+  std::string path; // "synthetic" or a file, directory or glob
+  std::string format; // auto | hdf5 | tfrecord
+  bool shuffle = false;
+};
+
+struct CheckpointConfig {
+  std::string init;     // "" = none
+  std::string save_dir; // "" = none
+  int64_t every_steps = 0; // 0 = only at the end
+  int64_t keep = 0;
+};
+
+struct Config {
+  ModelConfig model;
+  TrainingConfig training;
+  ExecutionConfig execution;
+  DataConfig data;
+  CheckpointConfig checkpoint;
+
+  // Where it came from, for messages: the preset's path (or "<string>").
+  std::string source;
+
+  // Micro-batches per optimizer update:
+  // global_batch_size / (micro_batch_size * data_parallel).
+  int64_t gradientAccumulation() const {
+    return training.global_batch_size /
+           (execution.micro_batch_size * execution.data_parallel);
+  }
+
+  // Every key with its resolved value, one "key: value" line each, in a fixed
+  // order: equal for equal configurations whatever the YAML's key order,
+  // comments or spelling of numbers. The cache key hashes this.
+  std::string canonicalText() const;
+};
+
+// Loads a YAML config file and applies "--set key=value" overrides.
+Config loadConfig(const std::string &path,
+                  const std::vector<std::string> &overrides = {});
+
+// Same, from YAML text; `sourceName` names it in messages.
+Config parseConfig(const std::string &yamlText, const std::string &sourceName,
+                   const std::vector<std::string> &overrides = {});
+
+// Parses a byte size: a number with an optional unit (B, KB, MB, GB, TB in
+// powers of 1000; KiB, MiB, GiB, TiB in powers of 1024), e.g. "8GiB",
+// "1.5 GB", "1048576". Returns nullopt when it does not parse.
+std::optional<uint64_t> parseByteSize(const std::string &text);
+
+// "8.00 GiB", "512.00 MiB", "100 B": for messages and reports.
+std::string formatByteSize(uint64_t bytes);
+
+// Every key the schema knows, dotted ("model.hidden_size"), in schema order.
+std::vector<std::string> configKeys();
+
+} // namespace ferry

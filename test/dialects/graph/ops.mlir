@@ -1,0 +1,137 @@
+// RUN: ferry-opt %s --split-input-file | FileCheck %s
+// RUN: ferry-opt %s --split-input-file | ferry-opt --split-input-file | FileCheck %s
+
+// Tests that every declaration form round-trips.
+// CHECK-LABEL: module @declarations
+// CHECK: graph.parameter @word : tensor<1024x64xf32> init(normal, 2.000000e-02) hf "bert.embeddings.word_embeddings.weight"
+// CHECK: graph.parameter @layer.bias : tensor<2x64xbf16> init(zeros) hf "bert.encoder.layer.{}.output.dense.bias" stacked no_weight_decay
+// CHECK: graph.parameter @layer.ln.scale : tensor<2x64xf16> init(ones) hf "bert.encoder.layer.{}.output.LayerNorm.weight" stacked no_weight_decay
+// CHECK: graph.variable @step : tensor<i64> init(zeros) hf "optimizer.step"
+// CHECK: graph.variable @moment : tensor<2x64xf32> init(zeros) hf "optimizer.m.bert.encoder.layer.{}.output.dense.bias" stacked
+// CHECK: graph.parameter_ref @word : tensor<1024x64xf32>
+// CHECK: graph.parameter_slice @layer.bias[%{{.*}}] : tensor<64xbf16>
+// CHECK: graph.parameter_ref @step : tensor<i64>
+// CHECK: graph.parameter_slice @moment[%{{.*}}] : tensor<64xf32>
+module @declarations {
+  graph.parameter @word : tensor<1024x64xf32> init(normal, 2.000000e-02) hf "bert.embeddings.word_embeddings.weight"
+  graph.parameter @layer.bias : tensor<2x64xbf16> init(zeros) hf "bert.encoder.layer.{}.output.dense.bias" stacked no_weight_decay
+  graph.parameter @layer.ln.scale : tensor<2x64xf16> init(ones) hf "bert.encoder.layer.{}.output.LayerNorm.weight" stacked no_weight_decay
+  graph.variable @step : tensor<i64> init(zeros) hf "optimizer.step"
+  graph.variable @moment : tensor<2x64xf32> init(zeros) hf "optimizer.m.bert.encoder.layer.{}.output.dense.bias" stacked
+  func.func @reads(%l: index) -> (tensor<1024x64xf32>, tensor<64xbf16>, tensor<i64>, tensor<64xf32>) {
+    %w = graph.parameter_ref @word : tensor<1024x64xf32>
+    %b = graph.parameter_slice @layer.bias[%l] : tensor<64xbf16>
+    %s = graph.parameter_ref @step : tensor<i64>
+    %m = graph.parameter_slice @moment[%l] : tensor<64xf32>
+    return %w, %b, %s, %m : tensor<1024x64xf32>, tensor<64xbf16>, tensor<i64>, tensor<64xf32>
+  }
+}
+
+// -----
+
+// Tests the embedding ops: iota, embedding gather, attention mask.
+// CHECK-LABEL: func.func @embedding_ops
+// CHECK: %[[POS:.*]] = graph.iota dim 1 : tensor<4x16xi32>
+// CHECK: graph.embedding %{{.*}}[%[[POS]]] : tensor<32x8xf32>, tensor<4x16xi32> -> tensor<4x16x8xf32>
+// CHECK: graph.attention_mask %{{.*}} fill -1.000000e+04 : tensor<4x16xi32> -> tensor<4x16xf32>
+func.func @embedding_ops(%table: tensor<32x8xf32>, %mask: tensor<4x16xi32>) -> (tensor<4x16x8xf32>, tensor<4x16xf32>) {
+  %pos = graph.iota dim 1 : tensor<4x16xi32>
+  %e = graph.embedding %table[%pos] : tensor<32x8xf32>, tensor<4x16xi32> -> tensor<4x16x8xf32>
+  %m = graph.attention_mask %mask fill -1.000000e+04 : tensor<4x16xi32> -> tensor<4x16xf32>
+  return %e, %m : tensor<4x16x8xf32>, tensor<4x16xf32>
+}
+
+// -----
+
+// Tests matmul in its three uses (linear layer, batched, transposed lhs) and bias_add.
+// CHECK-LABEL: func.func @matmuls
+// CHECK: graph.matmul %{{.*}}, %{{.*}} {transpose_rhs} : tensor<4x16x8xf32>, tensor<32x8xf32> -> tensor<4x16x32xf32>
+// CHECK: graph.bias_add %{{.*}}, %{{.*}} : tensor<4x16x32xf32>, tensor<32xf32>
+// CHECK: graph.matmul %{{.*}}, %{{.*}} : tensor<4x2x16x4xf32>, tensor<4x2x4x16xf32> -> tensor<4x2x16x16xf32>
+// CHECK: graph.matmul %{{.*}}, %{{.*}} {transpose_lhs} : tensor<16x8xbf16>, tensor<16x32xbf16> -> tensor<8x32xbf16>
+func.func @matmuls(%x: tensor<4x16x8xf32>, %w: tensor<32x8xf32>, %b: tensor<32xf32>,
+                   %q: tensor<4x2x16x4xf32>, %k: tensor<4x2x4x16xf32>,
+                   %a: tensor<16x8xbf16>, %c: tensor<16x32xbf16>)
+    -> (tensor<4x16x32xf32>, tensor<4x2x16x16xf32>, tensor<8x32xbf16>) {
+  %y = graph.matmul %x, %w {transpose_rhs} : tensor<4x16x8xf32>, tensor<32x8xf32> -> tensor<4x16x32xf32>
+  %yb = graph.bias_add %y, %b : tensor<4x16x32xf32>, tensor<32xf32>
+  %s = graph.matmul %q, %k : tensor<4x2x16x4xf32>, tensor<4x2x4x16xf32> -> tensor<4x2x16x16xf32>
+  %g = graph.matmul %a, %c {transpose_lhs} : tensor<16x8xbf16>, tensor<16x32xbf16> -> tensor<8x32xbf16>
+  return %yb, %s, %g : tensor<4x16x32xf32>, tensor<4x2x16x16xf32>, tensor<8x32xbf16>
+}
+
+// -----
+
+// Tests the elementwise ops.
+// CHECK-LABEL: func.func @elementwise
+// CHECK: graph.add %{{.*}}, %{{.*}} : tensor<4x8xf32>
+// CHECK: graph.sub %{{.*}}, %{{.*}} : tensor<4x8xf32>
+// CHECK: graph.mul %{{.*}}, %{{.*}} : tensor<4x8xf32>
+// CHECK: graph.div %{{.*}}, %{{.*}} : tensor<4x8xf32>
+// CHECK: graph.gelu %{{.*}} : tensor<4x8xf32>
+// CHECK: graph.tanh %{{.*}} : tensor<4x8xf32>
+// CHECK: graph.scale %{{.*}} by 1.250000e-01 : tensor<4x8xf32>
+func.func @elementwise(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = graph.add %a, %b : tensor<4x8xf32>
+  %1 = graph.sub %0, %b : tensor<4x8xf32>
+  %2 = graph.mul %1, %b : tensor<4x8xf32>
+  %3 = graph.div %2, %b : tensor<4x8xf32>
+  %4 = graph.gelu %3 : tensor<4x8xf32>
+  %5 = graph.tanh %4 : tensor<4x8xf32>
+  %6 = graph.scale %5 by 1.250000e-01 : tensor<4x8xf32>
+  return %6 : tensor<4x8xf32>
+}
+
+// -----
+
+// Tests layer_norm, softmax with an additive mask, and dropout.
+// CHECK-LABEL: func.func @normalisation
+// CHECK: graph.layer_norm %{{.*}}, %{{.*}}, %{{.*}} eps 9.9999999999999998E-13 : tensor<4x16x8xf16>, tensor<8xf16>
+// CHECK: graph.softmax %{{.*}}, %{{.*}} : tensor<4x2x16x16xf32>, tensor<4x16xf32>
+// CHECK: graph.dropout %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<4x2x16x16xf32>
+func.func @normalisation(%x: tensor<4x16x8xf16>, %g: tensor<8xf16>, %b: tensor<8xf16>,
+                         %s: tensor<4x2x16x16xf32>, %m: tensor<4x16xf32>,
+                         %seed: i64, %l: index, %off: index) -> (tensor<4x16x8xf16>, tensor<4x2x16x16xf32>) {
+  %y = graph.layer_norm %x, %g, %b eps 9.9999999999999998E-13 : tensor<4x16x8xf16>, tensor<8xf16>
+  %p = graph.softmax %s, %m : tensor<4x2x16x16xf32>, tensor<4x16xf32>
+  %d = graph.dropout %p, %seed, %l, %off {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<4x2x16x16xf32>
+  return %y, %d : tensor<4x16x8xf16>, tensor<4x2x16x16xf32>
+}
+
+// -----
+
+// Tests the shape ops: reshape, transpose, take.
+// CHECK-LABEL: func.func @shapes
+// CHECK: graph.reshape %{{.*}} : tensor<4x16x8xf32> -> tensor<4x16x2x4xf32>
+// CHECK: graph.transpose %{{.*}} [0, 2, 1, 3] : tensor<4x16x2x4xf32> -> tensor<4x2x16x4xf32>
+// CHECK: graph.take %{{.*}} dim 1 index 0 : tensor<4x16x8xf32> -> tensor<4x8xf32>
+// CHECK: graph.reshape %{{.*}} : tensor<4x16xi32> -> tensor<64xi32>
+func.func @shapes(%x: tensor<4x16x8xf32>, %ids: tensor<4x16xi32>) -> (tensor<4x2x16x4xf32>, tensor<4x8xf32>, tensor<64xi32>) {
+  %r = graph.reshape %x : tensor<4x16x8xf32> -> tensor<4x16x2x4xf32>
+  %t = graph.transpose %r [0, 2, 1, 3] : tensor<4x16x2x4xf32> -> tensor<4x2x16x4xf32>
+  %c = graph.take %x dim 1 index 0 : tensor<4x16x8xf32> -> tensor<4x8xf32>
+  %f = graph.reshape %ids : tensor<4x16xi32> -> tensor<64xi32>
+  return %t, %c, %f : tensor<4x2x16x4xf32>, tensor<4x8xf32>, tensor<64xi32>
+}
+
+// -----
+
+// Tests the MLM gather, the cross-entropy over masked slots and every reduction kind.
+// CHECK-LABEL: func.func @loss
+// CHECK: graph.gather_positions %{{.*}}[%{{.*}}] : tensor<4x16x8xf32>, tensor<4x3xi32> -> tensor<4x3x8xf32>
+// CHECK: graph.softmax_cross_entropy %{{.*}}, %{{.*}}, %{{.*}} classes 30 : tensor<4x3x32xf32>, tensor<4x3xi32>, tensor<4x3xf32> -> tensor<f32>
+// CHECK: graph.reduce sum %{{.*}} dims [0, 1] : tensor<4x3xf32> -> tensor<f32>
+// CHECK: graph.reduce mean %{{.*}} dims [1] : tensor<4x3xf32> -> tensor<4xf32>
+// CHECK: graph.reduce max %{{.*}} dims [0] : tensor<4x3xf32> -> tensor<3xf32>
+// CHECK: graph.reduce sum_squares %{{.*}} dims [0, 1, 2] : tensor<4x3x8xf32> -> tensor<f32>
+func.func @loss(%h: tensor<4x16x8xf32>, %pos: tensor<4x3xi32>, %logits: tensor<4x3x32xf32>,
+                %labels: tensor<4x3xi32>, %w: tensor<4x3xf32>)
+    -> (tensor<4x3x8xf32>, tensor<f32>, tensor<f32>, tensor<4xf32>, tensor<3xf32>, tensor<f32>) {
+  %g = graph.gather_positions %h[%pos] : tensor<4x16x8xf32>, tensor<4x3xi32> -> tensor<4x3x8xf32>
+  %ce = graph.softmax_cross_entropy %logits, %labels, %w classes 30 : tensor<4x3x32xf32>, tensor<4x3xi32>, tensor<4x3xf32> -> tensor<f32>
+  %s = graph.reduce sum %w dims [0, 1] : tensor<4x3xf32> -> tensor<f32>
+  %m = graph.reduce mean %w dims [1] : tensor<4x3xf32> -> tensor<4xf32>
+  %x = graph.reduce max %w dims [0] : tensor<4x3xf32> -> tensor<3xf32>
+  %q = graph.reduce sum_squares %g dims [0, 1, 2] : tensor<4x3x8xf32> -> tensor<f32>
+  return %g, %ce, %s, %m, %x, %q : tensor<4x3x8xf32>, tensor<f32>, tensor<f32>, tensor<4xf32>, tensor<3xf32>, tensor<f32>
+}

@@ -1,0 +1,31 @@
+# lit configuration for ferry's tests (dialects/, passes/, tools/, docs/).
+# Run one suite by hand with:
+#   lit -sv test/dialects --param ferry_obj_root=build
+# ctest passes the build directory and LLVM's tool directory as parameters.
+import os
+
+import lit.formats
+
+config.name = "ferry"
+# Each RUN line runs under bash, so pipes, || and subshells work as written.
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs"]
+
+repo_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+obj_root = os.path.abspath(
+    lit_config.params.get("ferry_obj_root", os.path.join(repo_root, "build")))
+llvm_tools = lit_config.params.get("llvm_tools_dir", "/usr/lib/llvm-22/bin")
+
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(obj_root, "test", "lit")
+
+# ferry, ferry-opt first; then FileCheck, not, count from LLVM.
+path = [os.path.join(obj_root, "bin"), llvm_tools, config.environment.get("PATH", os.environ["PATH"])]
+config.environment["PATH"] = os.pathsep.join(path)
+# Tests must not depend on the user's cache or home directory.
+config.environment["HOME"] = os.path.join(obj_root, "test", "home")
+
+config.substitutions.append(("%repo", repo_root))
+config.substitutions.append(("%configs", os.path.join(repo_root, "configs")))
+config.substitutions.append(("%obj_root", obj_root))
