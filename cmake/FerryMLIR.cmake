@@ -18,7 +18,11 @@ include(AddMLIR)
 include(HandleLLVMOptions)
 
 include_directories(SYSTEM ${LLVM_INCLUDE_DIRS} ${MLIR_INCLUDE_DIRS})
-add_definitions(${LLVM_DEFINITIONS})
+# HandleLLVMOptions already defines _GLIBCXX_USE_CXX11_ABI; a second definition
+# from LLVM_DEFINITIONS only produces "redefined" warnings.
+separate_arguments(_ferry_llvm_definitions NATIVE_COMMAND "${LLVM_DEFINITIONS}")
+list(FILTER _ferry_llvm_definitions EXCLUDE REGEX "_GLIBCXX_USE_CXX11_ABI")
+add_definitions(${_ferry_llvm_definitions})
 
 # lit ships as /usr/lib/llvm-22/bin/lit (there is no llvm-lit); FileCheck and friends beside it.
 find_program(FERRY_LIT lit HINTS ${LLVM_TOOLS_BINARY_DIR} /usr/lib/llvm-22/bin NO_DEFAULT_PATH)

@@ -178,9 +178,11 @@ ParameterSliceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult IotaOp::verify() {
+  // I64Attr accessors return uint64_t; read them as the signed values written.
   int64_t rank = getType().getRank();
-  if (getDim() < 0 || getDim() >= rank)
-    return emitOpError() << "dim " << getDim() << " is out of range for rank "
+  auto dim = static_cast<int64_t>(getDim());
+  if (dim < 0 || dim >= rank)
+    return emitOpError() << "dim " << dim << " is out of range for rank "
                          << rank;
   return success();
 }
@@ -237,12 +239,13 @@ LogicalResult GatherPositionsOp::verify() {
 
 LogicalResult TakeOp::verify() {
   RankedTensorType input = tensorOf(getInput());
-  int64_t dim = getDim();
+  auto dim = static_cast<int64_t>(getDim());
+  auto index = static_cast<int64_t>(getIndex());
   if (dim < 0 || dim >= input.getRank())
     return emitOpError() << "dim " << dim << " is out of range for rank "
                          << input.getRank();
-  if (getIndex() < 0 || getIndex() >= input.getDimSize(dim))
-    return emitOpError() << "index " << getIndex()
+  if (index < 0 || index >= input.getDimSize(dim))
+    return emitOpError() << "index " << index
                          << " is out of range for dimension " << dim
                          << " of size " << input.getDimSize(dim);
   if (failed(verifySameElementType(
@@ -439,8 +442,9 @@ LogicalResult SoftmaxCrossEntropyOp::verify() {
                          << " (as labels), found "
                          << shapeString(tensorOf(getWeights()).getShape());
   int64_t classes = logits.getShape().back();
-  if (getNumClasses() < 1 || getNumClasses() > classes)
-    return emitOpError() << "classes " << getNumClasses()
+  auto numClasses = static_cast<int64_t>(getNumClasses());
+  if (numClasses < 1 || numClasses > classes)
+    return emitOpError() << "classes " << numClasses
                          << " must be in [1, " << classes
                          << "] (the logits' last dimension)";
   return verifySameElementType(*this, {{"logits", getLogits()},

@@ -288,17 +288,19 @@ void applyOverride(const std::string &assignment,
   std::string key = assignment.substr(0, eq);
   std::string text = assignment.substr(eq + 1);
   if (!findKey(key)) {
-    if (isSection(key))
+    std::vector<std::string> keys = configKeys();
+    if (isSection(key)) {
+      // Every section holds at least one key; name its first as an example.
+      auto first = std::find_if(keys.begin(), keys.end(),
+                                [&](const std::string &k) {
+                                  return k.rfind(key + ".", 0) == 0;
+                                });
       throw ConfigError("--set " + assignment + ": '" + key +
                         "' is a section; set one of its keys, e.g. --set " +
-                        key + "." + leafOf(*std::find_if(
-                                        configKeys().begin(), configKeys().end(),
-                                        [&](const std::string &k) {
-                                          return k.rfind(key + ".", 0) == 0;
-                                        })) +
-                        "=...");
+                        *first + "=...");
+    }
     throw ConfigError("--set " + assignment + ": unknown key '" + key + "'" +
-                      didYouMean(key, configKeys()));
+                      didYouMean(key, keys));
   }
   Raw r;
   r.text = text;

@@ -1,0 +1,79 @@
+// Atomic writes: the new content replaces the old whole, and a failed write
+// leaves the old file and no temporary behind.
+#include "runtime/AtomicFile.h"
+
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace {
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+int countEntries(const std::string &dir) {
+  int n = 0;
+  DIR *d = opendir(dir.c_str());
+  while (dirent *e = readdir(d))
+    n += std::string(e->d_name) != "." && std::string(e->d_name) != "..";
+  closedir(d);
+  return n;
+}
+
+class AtomicFile : public ::testing::Test {
+protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/ferry-atomic-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir = pattern;
+  }
+  void TearDown() override {
+    std::string cmd = "rm -rf '" + dir + "'";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+  }
+  std::string dir;
+};
+
+} // namespace
+
+TEST_F(AtomicFile, WritesAndReplaces) {
+  std::string path = dir + "/out.mlir";
+  ASSERT_EQ(ferry::writeFileAtomically(path, "first"), std::nullopt);
+  EXPECT_EQ(readFile(path), "first");
+  std::string big(1 << 20, 'x');
+  ASSERT_EQ(ferry::writeFileAtomically(path, big), std::nullopt);
+  EXPECT_EQ(readFile(path), big);
+  EXPECT_EQ(countEntries(dir), 1) << "a temporary file was left behind";
+}
+
+TEST_F(AtomicFile, MissingDirectoryIsAClearError) {
+  std::string path = dir + "/no/such/dir/out.mlir";
+  std::optional<std::string> error = ferry::writeFileAtomically(path, "x");
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(*error, path + ": cannot create a temporary file beside it (No "
+                           "such file or directory)");
+}
+
+TEST_F(AtomicFile, FailedRenameKeepsTheOldTargetAndNoTemporary) {
+  // The target is a non-empty directory: rename fails after the data is
+  // written, and nothing may be left behind.
+  std::string target = dir + "/target";
+  ASSERT_EQ(mkdir(target.c_str(), 0755), 0);
+  std::ofstream(target + "/keep") << "old";
+  std::optional<std::string> error = ferry::writeFileAtomically(target, "new");
+  ASSERT_TRUE(error.has_value());
+  EXPECT_NE(error->find("cannot rename the temporary file into place"),
+            std::string::npos)
+      << *error;
+  EXPECT_EQ(readFile(target + "/keep"), "old");
+  EXPECT_EQ(countEntries(dir), 1) << "a temporary file was left behind";
+}

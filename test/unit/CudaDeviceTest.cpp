@@ -1,0 +1,15 @@
+// GPU test (ctest label `gpu`): the CUDA backend finds the device. Without a
+// device or driver it is skipped with the CUDA runtime's reason, never passed.
+#include "runtime/cuda/DeviceQuery.h"
+
+#include <gtest/gtest.h>
+
+TEST(CudaDevice, QueryFindsADevice) {
+  ferry::CudaDeviceReport report = ferry::queryCudaDevices();
+  if (report.devices.empty())
+    GTEST_SKIP() << "no CUDA device: " << report.reason;
+  for (const std::string &device : report.devices) {
+    EXPECT_NE(device.find("sm_"), std::string::npos) << device;
+    EXPECT_NE(device.find("GiB"), std::string::npos) << device;
+  }
+}

@@ -518,3 +518,21 @@ func.func @f(%x: tensor<4x3x32xf32>, %l: tensor<4x3xi32>, %w: tensor<4x3xf16>) -
   %0 = graph.softmax_cross_entropy %x, %l, %w classes 30 : tensor<4x3x32xf32>, tensor<4x3xi32>, tensor<4x3xf16> -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// Tests that a negative dimension is out of range, not wrapped around.
+func.func @f(%x: tensor<4x16xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{dim -1 is out of range for rank 2}}
+  %0 = graph.take %x dim -1 index 0 : tensor<4x16xf32> -> tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+
+// -----
+
+// Tests that a negative class count is rejected.
+func.func @f(%x: tensor<4x32xf32>, %l: tensor<4xi32>, %w: tensor<4xf32>) -> tensor<f32> {
+  // expected-error @+1 {{classes -3 must be in [1, 32] (the logits' last dimension)}}
+  %0 = graph.softmax_cross_entropy %x, %l, %w classes -3 : tensor<4x32xf32>, tensor<4xi32>, tensor<4xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}
