@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include <string>
 #include <vector>
 
@@ -418,4 +421,15 @@ TEST(ByteSize, Formats) {
   EXPECT_EQ(ferry::formatByteSize(100), "100 B");
   EXPECT_EQ(ferry::formatByteSize(8ull << 30), "8.00 GiB");
   EXPECT_EQ(ferry::formatByteSize(1536ull << 20), "1.50 GiB");
+}
+
+// docs/configs.md must describe every key the schema knows.
+TEST(Config, EveryKeyIsDocumented) {
+  std::ifstream in(std::string(FERRY_SOURCE_DIR) + "/docs/configs.md");
+  ASSERT_TRUE(in) << "docs/configs.md is missing";
+  std::stringstream text;
+  text << in.rdbuf();
+  for (const std::string &key : ferry::configKeys())
+    EXPECT_NE(text.str().find("| `" + key + "` |"), std::string::npos)
+        << key << " is not documented in docs/configs.md";
 }
