@@ -96,12 +96,11 @@ std::string ferry::summarizeGraph(ModuleOp module, const Config &config) {
                       m.layers, m.hidden_size, m.num_heads, m.headSize(),
                       m.ffn_size, m.vocab_size, m.paddedVocabSize(),
                       m.seq_length, m.max_predictions);
-  os << llvm::formatv("batch       global {0} = micro-batch {1} x {2} "
-                      "accumulation x {3} data-parallel\n",
-                      config.training.global_batch_size,
-                      config.execution.micro_batch_size,
-                      config.gradientAccumulation(),
-                      config.execution.data_parallel);
+  os << llvm::formatv(
+      "batch       global {0} = micro-batch {1} x {2} "
+      "accumulation x {3} data-parallel\n",
+      config.training.global_batch_size, config.execution.micro_batch_size,
+      config.gradientAccumulation(), config.execution.data_parallel);
   os << llvm::formatv("parameters  {0} declarations ({1} stacked by layer); "
                       "{2} values, {3} at the configured vocabulary; {4} "
                       "weight-decayed\n",

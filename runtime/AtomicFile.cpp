@@ -19,8 +19,8 @@ std::optional<std::string> writeFileAtomically(const std::string &path,
     return path + ": cannot create a temporary file beside it (" +
            std::strerror(errno) + ")";
   auto fail = [&](const char *what) -> std::optional<std::string> {
-    std::string message = path + ": cannot " + what + " (" +
-                          std::strerror(errno) + ")";
+    std::string message =
+        path + ": cannot " + what + " (" + std::strerror(errno) + ")";
     ::close(fd);
     ::unlink(temp.c_str());
     return message;
@@ -39,13 +39,15 @@ std::optional<std::string> writeFileAtomically(const std::string &path,
   if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0)
     return fail("flush to disk");
   if (::close(fd) != 0) {
-    std::string message = path + ": cannot close (" + std::strerror(errno) + ")";
+    std::string message =
+        path + ": cannot close (" + std::strerror(errno) + ")";
     ::unlink(temp.c_str());
     return message;
   }
   if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    std::string message = path + ": cannot rename the temporary file into "
-                                 "place (" +
+    std::string message = path +
+                          ": cannot rename the temporary file into "
+                          "place (" +
                           std::strerror(errno) + ")";
     ::unlink(temp.c_str());
     return message;

@@ -41,9 +41,8 @@ std::string describeBuild(bool probeDevices) {
   BuildInfo info = buildInfo();
   auto yesNo = [](bool b) { return b ? "yes" : "no"; };
   std::string out = fmt::format("ferry {} ({})\n", info.version, info.gitHash);
-  out += fmt::format("  compiler:     {}\n", info.compiler
-                                                  ? "yes (MLIR)"
-                                                  : "no (runtime-only build)");
+  out += fmt::format("  compiler:     {}\n",
+                     info.compiler ? "yes (MLIR)" : "no (runtime-only build)");
   out += fmt::format("  cpu backend:  yes\n");
   out += fmt::format("  cuda backend: {}\n", yesNo(info.cuda));
   out += fmt::format("  mpi:          {}\n",

@@ -2,10 +2,33 @@
 # The README's second command (and what CI runs): install what is missing,
 # build, and run every test with ctest (unit, lit, and gpu tests, which report
 # "skipped" with the reason when no GPU is present).
+#
+# Before that it builds the runtime alone (-DFERRY_BUILD_COMPILER=OFF, as on a
+# GPU host without LLVM), which proves the runtime has no MLIR/LLVM dependency;
+# skip it with FERRY_TEST_RUNTIME_ONLY=OFF.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
+
+if [[ "${FERRY_TEST_RUNTIME_ONLY:-ON}" != "OFF" ]]; then
+  echo "== runtime-only build (no MLIR) =="
+  BUILD_DIR=build-runtime-only FERRY_BUILD_COMPILER=OFF bash scripts/build.sh >/dev/null
+  if ldd build-runtime-only/bin/ferry | grep -qiE 'libMLIR|libLLVM'; then
+    echo "error: the runtime-only ferry links MLIR or LLVM:" >&2
+    ldd build-runtime-only/bin/ferry | grep -iE 'libMLIR|libLLVM' >&2
+    exit 1
+  fi
+  message=$(build-runtime-only/bin/ferry compile configs/bert-tiny.yaml 2>&1 || true)
+  if [[ "$message" == *"built without the compiler"* ]]; then
+    echo "runtime-only build: ok (no MLIR/LLVM linked; compile says it is not built in)"
+  else
+    echo "error: the runtime-only ferry did not report that the compiler is not built in" >&2
+    exit 1
+  fi
+fi
+
+echo "== full build and tests =="
 bash scripts/build.sh
 cd "${BUILD_DIR:-build}"
 ctest --output-on-failure -j "${JOBS:-2}"

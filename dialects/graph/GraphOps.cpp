@@ -9,8 +9,8 @@
 #include "dialects/graph/GraphOps.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -49,9 +49,9 @@ verifySameElementType(Operation *op,
   for (auto [name, value] : named.drop_front()) {
     Type found = getElementTypeOrSelf(value.getType());
     if (found != expected)
-      return op->emitOpError() << "expects " << name << " to have element type "
-                               << expected << " (as " << named.front().first
-                               << "), found " << found;
+      return op->emitOpError()
+             << "expects " << name << " to have element type " << expected
+             << " (as " << named.front().first << "), found " << found;
   }
   return success();
 }
@@ -60,15 +60,13 @@ LogicalResult verifyResultShape(Operation *op, ArrayRef<int64_t> expected,
                                 Value result) {
   ArrayRef<int64_t> found = tensorOf(result).getShape();
   if (found != expected)
-    return op->emitOpError()
-           << "expects result shape " << shapeString(expected) << ", found "
-           << shapeString(found);
+    return op->emitOpError() << "expects result shape " << shapeString(expected)
+                             << ", found " << shapeString(found);
   return success();
 }
 
 // The shared verifier of graph.parameter and graph.variable.
-template <typename DeclOp>
-LogicalResult verifyDeclaration(DeclOp op) {
+template <typename DeclOp> LogicalResult verifyDeclaration(DeclOp op) {
   RankedTensorType type = op.getTensorType();
   std::optional<double> std;
   if (std::optional<llvm::APFloat> value = op.getInitStd())
@@ -224,17 +222,16 @@ LogicalResult GatherPositionsOp::verify() {
                          << shapeString(input.getShape());
   if (positions.getRank() != 2 ||
       positions.getDimSize(0) != input.getDimSize(0))
-    return emitOpError() << "expects positions [batch = "
-                         << input.getDimSize(0)
+    return emitOpError() << "expects positions [batch = " << input.getDimSize(0)
                          << ", predictions], found shape "
                          << shapeString(positions.getShape());
   if (failed(verifySameElementType(
           *this, {{"input", getInput()}, {"result", getResult()}})))
     return failure();
-  return verifyResultShape(*this,
-                           {input.getDimSize(0), positions.getDimSize(1),
-                            input.getDimSize(2)},
-                           getResult());
+  return verifyResultShape(
+      *this,
+      {input.getDimSize(0), positions.getDimSize(1), input.getDimSize(2)},
+      getResult());
 }
 
 LogicalResult TakeOp::verify() {
@@ -267,9 +264,9 @@ LogicalResult MatmulOp::verify() {
     return emitOpError() << "expects operands of rank 2 or more, found "
                          << shapeString(lhs.getShape()) << " and "
                          << shapeString(rhs.getShape());
-  if (failed(verifySameElementType(*this, {{"lhs", getLhs()},
-                                           {"rhs", getRhs()},
-                                           {"result", getResult()}})))
+  if (failed(verifySameElementType(
+          *this,
+          {{"lhs", getLhs()}, {"rhs", getRhs()}, {"result", getResult()}})))
     return failure();
   ArrayRef<int64_t> batch = lhs.getShape().drop_back(2);
   if (rhs.getRank() != 2 && rhs.getShape().drop_back(2) != batch)
@@ -325,9 +322,9 @@ LogicalResult LayerNormOp::verify() {
                            << " (the input's last dimension), found "
                            << shapeString(shape);
   }
-  if (failed(verifySameElementType(*this, {{"input", getInput()},
-                                           {"scale", getScale()},
-                                           {"bias", getBias()}})))
+  if (failed(verifySameElementType(
+          *this,
+          {{"input", getInput()}, {"scale", getScale()}, {"bias", getBias()}})))
     return failure();
   if (!(getEpsilon().convertToDouble() > 0.0))
     return emitOpError() << "epsilon must be positive, found "
@@ -373,8 +370,8 @@ LogicalResult ReshapeOp::verify() {
                          << " (" << input.getNumElements() << " elements) to "
                          << shapeString(getType().getShape()) << " ("
                          << getType().getNumElements() << " elements)";
-  return verifySameElementType(*this,
-                               {{"input", getInput()}, {"result", getResult()}});
+  return verifySameElementType(
+      *this, {{"input", getInput()}, {"result", getResult()}});
 }
 
 LogicalResult TransposeOp::verify() {
@@ -444,9 +441,8 @@ LogicalResult SoftmaxCrossEntropyOp::verify() {
   int64_t classes = logits.getShape().back();
   auto numClasses = static_cast<int64_t>(getNumClasses());
   if (numClasses < 1 || numClasses > classes)
-    return emitOpError() << "classes " << numClasses
-                         << " must be in [1, " << classes
-                         << "] (the logits' last dimension)";
-  return verifySameElementType(*this, {{"logits", getLogits()},
-                                       {"weights", getWeights()}});
+    return emitOpError() << "classes " << numClasses << " must be in [1, "
+                         << classes << "] (the logits' last dimension)";
+  return verifySameElementType(
+      *this, {{"logits", getLogits()}, {"weights", getWeights()}});
 }

@@ -107,8 +107,8 @@ private:
   func::FuncOp beginFunction(ModuleOp module, StringRef name,
                              ArrayRef<Type> inputs, ArrayRef<Type> results) {
     b.setInsertionPointToEnd(module.getBody());
-    auto fn = func::FuncOp::create(b, loc, name,
-                                   b.getFunctionType(inputs, results));
+    auto fn =
+        func::FuncOp::create(b, loc, name, b.getFunctionType(inputs, results));
     b.setInsertionPointToStart(fn.addEntryBlock());
     return fn;
   }
@@ -135,9 +135,9 @@ void BertBuilder::declareParameters(ModuleOp module) {
     InitKind init = spec.init == bert::Init::Normal  ? InitKind::normal
                     : spec.init == bert::Init::Zeros ? InitKind::zeros
                                                      : InitKind::ones;
-    FloatAttr std =
-        spec.init == bert::Init::Normal ? b.getF64FloatAttr(bert::kInitStd)
-                                        : FloatAttr();
+    FloatAttr std = spec.init == bert::Init::Normal
+                        ? b.getF64FloatAttr(bert::kInitStd)
+                        : FloatAttr();
     ParameterOp::create(b, loc, spec.name, paramType(spec, spec.stacked()),
                         init, std, spec.hfName, spec.stacked(),
                         spec.noWeightDecay);
@@ -167,8 +167,8 @@ func::FuncOp BertBuilder::buildEmbeddings(ModuleOp module) {
       EmbeddingOp::create(b, loc, hiddenType(), position, positions);
   Value typeRows =
       EmbeddingOp::create(b, loc, hiddenType(), tokenType, segments);
-  Value sum = AddOp::create(b, loc, AddOp::create(b, loc, wordRows, positionRows),
-                            typeRows);
+  Value sum = AddOp::create(
+      b, loc, AddOp::create(b, loc, wordRows, positionRows), typeRows);
   Value normed = layerNorm(sum, lnScale, lnBias);
   Value out = dropout(normed, seed, indexConstant(0), offset, m.hidden_dropout,
                       "embeddings.output");
@@ -231,9 +231,12 @@ func::FuncOp BertBuilder::buildEncoderLayer(ModuleOp module) {
 func::FuncOp BertBuilder::buildHeads(ModuleOp module) {
   int64_t p = m.max_predictions, h = m.hidden_size;
   const bert::ParameterSpec &wordSpec = specs.front();
-  SmallVector<Type> inputs = {hiddenType(),      ints({batch, p}),
-                              ints({batch, p}),  floats({batch, p}),
-                              ints({batch}),     scalar(),
+  SmallVector<Type> inputs = {hiddenType(),
+                              ints({batch, p}),
+                              ints({batch, p}),
+                              floats({batch, p}),
+                              ints({batch}),
+                              scalar(),
                               paramType(wordSpec, false)};
   for (const bert::ParameterSpec *spec : blockParams(bert::Block::Heads))
     inputs.push_back(paramType(*spec, false));
@@ -249,8 +252,8 @@ func::FuncOp BertBuilder::buildHeads(ModuleOp module) {
 
   // Masked LM: only at the masked positions; the decoder is the word
   // embedding, transposed (tied weights).
-  Value gathered = GatherPositionsOp::create(b, loc, floats({batch, p, h}), x,
-                                             positions);
+  Value gathered =
+      GatherPositionsOp::create(b, loc, floats({batch, p, h}), x, positions);
   Value transformed = GeluOp::create(b, loc, linear(gathered, trW, trB));
   transformed = layerNorm(transformed, trLnS, trLnB);
   Value logits = linear(transformed, word, decoderBias);
@@ -282,22 +285,26 @@ func::FuncOp BertBuilder::buildHeads(ModuleOp module) {
 void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
                                func::FuncOp layer, func::FuncOp heads) {
   int64_t s = m.seq_length, p = m.max_predictions;
-  SmallVector<Type> inputs = {ints({batch, s}),   ints({batch, s}),
-                              ints({batch, s}),   ints({batch, p}),
-                              ints({batch, p}),   floats({batch, p}),
-                              ints({batch}),      scalar(),
-                              b.getI64Type(),     b.getIndexType()};
+  SmallVector<Type> inputs = {
+      ints({batch, s}), ints({batch, s}),   ints({batch, s}), ints({batch, p}),
+      ints({batch, p}), floats({batch, p}), ints({batch}),    scalar(),
+      b.getI64Type(),   b.getIndexType()};
   func::FuncOp fn = beginFunction(module, bert::kForwardFn, inputs,
                                   {scalar(), scalar(), scalar()});
   auto a = fn.getArguments();
   Value ids = a[0], segments = a[1], inputMask = a[2], positions = a[3];
   Value labels = a[4], weights = a[5], nspLabels = a[6], mlmCount = a[7];
   Value seed = a[8], offset = a[9];
-  SmallVector<StringRef> argNames = {
-      "input_ids",     "segment_ids",       "input_mask",
-      "masked_lm_positions", "masked_lm_ids", "masked_lm_weights",
-      "next_sentence_labels", "mlm_count",  "seed",
-      "sample_offset"};
+  SmallVector<StringRef> argNames = {"input_ids",
+                                     "segment_ids",
+                                     "input_mask",
+                                     "masked_lm_positions",
+                                     "masked_lm_ids",
+                                     "masked_lm_weights",
+                                     "next_sentence_labels",
+                                     "mlm_count",
+                                     "seed",
+                                     "sample_offset"};
   for (auto [i, name] : llvm::enumerate(argNames))
     fn.setArgAttr(i, "ferry.input", b.getStringAttr(name));
 
@@ -309,8 +316,7 @@ void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
   for (const bert::ParameterSpec *spec : blockParams(bert::Block::Embeddings))
     embArgs.push_back(ref(*spec));
   Value word = embArgs[4];
-  Value hidden =
-      func::CallOp::create(b, loc, embeddings, embArgs).getResult(0);
+  Value hidden = func::CallOp::create(b, loc, embeddings, embArgs).getResult(0);
 
   Value mask = AttentionMaskOp::create(b, loc, floats({batch, s}), inputMask,
                                        b.getF64FloatAttr(bert::kMaskFill));
@@ -320,8 +326,8 @@ void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
   Value first = indexConstant(0);
   Value layers = indexConstant(m.layers);
   Value step = indexConstant(1);
-  auto loop = scf::ForOp::create(b, loc, first, layers, step,
-                                 ValueRange{hidden});
+  auto loop =
+      scf::ForOp::create(b, loc, first, layers, step, ValueRange{hidden});
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -335,9 +341,8 @@ void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
     scf::YieldOp::create(b, loc, y);
   }
 
-  SmallVector<Value> headArgs = {loop.getResult(0), positions, labels,
-                                 weights,           nspLabels, mlmCount,
-                                 word};
+  SmallVector<Value> headArgs = {loop.getResult(0), positions, labels, weights,
+                                 nspLabels,         mlmCount,  word};
   for (const bert::ParameterSpec *spec : blockParams(bert::Block::Heads))
     headArgs.push_back(ref(*spec));
   auto call = func::CallOp::create(b, loc, heads, headArgs);

@@ -30,9 +30,9 @@ inline constexpr double kMaskFill = -10000.0;
 
 // Builds the module; `name` becomes its symbol (e.g. "bert_tiny"). The context
 // must have the graph, func, scf and arith dialects loaded.
-mlir::OwningOpRef<mlir::ModuleOp>
-buildBertGraph(mlir::MLIRContext &context, const Config &config,
-               llvm::StringRef name);
+mlir::OwningOpRef<mlir::ModuleOp> buildBertGraph(mlir::MLIRContext &context,
+                                                 const Config &config,
+                                                 llvm::StringRef name);
 
 } // namespace bert
 } // namespace ferry

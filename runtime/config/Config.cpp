@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <cstring>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -24,25 +24,25 @@ namespace {
 // ---------------------------------------------------------------------------
 
 enum class Kind {
-  PositiveInt,      // >= 1
-  NonNegativeInt,   // >= 0
-  Int,              // any integer
-  AutoOrPositiveInt,// "auto" or >= 1
-  Probability,      // [0, 1)
-  PositiveFloat,    // > 0
-  NonNegativeFloat, // >= 0
+  PositiveInt,       // >= 1
+  NonNegativeInt,    // >= 0
+  Int,               // any integer
+  AutoOrPositiveInt, // "auto" or >= 1
+  Probability,       // [0, 1)
+  PositiveFloat,     // > 0
+  NonNegativeFloat,  // >= 0
   Bool,
-  Choice,           // one of `choices`
-  Size,             // "unlimited" or a byte size
-  Text,             // any string; null = ""
+  Choice, // one of `choices`
+  Size,   // "unlimited" or a byte size
+  Text,   // any string; null = ""
 };
 
 // A typed value; which member is meaningful depends on the key's Kind.
 struct Value {
-  int64_t i = 0;     // ints; -1 = "auto" for AutoOrPositiveInt
-  double f = 0;      // floats
-  bool b = false;    // bools
-  std::string s;     // choices, text
+  int64_t i = 0;                // ints; -1 = "auto" for AutoOrPositiveInt
+  double f = 0;                 // floats
+  bool b = false;               // bools
+  std::string s;                // choices, text
   std::optional<uint64_t> size; // sizes; nullopt = unlimited
 };
 
@@ -56,91 +56,238 @@ struct KeyDef {
 };
 
 #define FERRY_INT(member)                                                      \
-  [](Config &c, const Value &v) { c.member = v.i; },                           \
-      [](const Config &c) {                                                    \
-        Value v;                                                               \
-        v.i = c.member;                                                        \
-        return v;                                                              \
-      }
+  [](Config &c, const Value &v) { c.member = v.i; }, [](const Config &c) {     \
+    Value v;                                                                   \
+    v.i = c.member;                                                            \
+    return v;                                                                  \
+  }
 #define FERRY_FLOAT(member)                                                    \
-  [](Config &c, const Value &v) { c.member = v.f; },                           \
-      [](const Config &c) {                                                    \
-        Value v;                                                               \
-        v.f = c.member;                                                        \
-        return v;                                                              \
-      }
+  [](Config &c, const Value &v) { c.member = v.f; }, [](const Config &c) {     \
+    Value v;                                                                   \
+    v.f = c.member;                                                            \
+    return v;                                                                  \
+  }
 #define FERRY_BOOL(member)                                                     \
-  [](Config &c, const Value &v) { c.member = v.b; },                           \
-      [](const Config &c) {                                                    \
-        Value v;                                                               \
-        v.b = c.member;                                                        \
-        return v;                                                              \
-      }
+  [](Config &c, const Value &v) { c.member = v.b; }, [](const Config &c) {     \
+    Value v;                                                                   \
+    v.b = c.member;                                                            \
+    return v;                                                                  \
+  }
 #define FERRY_STRING(member)                                                   \
-  [](Config &c, const Value &v) { c.member = v.s; },                           \
-      [](const Config &c) {                                                    \
-        Value v;                                                               \
-        v.s = c.member;                                                        \
-        return v;                                                              \
-      }
+  [](Config &c, const Value &v) { c.member = v.s; }, [](const Config &c) {     \
+    Value v;                                                                   \
+    v.s = c.member;                                                            \
+    return v;                                                                  \
+  }
 
 // Defaults apply to keys a preset leaves out; presets set the model shape
 // (which has no default) and state their training choices explicitly.
 const std::vector<KeyDef> &schema() {
+  // clang-format off: one row per key reads better than wrapped calls.
   static const std::vector<KeyDef> keys = {
       {"model.layers", Kind::PositiveInt, nullptr, {}, FERRY_INT(model.layers)},
-      {"model.hidden_size", Kind::PositiveInt, nullptr, {}, FERRY_INT(model.hidden_size)},
-      {"model.num_heads", Kind::PositiveInt, nullptr, {}, FERRY_INT(model.num_heads)},
-      {"model.ffn_size", Kind::PositiveInt, nullptr, {}, FERRY_INT(model.ffn_size)},
-      {"model.vocab_size", Kind::PositiveInt, "30522", {}, FERRY_INT(model.vocab_size)},
-      {"model.max_positions", Kind::PositiveInt, "512", {}, FERRY_INT(model.max_positions)},
-      {"model.type_vocab_size", Kind::PositiveInt, "2", {}, FERRY_INT(model.type_vocab_size)},
-      {"model.seq_length", Kind::PositiveInt, nullptr, {}, FERRY_INT(model.seq_length)},
-      {"model.max_predictions", Kind::PositiveInt, nullptr, {}, FERRY_INT(model.max_predictions)},
-      {"model.hidden_dropout", Kind::Probability, "0.1", {}, FERRY_FLOAT(model.hidden_dropout)},
-      {"model.attention_dropout", Kind::Probability, "0.1", {}, FERRY_FLOAT(model.attention_dropout)},
-      {"model.layer_norm_eps", Kind::PositiveFloat, "1e-12", {}, FERRY_FLOAT(model.layer_norm_eps)},
+      {"model.hidden_size",
+       Kind::PositiveInt,
+       nullptr,
+       {},
+       FERRY_INT(model.hidden_size)},
+      {"model.num_heads",
+       Kind::PositiveInt,
+       nullptr,
+       {},
+       FERRY_INT(model.num_heads)},
+      {"model.ffn_size",
+       Kind::PositiveInt,
+       nullptr,
+       {},
+       FERRY_INT(model.ffn_size)},
+      {"model.vocab_size",
+       Kind::PositiveInt,
+       "30522",
+       {},
+       FERRY_INT(model.vocab_size)},
+      {"model.max_positions",
+       Kind::PositiveInt,
+       "512",
+       {},
+       FERRY_INT(model.max_positions)},
+      {"model.type_vocab_size",
+       Kind::PositiveInt,
+       "2",
+       {},
+       FERRY_INT(model.type_vocab_size)},
+      {"model.seq_length",
+       Kind::PositiveInt,
+       nullptr,
+       {},
+       FERRY_INT(model.seq_length)},
+      {"model.max_predictions",
+       Kind::PositiveInt,
+       nullptr,
+       {},
+       FERRY_INT(model.max_predictions)},
+      {"model.hidden_dropout",
+       Kind::Probability,
+       "0.1",
+       {},
+       FERRY_FLOAT(model.hidden_dropout)},
+      {"model.attention_dropout",
+       Kind::Probability,
+       "0.1",
+       {},
+       FERRY_FLOAT(model.attention_dropout)},
+      {"model.layer_norm_eps",
+       Kind::PositiveFloat,
+       "1e-12",
+       {},
+       FERRY_FLOAT(model.layer_norm_eps)},
 
-      {"training.global_batch_size", Kind::PositiveInt, nullptr, {}, FERRY_INT(training.global_batch_size)},
-      {"training.steps", Kind::PositiveInt, nullptr, {}, FERRY_INT(training.steps)},
+      {"training.global_batch_size",
+       Kind::PositiveInt,
+       nullptr,
+       {},
+       FERRY_INT(training.global_batch_size)},
+      {"training.steps",
+       Kind::PositiveInt,
+       nullptr,
+       {},
+       FERRY_INT(training.steps)},
       {"training.seed", Kind::Int, "42", {}, FERRY_INT(training.seed)},
-      {"training.precision", Kind::Choice, "fp32", {"fp32", "bf16", "fp16"}, FERRY_STRING(training.precision)},
-      {"training.optimizer.name", Kind::Choice, "lamb", {"lamb", "adamw"}, FERRY_STRING(training.optimizer.name)},
-      {"training.optimizer.lr", Kind::NonNegativeFloat, nullptr, {}, FERRY_FLOAT(training.optimizer.lr)},
-      {"training.optimizer.beta1", Kind::Probability, "0.9", {}, FERRY_FLOAT(training.optimizer.beta1)},
-      {"training.optimizer.beta2", Kind::Probability, "0.999", {}, FERRY_FLOAT(training.optimizer.beta2)},
-      {"training.optimizer.epsilon", Kind::PositiveFloat, "1e-6", {}, FERRY_FLOAT(training.optimizer.epsilon)},
-      {"training.optimizer.weight_decay", Kind::NonNegativeFloat, "0.01", {}, FERRY_FLOAT(training.optimizer.weight_decay)},
-      {"training.optimizer.clip_norm", Kind::NonNegativeFloat, "1.0", {}, FERRY_FLOAT(training.optimizer.clip_norm)},
-      {"training.lr_schedule.kind", Kind::Choice, "poly", {"poly", "constant"}, FERRY_STRING(training.lr_schedule.kind)},
-      {"training.lr_schedule.warmup_steps", Kind::NonNegativeInt, "0", {}, FERRY_INT(training.lr_schedule.warmup_steps)},
-      {"training.lr_schedule.start_warmup_step", Kind::Int, "0", {}, FERRY_INT(training.lr_schedule.start_warmup_step)},
-      {"training.lr_schedule.power", Kind::NonNegativeFloat, "1.0", {}, FERRY_FLOAT(training.lr_schedule.power)},
-      {"training.lr_schedule.total_steps", Kind::PositiveInt, nullptr, {}, FERRY_INT(training.lr_schedule.total_steps)},
+      {"training.precision",
+       Kind::Choice,
+       "fp32",
+       {"fp32", "bf16", "fp16"},
+       FERRY_STRING(training.precision)},
+      {"training.optimizer.name",
+       Kind::Choice,
+       "lamb",
+       {"lamb", "adamw"},
+       FERRY_STRING(training.optimizer.name)},
+      {"training.optimizer.lr",
+       Kind::NonNegativeFloat,
+       nullptr,
+       {},
+       FERRY_FLOAT(training.optimizer.lr)},
+      {"training.optimizer.beta1",
+       Kind::Probability,
+       "0.9",
+       {},
+       FERRY_FLOAT(training.optimizer.beta1)},
+      {"training.optimizer.beta2",
+       Kind::Probability,
+       "0.999",
+       {},
+       FERRY_FLOAT(training.optimizer.beta2)},
+      {"training.optimizer.epsilon",
+       Kind::PositiveFloat,
+       "1e-6",
+       {},
+       FERRY_FLOAT(training.optimizer.epsilon)},
+      {"training.optimizer.weight_decay",
+       Kind::NonNegativeFloat,
+       "0.01",
+       {},
+       FERRY_FLOAT(training.optimizer.weight_decay)},
+      {"training.optimizer.clip_norm",
+       Kind::NonNegativeFloat,
+       "1.0",
+       {},
+       FERRY_FLOAT(training.optimizer.clip_norm)},
+      {"training.lr_schedule.kind",
+       Kind::Choice,
+       "poly",
+       {"poly", "constant"},
+       FERRY_STRING(training.lr_schedule.kind)},
+      {"training.lr_schedule.warmup_steps",
+       Kind::NonNegativeInt,
+       "0",
+       {},
+       FERRY_INT(training.lr_schedule.warmup_steps)},
+      {"training.lr_schedule.start_warmup_step",
+       Kind::Int,
+       "0",
+       {},
+       FERRY_INT(training.lr_schedule.start_warmup_step)},
+      {"training.lr_schedule.power",
+       Kind::NonNegativeFloat,
+       "1.0",
+       {},
+       FERRY_FLOAT(training.lr_schedule.power)},
+      {"training.lr_schedule.total_steps",
+       Kind::PositiveInt,
+       nullptr,
+       {},
+       FERRY_INT(training.lr_schedule.total_steps)},
 
-      {"execution.mode", Kind::Choice, "resident", {"resident", "phased"}, FERRY_STRING(execution.mode)},
-      {"execution.backend", Kind::Choice, "cpu", {"cpu", "cuda"}, FERRY_STRING(execution.backend)},
-      {"execution.micro_batch_size", Kind::AutoOrPositiveInt, "auto", {}, FERRY_INT(execution.micro_batch_size)},
-      {"execution.recompute", Kind::Choice, "none", {"none", "layer"}, FERRY_STRING(execution.recompute)},
-      {"execution.device_memory_limit", Kind::Size, "unlimited", {},
-       [](Config &c, const Value &v) { c.execution.device_memory_limit = v.size; },
+      {"execution.mode",
+       Kind::Choice,
+       "resident",
+       {"resident", "phased"},
+       FERRY_STRING(execution.mode)},
+      {"execution.backend",
+       Kind::Choice,
+       "cpu",
+       {"cpu", "cuda"},
+       FERRY_STRING(execution.backend)},
+      {"execution.micro_batch_size",
+       Kind::AutoOrPositiveInt,
+       "auto",
+       {},
+       FERRY_INT(execution.micro_batch_size)},
+      {"execution.recompute",
+       Kind::Choice,
+       "none",
+       {"none", "layer"},
+       FERRY_STRING(execution.recompute)},
+      {"execution.device_memory_limit",
+       Kind::Size,
+       "unlimited",
+       {},
+       [](Config &c, const Value &v) {
+         c.execution.device_memory_limit = v.size;
+       },
        [](const Config &c) {
          Value v;
          v.size = c.execution.device_memory_limit;
          return v;
        }},
-      {"execution.data_parallel", Kind::PositiveInt, "1", {}, FERRY_INT(execution.data_parallel)},
-      {"execution.replicated_tensor_sharding", Kind::Bool, "false", {}, FERRY_BOOL(execution.replicated_tensor_sharding)},
+      {"execution.data_parallel",
+       Kind::PositiveInt,
+       "1",
+       {},
+       FERRY_INT(execution.data_parallel)},
+      {"execution.replicated_tensor_sharding",
+       Kind::Bool,
+       "false",
+       {},
+       FERRY_BOOL(execution.replicated_tensor_sharding)},
 
       {"data.path", Kind::Text, "synthetic", {}, FERRY_STRING(data.path)},
-      {"data.format", Kind::Choice, "auto", {"auto", "hdf5", "tfrecord"}, FERRY_STRING(data.format)},
+      {"data.format",
+       Kind::Choice,
+       "auto",
+       {"auto", "hdf5", "tfrecord"},
+       FERRY_STRING(data.format)},
       {"data.shuffle", Kind::Bool, "true", {}, FERRY_BOOL(data.shuffle)},
 
       {"checkpoint.init", Kind::Text, "", {}, FERRY_STRING(checkpoint.init)},
-      {"checkpoint.save_dir", Kind::Text, "", {}, FERRY_STRING(checkpoint.save_dir)},
-      {"checkpoint.every_steps", Kind::NonNegativeInt, "0", {}, FERRY_INT(checkpoint.every_steps)},
-      {"checkpoint.keep", Kind::PositiveInt, "3", {}, FERRY_INT(checkpoint.keep)},
+      {"checkpoint.save_dir",
+       Kind::Text,
+       "",
+       {},
+       FERRY_STRING(checkpoint.save_dir)},
+      {"checkpoint.every_steps",
+       Kind::NonNegativeInt,
+       "0",
+       {},
+       FERRY_INT(checkpoint.every_steps)},
+      {"checkpoint.keep",
+       Kind::PositiveInt,
+       "3",
+       {},
+       FERRY_INT(checkpoint.keep)},
   };
+  // clang-format on
   return keys;
 }
 
@@ -152,8 +299,8 @@ const std::vector<KeyDef> &schema() {
 // Mappings that hold keys rather than values.
 const std::vector<std::string> &sections() {
   static const std::vector<std::string> names = {
-      "model", "training", "training.optimizer", "training.lr_schedule",
-      "execution", "data", "checkpoint"};
+      "model",     "training", "training.optimizer", "training.lr_schedule",
+      "execution", "data",     "checkpoint"};
   return names;
 }
 
@@ -291,10 +438,10 @@ void applyOverride(const std::string &assignment,
     std::vector<std::string> keys = configKeys();
     if (isSection(key)) {
       // Every section holds at least one key; name its first as an example.
-      auto first = std::find_if(keys.begin(), keys.end(),
-                                [&](const std::string &k) {
-                                  return k.rfind(key + ".", 0) == 0;
-                                });
+      auto first =
+          std::find_if(keys.begin(), keys.end(), [&](const std::string &k) {
+            return k.rfind(key + ".", 0) == 0;
+          });
       throw ConfigError("--set " + assignment + ": '" + key +
                         "' is a section; set one of its keys, e.g. --set " +
                         *first + "=...");
@@ -379,10 +526,9 @@ std::string describe(const KeyDef &def) {
 
 Value convert(const KeyDef &def, const Raw &raw) {
   auto fail = [&](const std::string &extra = "") -> Value {
-    throw ConfigError(raw.origin + ": " + def.key + " expects " +
-                      describe(def) + ", found " +
-                      (raw.null ? std::string("no value") : quote(raw.text)) +
-                      extra);
+    throw ConfigError(
+        raw.origin + ": " + def.key + " expects " + describe(def) + ", found " +
+        (raw.null ? std::string("no value") : quote(raw.text)) + extra);
   };
   Value v;
   if (raw.null) {
@@ -403,7 +549,8 @@ Value convert(const KeyDef &def, const Raw &raw) {
   case Kind::Int: {
     if (!parseInt(t, v.i))
       return fail();
-    if ((def.kind == Kind::PositiveInt || def.kind == Kind::AutoOrPositiveInt) &&
+    if ((def.kind == Kind::PositiveInt ||
+         def.kind == Kind::AutoOrPositiveInt) &&
         v.i < 1)
       return fail();
     if (def.kind == Kind::NonNegativeInt && v.i < 0)
@@ -415,7 +562,7 @@ Value convert(const KeyDef &def, const Raw &raw) {
   case Kind::NonNegativeFloat: {
     if (!parseFloat(t, v.f))
       return fail();
-    bool ok = def.kind == Kind::Probability  ? (v.f >= 0 && v.f < 1)
+    bool ok = def.kind == Kind::Probability     ? (v.f >= 0 && v.f < 1)
               : def.kind == Kind::PositiveFloat ? v.f > 0
                                                 : v.f >= 0;
     if (!ok)
@@ -487,23 +634,20 @@ void validateRelations(Config &c) {
   const std::string &src = c.source;
   const ModelConfig &m = c.model;
   if (m.hidden_size % m.num_heads != 0)
-    throw ConfigError(src + ": model.hidden_size " +
-                      std::to_string(m.hidden_size) +
-                      " is not divisible by model.num_heads " +
-                      std::to_string(m.num_heads) +
-                      "; choose a number of heads that divides the hidden size");
+    throw ConfigError(
+        src + ": model.hidden_size " + std::to_string(m.hidden_size) +
+        " is not divisible by model.num_heads " + std::to_string(m.num_heads) +
+        "; choose a number of heads that divides the hidden size");
   if (m.seq_length > m.max_positions)
-    throw ConfigError(src + ": model.seq_length " +
-                      std::to_string(m.seq_length) +
-                      " exceeds model.max_positions " +
-                      std::to_string(m.max_positions) +
-                      "; shorten the sequences or raise max_positions");
+    throw ConfigError(
+        src + ": model.seq_length " + std::to_string(m.seq_length) +
+        " exceeds model.max_positions " + std::to_string(m.max_positions) +
+        "; shorten the sequences or raise max_positions");
   if (m.max_predictions > m.seq_length)
-    throw ConfigError(src + ": model.max_predictions " +
-                      std::to_string(m.max_predictions) +
-                      " exceeds model.seq_length " +
-                      std::to_string(m.seq_length) +
-                      "; at most one prediction per token");
+    throw ConfigError(
+        src + ": model.max_predictions " + std::to_string(m.max_predictions) +
+        " exceeds model.seq_length " + std::to_string(m.seq_length) +
+        "; at most one prediction per token");
 
   ExecutionConfig &e = c.execution;
   int64_t global = c.training.global_batch_size;
@@ -563,11 +707,16 @@ std::optional<uint64_t> parseByteSize(const std::string &text) {
   unit.erase(0, unit.find_first_not_of(" \t"));
   unit.erase(unit.find_last_not_of(" \t") + 1);
   static const std::pair<const char *, double> units[] = {
-      {"", 1},          {"b", 1},
-      {"kb", 1e3},      {"mb", 1e6},
-      {"gb", 1e9},      {"tb", 1e12},
-      {"kib", 1024.0},  {"mib", 1048576.0},
-      {"gib", 1073741824.0}, {"tib", 1099511627776.0}};
+      {"", 1},
+      {"b", 1},
+      {"kb", 1e3},
+      {"mb", 1e6},
+      {"gb", 1e9},
+      {"tb", 1e12},
+      {"kib", 1024.0},
+      {"mib", 1048576.0},
+      {"gib", 1073741824.0},
+      {"tib", 1099511627776.0}};
   std::string l = lower(unit);
   for (const auto &[name, scale] : units) {
     if (l == name) {
@@ -600,7 +749,8 @@ std::string formatByteSize(uint64_t bytes) {
 std::string Config::canonicalText() const {
   std::string out;
   for (const KeyDef &def : schema())
-    out += std::string(def.key) + ": " + render(def.kind, def.get(*this)) + "\n";
+    out +=
+        std::string(def.key) + ": " + render(def.kind, def.get(*this)) + "\n";
   return out;
 }
 
@@ -611,8 +761,8 @@ Config parseConfig(const std::string &yamlText, const std::string &sourceName,
   try {
     root = YAML::Load(yamlText);
   } catch (const YAML::Exception &e) {
-    throw ConfigError(markOf(sourceName, e.mark) + ": not valid YAML: " +
-                      e.msg);
+    throw ConfigError(markOf(sourceName, e.mark) +
+                      ": not valid YAML: " + e.msg);
   }
   if (root.IsDefined() && !root.IsNull()) {
     if (!root.IsMap())
@@ -654,9 +804,10 @@ Config loadConfig(const std::string &path,
                   const std::vector<std::string> &overrides) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw ConfigError(path + ": cannot open the config file (" +
-                      std::string(std::strerror(errno)) +
-                      "); presets live in configs/, e.g. configs/bert-tiny.yaml");
+    throw ConfigError(
+        path + ": cannot open the config file (" +
+        std::string(std::strerror(errno)) +
+        "); presets live in configs/, e.g. configs/bert-tiny.yaml");
   std::ostringstream text;
   text << in.rdbuf();
   return parseConfig(text.str(), path, overrides);

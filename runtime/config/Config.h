@@ -68,8 +68,8 @@ struct TrainingConfig {
 };
 
 struct ExecutionConfig {
-  std::string mode;    // resident | phased
-  std::string backend; // cpu | cuda
+  std::string mode;             // resident | phased
+  std::string backend;          // cpu | cuda
   int64_t micro_batch_size = 0; // resolved: "auto" = global / data_parallel
   std::string recompute;        // none | layer
   std::optional<uint64_t> device_memory_limit; // bytes; nullopt = unlimited
@@ -78,14 +78,14 @@ struct ExecutionConfig {
 };
 
 struct DataConfig {
-  std::string path; // "synthetic" or a file, directory or glob
+  std::string path;   // "synthetic" or a file, directory or glob
   std::string format; // auto | hdf5 | tfrecord
   bool shuffle = false;
 };
 
 struct CheckpointConfig {
-  std::string init;     // "" = none
-  std::string save_dir; // "" = none
+  std::string init;        // "" = none
+  std::string save_dir;    // "" = none
   int64_t every_steps = 0; // 0 = only at the end
   int64_t keep = 0;
 };

@@ -95,8 +95,8 @@ TEST(Config, EveryPresetLoads) {
     EXPECT_EQ(c.model.paddedVocabSize(), 30528);
     EXPECT_GE(c.gradientAccumulation(), 1);
   }
-  Config tiny =
-      ferry::loadConfig(std::string(FERRY_SOURCE_DIR) + "/configs/bert-tiny.yaml");
+  Config tiny = ferry::loadConfig(std::string(FERRY_SOURCE_DIR) +
+                                  "/configs/bert-tiny.yaml");
   EXPECT_EQ(tiny.model.layers, 2);
   EXPECT_EQ(tiny.model.hidden_size, 128);
   EXPECT_EQ(tiny.model.num_heads, 2);
@@ -177,15 +177,17 @@ model:
   Config c = parseConfig(kFull, "a.yaml", {"model.layers=3"});
   EXPECT_NE(a.canonicalText(), c.canonicalText());
   EXPECT_NE(a.canonicalText().find("model.layers: 2\n"), std::string::npos);
-  EXPECT_NE(a.canonicalText().find("execution.device_memory_limit: unlimited\n"),
-            std::string::npos);
+  EXPECT_NE(
+      a.canonicalText().find("execution.device_memory_limit: unlimited\n"),
+      std::string::npos);
 }
 
 TEST(Config, DefaultsFillKeysThePresetLeavesOut) {
-  Config c = parseConfig(R"(model: {layers: 1, hidden_size: 8, num_heads: 2, ffn_size: 32, seq_length: 16, max_predictions: 2}
+  Config c = parseConfig(
+      R"(model: {layers: 1, hidden_size: 8, num_heads: 2, ffn_size: 32, seq_length: 16, max_predictions: 2}
 training: {global_batch_size: 4, steps: 1, optimizer: {lr: 0.1}, lr_schedule: {total_steps: 1}}
 )",
-                         "t");
+      "t");
   EXPECT_EQ(c.model.vocab_size, 30522);
   EXPECT_DOUBLE_EQ(c.model.hidden_dropout, 0.1);
   EXPECT_EQ(c.training.optimizer.name, "lamb");
@@ -345,7 +347,8 @@ TEST(ConfigErrors, MissingFile) {
   }
 }
 
-// ---- Relations ---------------------------------------------------------------
+// ---- Relations
+// ---------------------------------------------------------------
 
 TEST(ConfigErrors, HiddenNotDivisibleByHeads) {
   EXPECT_EQ(errorOfOverride("model.num_heads=3"),
