@@ -55,30 +55,18 @@ struct KeyDef {
   Value (*get)(const Config &);
 };
 
-#define FERRY_INT(member)                                                      \
-  [](Config &c, const Value &v) { c.member = v.i; }, [](const Config &c) {     \
+// The setter and getter of a key whose Config member is `member`, held in
+// Value::slot (i, f, b or s).
+#define FERRY_FIELD(member, slot)                                              \
+  [](Config &c, const Value &v) { c.member = v.slot; }, [](const Config &c) {  \
     Value v;                                                                   \
-    v.i = c.member;                                                            \
+    v.slot = c.member;                                                         \
     return v;                                                                  \
   }
-#define FERRY_FLOAT(member)                                                    \
-  [](Config &c, const Value &v) { c.member = v.f; }, [](const Config &c) {     \
-    Value v;                                                                   \
-    v.f = c.member;                                                            \
-    return v;                                                                  \
-  }
-#define FERRY_BOOL(member)                                                     \
-  [](Config &c, const Value &v) { c.member = v.b; }, [](const Config &c) {     \
-    Value v;                                                                   \
-    v.b = c.member;                                                            \
-    return v;                                                                  \
-  }
-#define FERRY_STRING(member)                                                   \
-  [](Config &c, const Value &v) { c.member = v.s; }, [](const Config &c) {     \
-    Value v;                                                                   \
-    v.s = c.member;                                                            \
-    return v;                                                                  \
-  }
+#define FERRY_INT(member) FERRY_FIELD(member, i)
+#define FERRY_FLOAT(member) FERRY_FIELD(member, f)
+#define FERRY_BOOL(member) FERRY_FIELD(member, b)
+#define FERRY_STRING(member) FERRY_FIELD(member, s)
 
 // Defaults apply to keys a preset leaves out; presets set the model shape
 // (which has no default) and state their training choices explicitly.
@@ -120,13 +108,7 @@ const std::vector<KeyDef> &schema() {
       {"execution.backend", Kind::Choice, "cpu", {"cpu", "cuda"}, FERRY_STRING(execution.backend)},
       {"execution.micro_batch_size", Kind::AutoOrPositiveInt, "auto", {}, FERRY_INT(execution.micro_batch_size)},
       {"execution.recompute", Kind::Choice, "none", {"none", "layer"}, FERRY_STRING(execution.recompute)},
-      {"execution.device_memory_limit", Kind::Size, "unlimited", {},
-       [](Config &c, const Value &v) { c.execution.device_memory_limit = v.size; },
-       [](const Config &c) {
-         Value v;
-         v.size = c.execution.device_memory_limit;
-         return v;
-       }},
+      {"execution.device_memory_limit", Kind::Size, "unlimited", {}, FERRY_FIELD(execution.device_memory_limit, size)},
       {"execution.data_parallel", Kind::PositiveInt, "1", {}, FERRY_INT(execution.data_parallel)},
       {"execution.replicated_tensor_sharding", Kind::Bool, "false", {}, FERRY_BOOL(execution.replicated_tensor_sharding)},
 
@@ -147,6 +129,7 @@ const std::vector<KeyDef> &schema() {
 #undef FERRY_FLOAT
 #undef FERRY_BOOL
 #undef FERRY_STRING
+#undef FERRY_FIELD
 
 // Mappings that hold keys rather than values.
 const std::vector<std::string> &sections() {
