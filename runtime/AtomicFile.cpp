@@ -10,6 +10,16 @@
 #include <unistd.h>
 
 namespace ferry {
+namespace {
+mode_t modeForTarget(const std::string &path) {
+  struct stat existing;
+  if (::stat(path.c_str(), &existing) == 0 && S_ISREG(existing.st_mode))
+    return existing.st_mode & 07777;
+  mode_t mask = ::umask(0); // umask can only be read by setting it
+  ::umask(mask);
+  return 0666 & ~mask;
+}
+} // namespace
 
 std::optional<std::string> writeFileAtomically(const std::string &path,
                                                std::string_view data) {
@@ -35,8 +45,11 @@ std::optional<std::string> writeFileAtomically(const std::string &path,
     }
     written += static_cast<size_t>(n);
   }
-  // mkstemp creates 0600; give the file the usual permissions.
-  if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0)
+  // mkstemp creates 0600: keep the mode of the file being replaced, or give a
+  // new file what open() would (0666 less the umask).
+  if (::fchmod(fd, modeForTarget(path)) != 0)
+    return fail("set the permissions of the temporary file");
+  if (::fsync(fd) != 0)
     return fail("flush to disk");
   if (::close(fd) != 0) {
     std::string message =
@@ -51,6 +64,13 @@ std::optional<std::string> writeFileAtomically(const std::string &path,
                           std::strerror(errno) + ")";
     ::unlink(temp.c_str());
     return message;
+  }
+  // Make the rename itself durable: flush the directory entry.
+  std::string dir = path.substr(0, path.find_last_of('/') + 1);
+  int dirFd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dirFd >= 0) {
+    ::fsync(dirFd); // best effort: some file systems refuse it on directories
+    ::close(dirFd);
   }
   return std::nullopt;
 }

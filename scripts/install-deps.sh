@@ -26,9 +26,16 @@ packages=(
 
 say() { echo "install-deps: $*"; }
 
+# CMake's spellings of "off".
+cuda_wanted=yes
+case "${FERRY_ENABLE_CUDA:-ON}" in
+  [Oo][Ff][Ff]|0|[Ff][Aa][Ll][Ss][Ee]|[Nn][Oo]|[Nn]) cuda_wanted=no ;;
+esac
+
 missing=()
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
 done
 
 if ((${#missing[@]})); then
@@ -39,7 +46,8 @@ if ((${#missing[@]})); then
   fi
   say "installing ${#missing[@]} packages: ${missing[*]}"
   apt-get update -qq
-  if ! apt-cache policy libmlir-22-dev 2>/dev/null | grep -q "Candidate: [0-9]"; then
+  policy=$(apt-cache policy libmlir-22-dev 2>/dev/null || true)
+  if ! grep -q "Candidate: [0-9]" <<<"$policy"; then
     say "error: no apt source offers libmlir-22-dev (LLVM/MLIR 22)."
     say "Add the LLVM project's Debian repository for bookworm (llvm-toolchain-bookworm-22) to"
     say "/etc/apt/sources.list.d/ with its signing key, then run this script again."
@@ -51,7 +59,7 @@ else
   say "all ${#packages[@]} packages present"
 fi
 
-if [[ "${FERRY_ENABLE_CUDA:-ON}" != "OFF" ]]; then
+if [[ $cuda_wanted == yes ]]; then
   nvcc=$(command -v nvcc || true)
   [[ -z "$nvcc" && -x /usr/local/cuda/bin/nvcc ]] && nvcc=/usr/local/cuda/bin/nvcc
   if [[ -z "$nvcc" ]]; then

@@ -14,9 +14,12 @@ bash scripts/install-deps.sh
 if [[ "${FERRY_TEST_RUNTIME_ONLY:-ON}" != "OFF" ]]; then
   echo "== runtime-only build (no MLIR) =="
   BUILD_DIR=build-runtime-only FERRY_BUILD_COMPILER=OFF bash scripts/build.sh >/dev/null
-  if ldd build-runtime-only/bin/ferry | grep -qiE 'libMLIR|libLLVM'; then
+  # Captured first: `ldd | grep -q` under pipefail can fail by SIGPIPE exactly
+  # when grep finds a match.
+  libs=$(ldd build-runtime-only/bin/ferry)
+  if grep -qiE 'libMLIR|libLLVM' <<<"$libs"; then
     echo "error: the runtime-only ferry links MLIR or LLVM:" >&2
-    ldd build-runtime-only/bin/ferry | grep -iE 'libMLIR|libLLVM' >&2
+    grep -iE 'libMLIR|libLLVM' <<<"$libs" >&2
     exit 1
   fi
   message=$(build-runtime-only/bin/ferry compile configs/bert-tiny.yaml 2>&1 || true)

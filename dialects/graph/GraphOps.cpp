@@ -14,6 +14,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace ferry::graph;
 
@@ -38,6 +40,14 @@ std::string shapeString(ArrayRef<int64_t> shape) {
   std::string out;
   llvm::raw_string_ostream os(out);
   llvm::interleave(shape, os, "x");
+  return out;
+}
+
+// "0, 2, 1" for attribute lists in diagnostics.
+std::string listString(ArrayRef<int64_t> values) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  llvm::interleave(values, os, ", ");
   return out;
 }
 
@@ -76,10 +86,10 @@ template <typename DeclOp> LogicalResult verifyDeclaration(DeclOp op) {
       return op.emitOpError() << "normal initialisation needs a floating-point "
                                  "type, found "
                               << type.getElementType();
-    if (!std || !(*std > 0.0))
+    if (!std || !(*std > 0.0) || !std::isfinite(*std))
       return op.emitOpError()
-             << "normal initialisation needs a positive standard deviation, "
-                "e.g. init(normal, 2.000000e-02)";
+             << "normal initialisation needs a positive, finite standard "
+                "deviation, e.g. init(normal, 2.000000e-02)";
   } else if (std) {
     return op.emitOpError() << "init(" << stringifyInitKind(op.getInit())
                             << ") takes no standard deviation";
@@ -191,8 +201,10 @@ LogicalResult AttentionMaskOp::verify() {
                             "shape "
                          << shapeString(tensorOf(getInputMask()).getShape())
                          << ", found " << shapeString(getType().getShape());
-  if (!(getFill().convertToDouble() < 0.0))
-    return emitOpError() << "fill must be negative to hide padded keys, found "
+  double fill = getFill().convertToDouble();
+  if (!(fill < 0.0) || !std::isfinite(fill))
+    return emitOpError() << "fill must be negative and finite to hide padded "
+                            "keys, found "
                          << getFill().convertToDouble();
   return success();
 }
@@ -295,14 +307,23 @@ LogicalResult MatmulOp::verify() {
 LogicalResult BiasAddOp::verify() {
   RankedTensorType input = tensorOf(getInput());
   RankedTensorType bias = tensorOf(getBias());
-  if (input.getRank() < 1 || bias.getRank() != 1 ||
-      bias.getDimSize(0) != input.getShape().back())
+  if (input.getRank() < 1)
+    return emitOpError() << "expects an input of rank 1 or more, found a "
+                            "scalar";
+  if (bias.getRank() != 1 || bias.getDimSize(0) != input.getShape().back())
     return emitOpError() << "expects a bias of shape "
-                         << (input.getRank() ? input.getShape().back() : 0)
+                         << input.getShape().back()
                          << " (the input's last dimension), found "
                          << shapeString(bias.getShape());
   return verifySameElementType(*this,
                                {{"input", getInput()}, {"bias", getBias()}});
+}
+
+LogicalResult ScaleOp::verify() {
+  double factor = getFactor().convertToDouble();
+  if (!std::isfinite(factor))
+    return emitOpError() << "factor must be finite, found " << factor;
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -326,8 +347,9 @@ LogicalResult LayerNormOp::verify() {
           *this,
           {{"input", getInput()}, {"scale", getScale()}, {"bias", getBias()}})))
     return failure();
-  if (!(getEpsilon().convertToDouble() > 0.0))
-    return emitOpError() << "epsilon must be positive, found "
+  double epsilon = getEpsilon().convertToDouble();
+  if (!(epsilon > 0.0) || !std::isfinite(epsilon))
+    return emitOpError() << "epsilon must be positive and finite, found "
                          << getEpsilon().convertToDouble();
   return success();
 }
@@ -388,7 +410,7 @@ LogicalResult TransposeOp::verify() {
     seen[p] = true;
   }
   if (!valid)
-    return emitOpError() << "permutation [" << shapeString(perm)
+    return emitOpError() << "permutation [" << listString(perm)
                          << "] is not a permutation of the " << rank
                          << " dimensions of the input";
   SmallVector<int64_t> expected;
@@ -412,8 +434,8 @@ LogicalResult ReduceOp::verify() {
         (i > 0 && dims[i] <= dims[i - 1]))
       return emitOpError() << "dims must be increasing and within the input's "
                               "rank "
-                           << input.getRank() << ", found ["
-                           << shapeString(dims) << "]";
+                           << input.getRank() << ", found [" << listString(dims)
+                           << "]";
   }
   SmallVector<int64_t> expected;
   for (int64_t d = 0; d < input.getRank(); ++d)
@@ -443,6 +465,7 @@ LogicalResult SoftmaxCrossEntropyOp::verify() {
   if (numClasses < 1 || numClasses > classes)
     return emitOpError() << "classes " << numClasses << " must be in [1, "
                          << classes << "] (the logits' last dimension)";
-  return verifySameElementType(
-      *this, {{"logits", getLogits()}, {"weights", getWeights()}});
+  return verifySameElementType(*this, {{"logits", getLogits()},
+                                       {"weights", getWeights()},
+                                       {"result", getResult()}});
 }

@@ -318,6 +318,7 @@ def Graph_ScaleOp : Graph_Op<"scale",
   let arguments = (ins Graph_FloatTensor:$input, F64Attr:$factor);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = "$input `by` $factor attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

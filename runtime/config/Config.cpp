@@ -37,6 +37,13 @@ enum class Kind {
   Text,   // any string; null = ""
 };
 
+// The largest size or count a key accepts (2^31 - 1).
+constexpr int64_t kMaxCount = 2147483647;
+
+// The largest tensor the model may declare: 2^40 elements (4 TiB in fp32).
+constexpr unsigned __int128 kMaxTensorElements =
+    static_cast<unsigned __int128>(1) << 40;
+
 // A typed value; which member is meaningful depends on the key's Kind.
 struct Value {
   int64_t i = 0;                // ints; -1 = "auto" for AutoOrPositiveInt
@@ -390,6 +397,10 @@ Value convert(const KeyDef &def, const Raw &raw) {
       return fail();
     if (def.kind == Kind::NonNegativeInt && v.i < 0)
       return fail();
+    // Sizes and counts stay far from int64 overflow in every product the
+    // compiler forms from them.
+    if (def.kind != Kind::Int && v.i > kMaxCount)
+      return fail("; at most " + std::to_string(kMaxCount));
     return v;
   }
   case Kind::Probability:
@@ -465,53 +476,108 @@ std::string render(Kind kind, const Value &v) {
 // Relations between keys
 // ---------------------------------------------------------------------------
 
-void validateRelations(Config &c) {
-  const std::string &src = c.source;
+// Where a relation error points: the --set override of one of its keys if
+// there is one (the user's latest word), else the config file.
+std::string originOf(const Config &c, const std::map<std::string, Raw> &raw,
+                     std::initializer_list<const char *> keys) {
+  std::string origin = c.source;
+  for (const char *key : keys) {
+    auto it = raw.find(key);
+    if (it != raw.end() && it->second.origin.rfind("--set ", 0) == 0)
+      origin = it->second.origin;
+  }
+  return origin;
+}
+
+void validateRelations(Config &c, const std::map<std::string, Raw> &raw) {
+  auto where = [&](std::initializer_list<const char *> keys) {
+    return originOf(c, raw, keys);
+  };
   const ModelConfig &m = c.model;
   if (m.hidden_size % m.num_heads != 0)
     throw ConfigError(
-        src + ": model.hidden_size " + std::to_string(m.hidden_size) +
+        where({"model.hidden_size", "model.num_heads"}) +
+        ": model.hidden_size " + std::to_string(m.hidden_size) +
         " is not divisible by model.num_heads " + std::to_string(m.num_heads) +
         "; choose a number of heads that divides the hidden size");
   if (m.seq_length > m.max_positions)
-    throw ConfigError(
-        src + ": model.seq_length " + std::to_string(m.seq_length) +
-        " exceeds model.max_positions " + std::to_string(m.max_positions) +
-        "; shorten the sequences or raise max_positions");
+    throw ConfigError(where({"model.seq_length", "model.max_positions"}) +
+                      ": model.seq_length " + std::to_string(m.seq_length) +
+                      " exceeds model.max_positions " +
+                      std::to_string(m.max_positions) +
+                      "; shorten the sequences or raise max_positions");
   if (m.max_predictions > m.seq_length)
     throw ConfigError(
-        src + ": model.max_predictions " + std::to_string(m.max_predictions) +
+        where({"model.max_predictions", "model.seq_length"}) +
+        ": model.max_predictions " + std::to_string(m.max_predictions) +
         " exceeds model.seq_length " + std::to_string(m.seq_length) +
         "; at most one prediction per token");
 
   ExecutionConfig &e = c.execution;
   int64_t global = c.training.global_batch_size;
+  auto batchOrigin = [&] {
+    return where({"training.global_batch_size", "execution.micro_batch_size",
+                  "execution.data_parallel"});
+  };
   if (e.micro_batch_size == -1) { // auto: one micro-batch per replica
     if (global % e.data_parallel != 0)
-      throw ConfigError(src + ": training.global_batch_size " +
+      throw ConfigError(batchOrigin() + ": training.global_batch_size " +
                         std::to_string(global) +
                         " is not divisible by execution.data_parallel " +
                         std::to_string(e.data_parallel) +
                         "; choose a global batch that splits evenly");
     e.micro_batch_size = global / e.data_parallel;
   }
-  if (global % (e.micro_batch_size * e.data_parallel) != 0)
+  // Compared by division first, so micro x data_parallel cannot overflow.
+  if (e.micro_batch_size > global / e.data_parallel ||
+      global % (e.micro_batch_size * e.data_parallel) != 0)
     throw ConfigError(
-        src + ": training.global_batch_size " + std::to_string(global) +
+        batchOrigin() + ": training.global_batch_size " +
+        std::to_string(global) +
         " is not divisible by execution.micro_batch_size " +
         std::to_string(e.micro_batch_size) + " x execution.data_parallel " +
         std::to_string(e.data_parallel) +
         "; choose a micro-batch size that divides global_batch_size / "
         "data_parallel");
   if (e.replicated_tensor_sharding && e.data_parallel < 2)
-    throw ConfigError(src +
+    throw ConfigError(where({"execution.data_parallel",
+                             "execution.replicated_tensor_sharding"}) +
                       ": execution.replicated_tensor_sharding needs "
                       "execution.data_parallel >= 2 (found " +
                       std::to_string(e.data_parallel) +
                       "); raise data_parallel or set it to false");
   if (c.data.path.empty())
-    throw ConfigError(src + ": data.path is empty; use 'synthetic' or a file, "
-                            "directory or glob of training data");
+    throw ConfigError(where({"data.path"}) +
+                      ": data.path is empty; use 'synthetic' or a file, "
+                      "directory or glob of training data");
+
+  // The largest tensors the model declares or computes must be representable.
+  using u128 = unsigned __int128;
+  struct Extent {
+    const char *what;
+    u128 elements;
+  };
+  const Extent extents[] = {
+      {"the word embedding (vocab x hidden)",
+       static_cast<u128>(m.paddedVocabSize()) * m.hidden_size},
+      {"the stacked FFN weights (layers x ffn x hidden)",
+       static_cast<u128>(m.layers) * m.ffn_size * m.hidden_size},
+      {"the attention scores (micro-batch x heads x seq x seq)",
+       static_cast<u128>(e.micro_batch_size) * m.num_heads * m.seq_length *
+           m.seq_length},
+      {"the MLM logits (micro-batch x predictions x vocab)",
+       static_cast<u128>(e.micro_batch_size) * m.max_predictions *
+           m.paddedVocabSize()},
+  };
+  for (const Extent &x : extents)
+    if (x.elements > kMaxTensorElements)
+      throw ConfigError(
+          where({"model.layers", "model.hidden_size", "model.num_heads",
+                 "model.ffn_size", "model.vocab_size", "model.seq_length",
+                 "model.max_predictions", "execution.micro_batch_size"}) +
+          ": " + x.what +
+          " would exceed 2^40 elements; reduce the model or "
+          "micro-batch size");
 }
 
 } // namespace
@@ -555,10 +621,10 @@ std::optional<uint64_t> parseByteSize(const std::string &text) {
   std::string l = lower(unit);
   for (const auto &[name, scale] : units) {
     if (l == name) {
-      double bytes = number * scale;
-      if (bytes > 1.8e19)
+      double bytes = std::round(number * scale);
+      if (bytes >= 18446744073709551616.0) // 2^64
         return std::nullopt;
-      return static_cast<uint64_t>(std::llround(bytes));
+      return static_cast<uint64_t>(bytes);
     }
   }
   return std::nullopt;
@@ -631,7 +697,7 @@ Config parseConfig(const std::string &yamlText, const std::string &sourceName,
     }
     def.set(config, convert(def, r));
   }
-  validateRelations(config);
+  validateRelations(config, raw);
   return config;
 }
 

@@ -55,6 +55,28 @@ TEST_F(AtomicFile, WritesAndReplaces) {
   EXPECT_EQ(countEntries(dir), 1) << "a temporary file was left behind";
 }
 
+TEST_F(AtomicFile, KeepsTheModeOfTheFileItReplaces) {
+  std::string path = dir + "/private.txt";
+  ASSERT_EQ(ferry::writeFileAtomically(path, "a"), std::nullopt);
+  ASSERT_EQ(chmod(path.c_str(), 0600), 0);
+  ASSERT_EQ(ferry::writeFileAtomically(path, "b"), std::nullopt);
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_EQ(readFile(path), "b");
+}
+
+TEST_F(AtomicFile, NewFilesFollowTheUmask) {
+  mode_t old = umask(027);
+  std::string path = dir + "/new.txt";
+  std::optional<std::string> error = ferry::writeFileAtomically(path, "x");
+  umask(old);
+  ASSERT_EQ(error, std::nullopt);
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+}
+
 TEST_F(AtomicFile, MissingDirectoryIsAClearError) {
   std::string path = dir + "/no/such/dir/out.mlir";
   std::optional<std::string> error = ferry::writeFileAtomically(path, "x");

@@ -352,48 +352,84 @@ TEST(ConfigErrors, MissingFile) {
 
 TEST(ConfigErrors, HiddenNotDivisibleByHeads) {
   EXPECT_EQ(errorOfOverride("model.num_heads=3"),
-            "test.yaml: model.hidden_size 64 is not divisible by "
+            "--set model.num_heads=3: model.hidden_size 64 is not divisible by "
             "model.num_heads 3; choose a number of heads that divides the "
             "hidden size");
 }
 
 TEST(ConfigErrors, GlobalBatchNotDivisibleByMicroBatchTimesReplicas) {
   EXPECT_EQ(errorOfOverride("execution.micro_batch_size=5"),
-            "test.yaml: training.global_batch_size 32 is not divisible by "
-            "execution.micro_batch_size 5 x execution.data_parallel 2; choose "
+            "--set execution.micro_batch_size=5: training.global_batch_size 32 "
+            "is not divisible by execution.micro_batch_size 5 x "
+            "execution.data_parallel 2; choose "
             "a micro-batch size that divides global_batch_size / "
             "data_parallel");
   EXPECT_EQ(errorOf(kFull, {"execution.micro_batch_size=auto",
                             "execution.data_parallel=3"}),
-            "test.yaml: training.global_batch_size 32 is not divisible by "
-            "execution.data_parallel 3; choose a global batch that splits "
+            "--set execution.data_parallel=3: training.global_batch_size 32 is "
+            "not divisible by execution.data_parallel 3; choose a global batch "
+            "that splits "
             "evenly");
 }
 
 TEST(ConfigErrors, SequenceLongerThanPositions) {
   EXPECT_EQ(errorOfOverride("model.seq_length=256"),
-            "test.yaml: model.seq_length 256 exceeds model.max_positions 128; "
+            "--set model.seq_length=256: model.seq_length 256 exceeds "
+            "model.max_positions 128; "
             "shorten the sequences or raise max_positions");
 }
 
 TEST(ConfigErrors, MorePredictionsThanTokens) {
   EXPECT_EQ(errorOfOverride("model.max_predictions=65"),
-            "test.yaml: model.max_predictions 65 exceeds model.seq_length 64; "
+            "--set model.max_predictions=65: model.max_predictions 65 exceeds "
+            "model.seq_length 64; "
             "at most one prediction per token");
 }
 
 TEST(ConfigErrors, ShardingWithoutReplicas) {
   EXPECT_EQ(errorOf(kFull, {"execution.data_parallel=1",
                             "execution.replicated_tensor_sharding=true"}),
-            "test.yaml: execution.replicated_tensor_sharding needs "
+            "--set execution.replicated_tensor_sharding=true: "
+            "execution.replicated_tensor_sharding needs "
             "execution.data_parallel >= 2 (found 1); raise data_parallel or "
             "set it to false");
 }
 
 TEST(ConfigErrors, EmptyDataPath) {
   EXPECT_EQ(errorOfOverride("data.path="),
-            "test.yaml: data.path is empty; use 'synthetic' or a file, "
+            "--set data.path=: data.path is empty; use 'synthetic' or a file, "
             "directory or glob of training data");
+}
+
+TEST(ConfigErrors, RelationBrokenInTheFileNamesTheFile) {
+  std::string yaml = kFull;
+  yaml.replace(yaml.find("num_heads: 4"), 12, "num_heads: 5");
+  EXPECT_EQ(errorOf(yaml),
+            "test.yaml: model.hidden_size 64 is not divisible by "
+            "model.num_heads 5; choose a number of heads that divides the "
+            "hidden size");
+}
+
+TEST(ConfigErrors, HugeCountsAreRejectedNotOverflowed) {
+  EXPECT_EQ(errorOfOverride("model.vocab_size=9223372036854775807"),
+            "--set model.vocab_size=9223372036854775807: model.vocab_size "
+            "expects a positive integer, found \"9223372036854775807\"; at "
+            "most 2147483647");
+  // micro x data_parallel would wrap to 0 in int64 without the bound.
+  EXPECT_EQ(errorOf(kFull, {"execution.micro_batch_size=1073741824",
+                            "execution.data_parallel=4"}),
+            "--set execution.data_parallel=4: training.global_batch_size 32 is "
+            "not divisible by execution.micro_batch_size 1073741824 x "
+            "execution.data_parallel 4; choose a micro-batch size that "
+            "divides global_batch_size / data_parallel");
+}
+
+TEST(ConfigErrors, TensorTooLargeToRepresent) {
+  EXPECT_EQ(errorOf(kFull, {"model.hidden_size=2147483647", "model.num_heads=1",
+                            "model.ffn_size=2147483647"}),
+            "--set model.ffn_size=2147483647: the word embedding (vocab x "
+            "hidden) would exceed 2^40 elements; reduce the model or "
+            "micro-batch size");
 }
 
 // ---- Byte sizes -------------------------------------------------------------
@@ -408,6 +444,8 @@ TEST(ByteSize, Parses) {
   EXPECT_EQ(parseByteSize("1kb"), 1000ull);
   EXPECT_EQ(parseByteSize("1048576"), 1048576ull);
   EXPECT_EQ(parseByteSize("100B"), 100ull);
+  // Above 2^63 (where a signed rounding would go wrong) but below 2^64.
+  EXPECT_EQ(parseByteSize("10000000000000000000"), 10000000000000000000ull);
 }
 
 TEST(ByteSize, Rejects) {
@@ -418,6 +456,8 @@ TEST(ByteSize, Rejects) {
   EXPECT_FALSE(parseByteSize("8 gigs"));
   EXPECT_FALSE(parseByteSize("8GiB extra"));
   EXPECT_FALSE(parseByteSize("1e30TiB"));
+  EXPECT_FALSE(parseByteSize("18446744073709551616")); // 2^64
+  EXPECT_FALSE(parseByteSize("16EiB"));
 }
 
 TEST(ByteSize, Formats) {

@@ -7,14 +7,20 @@ graph.variable @count : tensor<4xi32> init(normal, 2.000000e-02) hf "count"
 // -----
 
 // Tests that normal initialisation needs a standard deviation.
-// expected-error @+1 {{normal initialisation needs a positive standard deviation}}
+// expected-error @+1 {{normal initialisation needs a positive, finite standard deviation}}
 graph.parameter @w : tensor<4x4xf32> init(normal) hf "w"
 
 // -----
 
 // Tests that the standard deviation must be positive.
-// expected-error @+1 {{normal initialisation needs a positive standard deviation}}
+// expected-error @+1 {{normal initialisation needs a positive, finite standard deviation}}
 graph.parameter @w : tensor<4x4xf32> init(normal, -1.000000e+00) hf "w"
+
+// -----
+
+// Tests that the standard deviation must be finite.
+// expected-error @+1 {{normal initialisation needs a positive, finite standard deviation}}
+graph.parameter @w : tensor<4x4xf32> init(normal, 0x7FF0000000000000) hf "w"
 
 // -----
 
@@ -145,7 +151,7 @@ func.func @f(%m: tensor<4x8xi32>) -> tensor<4x16xf32> {
 
 // Tests that the attention mask's fill is negative.
 func.func @f(%m: tensor<4x8xi32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{fill must be negative to hide padded keys, found 1}}
+  // expected-error @+1 {{fill must be negative and finite to hide padded keys, found 1}}
   %0 = graph.attention_mask %m fill 1.000000e+00 : tensor<4x8xi32> -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
@@ -343,7 +349,7 @@ func.func @f(%x: tensor<4x16xf32>, %g: tensor<16xf16>) -> tensor<4x16xf32> {
 
 // Tests that layer_norm's epsilon is positive.
 func.func @f(%x: tensor<4x16xf32>, %g: tensor<16xf32>) -> tensor<4x16xf32> {
-  // expected-error @+1 {{epsilon must be positive, found 0}}
+  // expected-error @+1 {{epsilon must be positive and finite, found 0}}
   %0 = graph.layer_norm %x, %g, %g eps 0.000000e+00 : tensor<4x16xf32>, tensor<16xf32>
   return %0 : tensor<4x16xf32>
 }
@@ -424,7 +430,7 @@ func.func @f(%x: tensor<4x16xf32>) -> tensor<64xi32> {
 
 // Tests that transpose takes a permutation.
 func.func @f(%x: tensor<4x16x8xf32>) -> tensor<4x16x8xf32> {
-  // expected-error @+1 {{permutation [0x0x2] is not a permutation of the 3 dimensions of the input}}
+  // expected-error @+1 {{permutation [0, 0, 2] is not a permutation of the 3 dimensions of the input}}
   %0 = graph.transpose %x [0, 0, 2] : tensor<4x16x8xf32> -> tensor<4x16x8xf32>
   return %0 : tensor<4x16x8xf32>
 }
@@ -451,7 +457,7 @@ func.func @f(%x: tensor<4x16xf32>) -> tensor<16x4xf16> {
 
 // Tests that reduction dims are increasing and in range.
 func.func @f(%x: tensor<4x16xf32>) -> tensor<f32> {
-  // expected-error @+1 {{dims must be increasing and within the input's rank 2, found [1x0]}}
+  // expected-error @+1 {{dims must be increasing and within the input's rank 2, found [1, 0]}}
   %0 = graph.reduce sum %x dims [1, 0] : tensor<4x16xf32> -> tensor<f32>
   return %0 : tensor<f32>
 }
@@ -535,4 +541,31 @@ func.func @f(%x: tensor<4x32xf32>, %l: tensor<4xi32>, %w: tensor<4xf32>) -> tens
   // expected-error @+1 {{classes -3 must be in [1, 32] (the logits' last dimension)}}
   %0 = graph.softmax_cross_entropy %x, %l, %w classes -3 : tensor<4x32xf32>, tensor<4xi32>, tensor<4xf32> -> tensor<f32>
   return %0 : tensor<f32>
+}
+
+// -----
+
+// Tests that a bias needs a dimension to add along.
+func.func @f(%x: tensor<f32>, %b: tensor<1xf32>) -> tensor<f32> {
+  // expected-error @+1 {{expects an input of rank 1 or more, found a scalar}}
+  %0 = graph.bias_add %x, %b : tensor<f32>, tensor<1xf32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Tests that a scale factor is finite.
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{factor must be finite, found INF}}
+  %0 = graph.scale %x by 0x7FF0000000000000 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that the cross-entropy result has the logits' element type.
+func.func @f(%x: tensor<4x32xf32>, %l: tensor<4xi32>, %w: tensor<4xf32>) -> tensor<bf16> {
+  // expected-error @+1 {{expects result to have element type 'f32' (as logits), found 'bf16'}}
+  %0 = graph.softmax_cross_entropy %x, %l, %w classes 30 : tensor<4x32xf32>, tensor<4xi32>, tensor<4xf32> -> tensor<bf16>
+  return %0 : tensor<bf16>
 }
