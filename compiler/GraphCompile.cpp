@@ -2,7 +2,9 @@
 
 #include "compiler/GraphCompile.h"
 
+#include "compiler/ExecutableWriter.h"
 #include "models/bert/BertBuilder.h"
+#include "passes/Passes.h"
 #include "passes/Pipelines.h"
 #include "runtime/config/Config.h"
 
@@ -43,4 +45,43 @@ OwningOpRef<ModuleOp> ferry::compileGraph(MLIRContext &context,
   if (failed(pm.run(*module)))
     return nullptr;
   return module;
+}
+
+LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
+                                const std::vector<std::string> &programs,
+                                const std::string &stopAfter) {
+  if (stopAfter == "graph")
+    return success();
+  PassManager pm(module.getContext());
+  buildTrainingPipeline(pm);
+  if (failed(pm.run(module)))
+    return failure();
+  if (stopAfter == "training")
+    return success();
+  PassManager lower(module.getContext());
+  lower.addPass(createLowerToRtPass(programs));
+  if (failed(lower.run(module)))
+    return failure();
+  auto arena = module->getAttrOfType<IntegerAttr>("rt.arena_bytes");
+  if (config.execution.device_memory_limit &&
+      static_cast<uint64_t>(arena.getInt()) >
+          *config.execution.device_memory_limit)
+    return emitError(module.getLoc())
+           << "the plan needs " << formatByteSize(arena.getInt())
+           << " of device memory (" << arena.getInt()
+           << " bytes) but execution.device_memory_limit is "
+           << formatByteSize(*config.execution.device_memory_limit)
+           << "; raise the limit, lower execution.micro_batch_size, or use "
+              "execution.mode: phased (once available)";
+  return success();
+}
+
+std::vector<uint8_t>
+ferry::compileExecutable(MLIRContext &context, const Config &config,
+                         const std::string &name,
+                         const std::vector<std::string> &programs) {
+  OwningOpRef<ModuleOp> module = compileGraph(context, config, name);
+  if (!module || failed(lowerGraph(*module, config, programs)))
+    return {};
+  return serializeExecutable(*module, config);
 }

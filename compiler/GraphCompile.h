@@ -6,7 +6,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ferry {
 struct Config;
@@ -20,6 +22,24 @@ std::string moduleNameForConfig(const std::string &configPath);
 mlir::OwningOpRef<mlir::ModuleOp> compileGraph(mlir::MLIRContext &context,
                                                const Config &config,
                                                const std::string &name);
+
+// The pipeline after the builder, as `ferry compile` runs it (passes/
+// Pipelines.cpp): training passes, then lowering of `programs` to rt with the
+// memory plan. `stopAfter` = "graph" returns right after the builder,
+// "training" after the training passes, "rt" at the end. Checks the planned
+// arena against execution.device_memory_limit. Returns failure after
+// emitting diagnostics.
+mlir::LogicalResult lowerGraph(mlir::ModuleOp module, const Config &config,
+                               const std::vector<std::string> &programs,
+                               const std::string &stopAfter = "rt");
+
+// config -> graph -> training passes -> rt -> the executable's payload
+// (ExecutableWriter), with `programs` (default: train_step). Returns an empty
+// vector after emitting diagnostics.
+std::vector<uint8_t>
+compileExecutable(mlir::MLIRContext &context, const Config &config,
+                  const std::string &name,
+                  const std::vector<std::string> &programs = {"train_step"});
 
 } // namespace ferry
 

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Pipelines.h"
+#include "passes/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -20,7 +21,32 @@ void ferry::buildGraphCleanupPipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCanonicalizerPass());
 }
 
+void ferry::buildTrainingPipeline(mlir::OpPassManager &pm) {
+  // Reverse mode over @forward: @forward_grad, the block functions split into
+  // _fwd/_bwd, stacked stash variables for the layer loop.
+  pm.addPass(createAutodiffPass("forward"));
+  // @train_step: accumulation over micro-batches, global norm, schedule,
+  // LAMB/AdamW. Needs @forward_grad.
+  pm.addPass(createInsertOptimizerPass());
+  // Autodiff leaves duplicate constants and zero-gradient seeds; merge and
+  // fold them before the memory plan sees them.
+  pm.addPass(mlir::createCSEPass());
+  pm.addPass(mlir::createCanonicalizerPass());
+}
+
+void ferry::registerFerryPasses() {
+  mlir::registerPass([] { return createAutodiffPass(); });
+  mlir::registerPass([] { return createInsertOptimizerPass(); });
+  mlir::registerPass([] { return createLowerToRtPass(); });
+}
+
 void ferry::registerFerryPipelines() {
+  registerFerryPasses();
+  mlir::PassPipelineRegistration<>(
+      "ferry-training",
+      "autodiff + optimizer insertion + clean-up, as `ferry compile` runs "
+      "them after the builder",
+      buildTrainingPipeline);
   mlir::PassPipelineRegistration<>(
       "ferry-graph-cleanup",
       "CSE and canonicalisation of graph IR, as `ferry compile` runs them "

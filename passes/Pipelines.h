@@ -11,6 +11,10 @@ namespace ferry {
 // training pass): `--ferry-graph-cleanup` in ferry-opt.
 void buildGraphCleanupPipeline(mlir::OpPassManager &pm);
 
+// graph IR -> training graph IR: autodiff, optimizer insertion, clean-up
+// (`--ferry-training` in ferry-opt).
+void buildTrainingPipeline(mlir::OpPassManager &pm);
+
 // Registers every ferry pipeline with the pass registry (for ferry-opt and
 // --pass-pipeline strings).
 void registerFerryPipelines();

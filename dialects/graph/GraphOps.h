@@ -15,6 +15,7 @@
 #include "dialects/graph/GraphDialect.h"
 
 #include "dialects/graph/GraphEnums.h.inc"
+#include "dialects/graph/GraphInterfaces.h.inc"
 
 #define GET_OP_CLASSES
 #include "dialects/graph/GraphOps.h.inc"

@@ -13,6 +13,9 @@ include "dialects/graph/GraphDialect.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
+include "dialects/graph/GraphInterfaces.td"
+
+defvar Graph_Differentiable = DeclareOpInterfaceMethods<Graph_GradientOpInterface>;
 
 //===----------------------------------------------------------------------===//
 // State: declarations and reads
@@ -78,7 +81,8 @@ def Graph_ParameterRefOp : Graph_Op<"parameter_ref",
     [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "reads a declared parameter or variable";
   let description = [{
-    The current value of an unstacked `graph.parameter` or `graph.variable`.
+    The current value of a `graph.parameter` or `graph.variable`: all of it,
+    all layers of a stacked one (as the optimizer and the global norm read it).
     The result type must equal the declared type.
 
     ```mlir
@@ -150,7 +154,7 @@ def Graph_AttentionMaskOp : Graph_Op<"attention_mask", [Pure]> {
 // Gathers
 //===----------------------------------------------------------------------===//
 
-def Graph_EmbeddingOp : Graph_Op<"embedding", [Pure]> {
+def Graph_EmbeddingOp : Graph_Op<"embedding", [Pure, Graph_Differentiable]> {
   let summary = "gathers rows of an embedding table";
   let description = [{
     `result[i..., :] = table[ids[i...], :]`. The result has the shape of
@@ -169,7 +173,7 @@ def Graph_EmbeddingOp : Graph_Op<"embedding", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Graph_GatherPositionsOp : Graph_Op<"gather_positions", [Pure]> {
+def Graph_GatherPositionsOp : Graph_Op<"gather_positions", [Pure, Graph_Differentiable]> {
   let summary = "gathers the hidden states at the masked positions";
   let description = [{
     `result[b, p, :] = input[b, positions[b, p], :]`: the MLM head runs only
@@ -187,7 +191,7 @@ def Graph_GatherPositionsOp : Graph_Op<"gather_positions", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Graph_TakeOp : Graph_Op<"take", [Pure]> {
+def Graph_TakeOp : Graph_Op<"take", [Pure, Graph_Differentiable]> {
   let summary = "takes one index along a dimension, dropping that dimension";
   let description = [{
     `result = input[..., index, ...]` with `index` at dimension `dim`. The NSP
@@ -209,7 +213,7 @@ def Graph_TakeOp : Graph_Op<"take", [Pure]> {
 // Linear algebra
 //===----------------------------------------------------------------------===//
 
-def Graph_MatmulOp : Graph_Op<"matmul", [Pure]> {
+def Graph_MatmulOp : Graph_Op<"matmul", [Pure, Graph_Differentiable]> {
   let summary = "batched matrix product with transpose flags";
   let description = [{
     `result[..., m, n] = sum_k A[..., m, k] * B[..., k, n]` where `A` is `lhs`
@@ -236,7 +240,7 @@ def Graph_MatmulOp : Graph_Op<"matmul", [Pure]> {
 }
 
 def Graph_BiasAddOp : Graph_Op<"bias_add",
-    [Pure, AllTypesMatch<["input", "result"]>]> {
+    [Pure, Graph_Differentiable, AllTypesMatch<["input", "result"]>]> {
   let summary = "adds a bias along the last dimension";
   let description = [{
     `result[..., j] = input[..., j] + bias[j]`.
@@ -256,7 +260,7 @@ def Graph_BiasAddOp : Graph_Op<"bias_add",
 //===----------------------------------------------------------------------===//
 
 class Graph_BinaryOp<string mnemonic, string what>
-    : Graph_Op<mnemonic, [Pure, Elementwise, SameOperandsAndResultType]> {
+    : Graph_Op<mnemonic, [Pure, Graph_Differentiable, Elementwise, SameOperandsAndResultType]> {
   let summary = "elementwise " # what;
   let description = "Elementwise " # what # [{ of two tensors of the same type.
 
@@ -275,7 +279,7 @@ def Graph_MulOp : Graph_BinaryOp<"mul", "product">;
 def Graph_DivOp : Graph_BinaryOp<"div", "quotient">;
 
 class Graph_UnaryOp<string mnemonic>
-    : Graph_Op<mnemonic, [Pure, Elementwise, SameOperandsAndResultType]> {
+    : Graph_Op<mnemonic, [Pure, Graph_Differentiable, Elementwise, SameOperandsAndResultType]> {
   let arguments = (ins Graph_FloatTensor:$input);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
@@ -305,7 +309,7 @@ def Graph_TanhOp : Graph_UnaryOp<"tanh"> {
 }
 
 def Graph_ScaleOp : Graph_Op<"scale",
-    [Pure, Elementwise, SameOperandsAndResultType]> {
+    [Pure, Graph_Differentiable, Elementwise, SameOperandsAndResultType]> {
   let summary = "multiplies by a compile-time constant";
   let description = [{
     `result = input * factor`: the `1/sqrt(head_size)` of attention scores
@@ -326,7 +330,7 @@ def Graph_ScaleOp : Graph_Op<"scale",
 //===----------------------------------------------------------------------===//
 
 def Graph_LayerNormOp : Graph_Op<"layer_norm",
-    [Pure, AllTypesMatch<["input", "result"]>,
+    [Pure, Graph_Differentiable, AllTypesMatch<["input", "result"]>,
      AllTypesMatch<["scale", "bias"]>]> {
   let summary = "layer normalisation over the last dimension";
   let description = [{
@@ -348,7 +352,7 @@ def Graph_LayerNormOp : Graph_Op<"layer_norm",
 }
 
 def Graph_SoftmaxOp : Graph_Op<"softmax",
-    [Pure, AllTypesMatch<["input", "result"]>]> {
+    [Pure, Graph_Differentiable, AllTypesMatch<["input", "result"]>]> {
   let summary = "softmax over the last dimension, after an additive mask";
   let description = [{
     `softmax(input[b, ..., :] + mask[b, :])` over the last dimension (the
@@ -366,7 +370,7 @@ def Graph_SoftmaxOp : Graph_Op<"softmax",
 }
 
 def Graph_DropoutOp : Graph_Op<"dropout",
-    [Pure, AllTypesMatch<["input", "result"]>]> {
+    [Pure, Graph_Differentiable, AllTypesMatch<["input", "result"]>]> {
   let summary = "seeded inverted dropout";
   let description = [{
     Zeroes each element with probability `probability` and scales the rest by
@@ -395,7 +399,7 @@ def Graph_DropoutOp : Graph_Op<"dropout",
 // Shape
 //===----------------------------------------------------------------------===//
 
-def Graph_ReshapeOp : Graph_Op<"reshape", [Pure]> {
+def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, Graph_Differentiable]> {
   let summary = "reinterprets a tensor with another shape";
   let description = [{
     Same elements in the same (row-major) order, another static shape with
@@ -411,7 +415,7 @@ def Graph_ReshapeOp : Graph_Op<"reshape", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Graph_TransposeOp : Graph_Op<"transpose", [Pure]> {
+def Graph_TransposeOp : Graph_Op<"transpose", [Pure, Graph_Differentiable]> {
   let summary = "permutes dimensions";
   let description = [{
     `result` dimension `i` is `input` dimension `permutation[i]`.
@@ -430,7 +434,7 @@ def Graph_TransposeOp : Graph_Op<"transpose", [Pure]> {
 // Reductions and the loss
 //===----------------------------------------------------------------------===//
 
-def Graph_ReduceOp : Graph_Op<"reduce", [Pure]> {
+def Graph_ReduceOp : Graph_Op<"reduce", [Pure, Graph_Differentiable]> {
   let summary = "reduces over a set of dimensions";
   let description = [{
     `sum`, `mean`, `max` or `sum_squares` over the listed dimensions (in
@@ -449,7 +453,7 @@ def Graph_ReduceOp : Graph_Op<"reduce", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Graph_SoftmaxCrossEntropyOp : Graph_Op<"softmax_cross_entropy", [Pure]> {
+def Graph_SoftmaxCrossEntropyOp : Graph_Op<"softmax_cross_entropy", [Pure, Graph_Differentiable]> {
   let summary = "weighted sum of softmax cross-entropies over the classes";
   let description = [{
     `result = sum_i weights[i] * (logsumexp(logits[i, :C]) - logits[i, labels[i]])`
@@ -473,5 +477,7 @@ def Graph_SoftmaxCrossEntropyOp : Graph_Op<"softmax_cross_entropy", [Pure]> {
   }];
   let hasVerifier = 1;
 }
+
+include "dialects/graph/GraphTrainingOps.td"
 
 #endif // FERRY_DIALECTS_GRAPH_GRAPHOPS_TD

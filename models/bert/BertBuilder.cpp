@@ -227,7 +227,7 @@ func::FuncOp BertBuilder::buildEncoderLayer(ModuleOp module) {
 
 // @heads(x, masked_lm_positions, masked_lm_ids, masked_lm_weights,
 //        next_sentence_labels, mlm_count, word (tied), head weights)
-//   -> (loss, mlm_loss, nsp_loss)
+//   -> (loss, mlm_loss, nsp_loss, mlm_correct)
 func::FuncOp BertBuilder::buildHeads(ModuleOp module) {
   int64_t p = m.max_predictions, h = m.hidden_size;
   const bert::ParameterSpec &wordSpec = specs.front();
@@ -241,7 +241,7 @@ func::FuncOp BertBuilder::buildHeads(ModuleOp module) {
   for (const bert::ParameterSpec *spec : blockParams(bert::Block::Heads))
     inputs.push_back(paramType(*spec, false));
   func::FuncOp fn = beginFunction(module, bert::kHeadsFn, inputs,
-                                  {scalar(), scalar(), scalar()});
+                                  {scalar(), scalar(), scalar(), scalar()});
   auto a = fn.getArguments();
   Value x = a[0], positions = a[1], labels = a[2], weights = a[3];
   Value nspLabels = a[4], mlmCount = a[5], word = a[6];
@@ -275,13 +275,16 @@ func::FuncOp BertBuilder::buildHeads(ModuleOp module) {
                         static_cast<double>(cfg.training.global_batch_size)));
 
   Value loss = AddOp::create(b, loc, mlmLoss, nspLoss);
-  func::ReturnOp::create(b, loc, ValueRange{loss, mlmLoss, nspLoss});
+  // The numerator of the MLM accuracy (a metric; not differentiated).
+  Value mlmCorrect = ArgmaxCorrectOp::create(b, loc, scalar(), logits, labels,
+                                             weights, m.vocab_size);
+  func::ReturnOp::create(b, loc, ValueRange{loss, mlmLoss, nspLoss, mlmCorrect});
   return fn;
 }
 
 // @forward(input_ids, segment_ids, input_mask, masked_lm_positions,
 //          masked_lm_ids, masked_lm_weights, next_sentence_labels, mlm_count,
-//          seed, sample_offset) -> (loss, mlm_loss, nsp_loss)
+//          seed, sample_offset) -> (loss, mlm_loss, nsp_loss, mlm_correct)
 void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
                                func::FuncOp layer, func::FuncOp heads) {
   int64_t s = m.seq_length, p = m.max_predictions;
@@ -290,7 +293,7 @@ void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
       ints({batch, p}), floats({batch, p}), ints({batch}),    scalar(),
       b.getI64Type(),   b.getIndexType()};
   func::FuncOp fn = beginFunction(module, bert::kForwardFn, inputs,
-                                  {scalar(), scalar(), scalar()});
+                                  {scalar(), scalar(), scalar(), scalar()});
   auto a = fn.getArguments();
   Value ids = a[0], segments = a[1], inputMask = a[2], positions = a[3];
   Value labels = a[4], weights = a[5], nspLabels = a[6], mlmCount = a[7];
@@ -359,6 +362,30 @@ OwningOpRef<ModuleOp> BertBuilder::build(StringRef name) {
   (*module)->setAttr("ferry.global_batch_size",
                      i64(cfg.training.global_batch_size));
 
+  // The training settings the passes read (ferry-insert-optimizer).
+  const TrainingConfig &t = cfg.training;
+  auto f64 = [&](double v) { return b.getF64FloatAttr(v); };
+  (*module)->setAttr(
+      "ferry.training",
+      b.getDictionaryAttr({
+          b.getNamedAttr("micro_batch_size", i64(batch)),
+          b.getNamedAttr("global_batch_size", i64(t.global_batch_size)),
+          b.getNamedAttr("data_parallel", i64(cfg.execution.data_parallel)),
+          b.getNamedAttr("seed", i64(t.seed)),
+          b.getNamedAttr("optimizer", b.getStringAttr(t.optimizer.name)),
+          b.getNamedAttr("lr", f64(t.optimizer.lr)),
+          b.getNamedAttr("beta1", f64(t.optimizer.beta1)),
+          b.getNamedAttr("beta2", f64(t.optimizer.beta2)),
+          b.getNamedAttr("epsilon", f64(t.optimizer.epsilon)),
+          b.getNamedAttr("weight_decay", f64(t.optimizer.weight_decay)),
+          b.getNamedAttr("clip_norm", f64(t.optimizer.clip_norm)),
+          b.getNamedAttr("lr_schedule", b.getStringAttr(t.lr_schedule.kind)),
+          b.getNamedAttr("warmup_steps", i64(t.lr_schedule.warmup_steps)),
+          b.getNamedAttr("start_warmup_step",
+                         i64(t.lr_schedule.start_warmup_step)),
+          b.getNamedAttr("power", f64(t.lr_schedule.power)),
+          b.getNamedAttr("total_steps", i64(t.lr_schedule.total_steps)),
+      }));
   declareParameters(*module);
   func::FuncOp embeddings = buildEmbeddings(*module);
   func::FuncOp layer = buildEncoderLayer(*module);

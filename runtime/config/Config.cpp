@@ -122,6 +122,7 @@ const std::vector<KeyDef> &schema() {
       {"data.path", Kind::Text, "synthetic", {}, FERRY_STRING(data.path)},
       {"data.format", Kind::Choice, "auto", {"auto", "hdf5", "tfrecord"}, FERRY_STRING(data.format)},
       {"data.shuffle", Kind::Bool, "true", {}, FERRY_BOOL(data.shuffle)},
+      {"data.synthetic_samples", Kind::PositiveInt, "1024", {}, FERRY_INT(data.synthetic_samples)},
 
       {"checkpoint.init", Kind::Text, "", {}, FERRY_STRING(checkpoint.init)},
       {"checkpoint.save_dir", Kind::Text, "", {}, FERRY_STRING(checkpoint.save_dir)},
@@ -652,6 +653,36 @@ std::string Config::canonicalText() const {
   for (const KeyDef &def : schema())
     out +=
         std::string(def.key) + ": " + render(def.kind, def.get(*this)) + "\n";
+  return out;
+}
+
+std::string Config::yamlText() const {
+  // Keys are grouped by section in schema order, so a stack of the open
+  // sections is enough to nest them.
+  std::string out;
+  std::vector<std::string> open;
+  for (const KeyDef &def : schema()) {
+    std::vector<std::string> parts;
+    std::string key = def.key;
+    for (size_t start = 0;;) {
+      size_t dot = key.find('.', start);
+      parts.push_back(key.substr(start, dot - start));
+      if (dot == std::string::npos)
+        break;
+      start = dot + 1;
+    }
+    size_t common = 0;
+    while (common < open.size() && common + 1 < parts.size() &&
+           open[common] == parts[common])
+      ++common;
+    open.resize(common);
+    for (size_t i = common; i + 1 < parts.size(); ++i) {
+      out += std::string(2 * i, ' ') + parts[i] + ":\n";
+      open.push_back(parts[i]);
+    }
+    out += std::string(2 * (parts.size() - 1), ' ') + parts.back() + ": " +
+           render(def.kind, def.get(*this)) + "\n";
+  }
   return out;
 }
 

@@ -81,6 +81,7 @@ struct DataConfig {
   std::string path;   // "synthetic" or a file, directory or glob
   std::string format; // auto | hdf5 | tfrecord
   bool shuffle = false;
+  int64_t synthetic_samples = 0; // pool size of --data synthetic
 };
 
 struct CheckpointConfig {
@@ -111,6 +112,10 @@ struct Config {
   // order: equal for equal configurations whatever the YAML's key order,
   // comments or spelling of numbers. The cache key hashes this.
   std::string canonicalText() const;
+
+  // The same values as nested YAML that parseConfig reads back to an equal
+  // Config: how an executable carries its config to the runtime.
+  std::string yamlText() const;
 };
 
 // Loads a YAML config file and applies "--set key=value" overrides.

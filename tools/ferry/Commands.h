@@ -13,5 +13,7 @@ namespace ferry::cli {
 using Runner = std::function<int()>;
 
 Runner addCompileCommand(CLI::App &app);
+Runner addTrainCommand(CLI::App &app);
+Runner addInspectCommand(CLI::App &app);
 
 } // namespace ferry::cli

@@ -1,10 +1,13 @@
-// `ferry compile CONFIG [--set K=V]... [--emit graph] [-o FILE] [--summary]`:
-// loads and validates the config, builds the model's IR and prints or writes
-// it. In a runtime-only build (-DFERRY_BUILD_COMPILER=OFF) it says so.
+// `ferry compile CONFIG [--set K=V]... [--emit graph|training|rt] [-o FILE]
+// [--summary]`: loads and validates the config and compiles it. With -o
+// FILE.fxe (and no --emit) it writes the executable; with --emit it prints
+// or writes the IR of that stage. In a runtime-only build
+// (-DFERRY_BUILD_COMPILER=OFF) it says the compiler is not built in.
 #include "tools/ferry/Commands.h"
 
 #include "runtime/AtomicFile.h"
 #include "runtime/config/Config.h"
+#include "runtime/executable/ExecutableFile.h"
 
 #include <chrono>
 #include <cstdio>
@@ -27,7 +30,7 @@ namespace {
 struct CompileOptions {
   std::string config;
   std::vector<std::string> overrides;
-  std::string emit = "graph";
+  std::string emit; // "" = graph IR to stdout, or the executable with -o
   std::string output;
   bool summary = false;
   bool printConfig = false;
@@ -57,13 +60,37 @@ int runCompile(const CompileOptions &opts) {
   registerFerryDialects(registry);
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      compileGraph(context, config, moduleNameForConfig(opts.config));
-  if (!module)
+  auto elapsedMs = [&] {
+    return std::chrono::duration<double, std::milli>(
+               std::chrono::steady_clock::now() - start)
+        .count();
+  };
+  std::string name = moduleNameForConfig(opts.config);
+
+  // The executable: -o without --emit.
+  if (opts.emit.empty() && !opts.output.empty()) {
+    std::vector<uint8_t> payload = compileExecutable(context, config, name);
+    if (payload.empty())
+      return 1;
+    try {
+      writeExecutableFile(opts.output, payload);
+    } catch (const ExecutableError &e) {
+      std::fprintf(stderr, "ferry: error: %s\n", e.what());
+      return 1;
+    }
+    if (opts.summary)
+      std::printf("ferry compile %s -> %s (%zu bytes) in %.1f ms\n",
+                  opts.config.c_str(), opts.output.c_str(), payload.size(),
+                  elapsedMs());
+    return 0;
+  }
+
+  std::string stage = opts.emit.empty() ? "graph" : opts.emit;
+  mlir::OwningOpRef<mlir::ModuleOp> module = compileGraph(context, config, name);
+  if (!module ||
+      mlir::failed(lowerGraph(*module, config, {"train_step"}, stage)))
     return 1;
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
+  double ms = elapsedMs();
 
   std::string ir;
   llvm::raw_string_ostream irStream(ir);
@@ -79,10 +106,11 @@ int runCompile(const CompileOptions &opts) {
   }
   if (opts.summary) {
     std::printf("ferry compile %s -> %s IR in %.1f ms%s%s\n",
-                opts.config.c_str(), opts.emit.c_str(), seconds * 1e3,
+                opts.config.c_str(), stage.c_str(), ms,
                 opts.output.empty() ? "" : ", written to ",
                 opts.output.c_str());
-    std::fputs(summarizeGraph(*module, config).c_str(), stdout);
+    if (stage == "graph")
+      std::fputs(summarizeGraph(*module, config).c_str(), stdout);
   }
   return 0;
 #endif
@@ -94,8 +122,9 @@ Runner addCompileCommand(CLI::App &app) {
   auto opts = std::make_shared<CompileOptions>();
   CLI::App *cmd = app.add_subcommand(
       "compile",
-      "Compile a model config (configs/*.yaml) to IR. Prints the IR, or "
-      "writes it with -o.");
+      "Compile a model config (configs/*.yaml): -o FILE.fxe writes the "
+      "executable; --emit STAGE prints (or with -o writes) the IR of a "
+      "stage; with neither, prints the graph IR.");
   cmd->add_option("config", opts->config,
                   "Model config, e.g. configs/bert-tiny.yaml")
       ->required();
@@ -106,12 +135,12 @@ Runner addCompileCommand(CLI::App &app) {
       ->allow_extra_args(false);
   cmd->add_option("--emit", opts->emit,
                   "Stage to emit: graph (the model as the BERT builder "
-                  "produces it; the phase and rt stages arrive with the "
-                  "training passes)")
-      ->check(CLI::IsMember({"graph"}))
-      ->capture_default_str();
+                  "produces it), training (after autodiff and optimizer "
+                  "insertion), rt (kernel calls on the planned arena)")
+      ->check(CLI::IsMember({"graph", "training", "rt"}));
   cmd->add_option("-o,--output", opts->output,
-                  "Write the IR to FILE (atomically) instead of stdout")
+                  "Write the executable (or with --emit, the IR) to FILE, "
+                  "atomically")
       ->type_name("FILE");
   cmd->add_flag("--summary", opts->summary,
                 "Print a summary of the IR (parameters, functions, layer "

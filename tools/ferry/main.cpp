@@ -13,7 +13,11 @@ int main(int argc, char **argv) {
       "  ferry compile configs/bert-tiny.yaml --summary   what the compiler "
       "builds\n"
       "  ferry compile configs/bert-base.yaml --set model.layers=6 -o "
-      "bert.mlir\n",
+      "bert.fxe\n"
+      "  ferry train configs/bert-tiny.yaml --steps 30               train on "
+      "the CPU\n"
+      "  ferry inspect bert.fxe                                       what an "
+      "executable holds\n",
       "ferry"};
   app.require_subcommand(0, 1);
   bool version = false;
@@ -22,6 +26,8 @@ int main(int argc, char **argv) {
                "CUDA, MPI) and the CUDA devices visible");
 
   ferry::cli::Runner compile = ferry::cli::addCompileCommand(app);
+  ferry::cli::Runner train = ferry::cli::addTrainCommand(app);
+  ferry::cli::Runner inspect = ferry::cli::addInspectCommand(app);
 
   CLI11_PARSE(app, argc, argv);
 
@@ -31,6 +37,10 @@ int main(int argc, char **argv) {
   }
   if (app.got_subcommand("compile"))
     return compile();
+  if (app.got_subcommand("train"))
+    return train();
+  if (app.got_subcommand("inspect"))
+    return inspect();
   std::fputs(app.help().c_str(), stdout);
   return 0;
 }

@@ -72,12 +72,13 @@ func.func @f() -> tensor<4xf32> {
 
 // -----
 
-// Tests that a stacked parameter is read with parameter_slice.
+// Tests that one layer's entry of a stacked parameter is read with
+// parameter_slice (parameter_ref reads all layers).
 graph.parameter @q : tensor<2x4xf32> init(zeros) hf "q.{}" stacked
-func.func @f() -> tensor<2x4xf32> {
+func.func @f() -> tensor<4xf32> {
   // expected-error @+1 {{'q' is stacked: read one layer's entry with graph.parameter_slice}}
-  %0 = graph.parameter_ref @q : tensor<2x4xf32>
-  return %0 : tensor<2x4xf32>
+  %0 = graph.parameter_ref @q : tensor<4xf32>
+  return %0 : tensor<4xf32>
 }
 
 // -----

@@ -1,0 +1,151 @@
+//===- ExecutableWriter.cpp - rt IR -> the .fxe FlatBuffer ----------------===//
+//
+// A 1:1 walk of the rt module: states, then each program's instructions in
+// order, a loop followed by its body. Kernel names become their index in
+// runtime/executable/Kernels.def.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/ExecutableWriter.h"
+
+#include "dialects/rt/RtDialect.h"
+#include "runtime/config/Config.h"
+#include "runtime/executable/Executable_generated.h"
+
+#include "ferry/Version.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+using namespace ferry;
+
+namespace {
+
+const llvm::StringMap<uint16_t> &kernelIndex() {
+  static const llvm::StringMap<uint16_t> index = [] {
+    llvm::StringMap<uint16_t> m;
+    uint16_t i = 0;
+#define FERRY_KERNEL(Enum, name, doc) m[name] = i++;
+#include "runtime/executable/Kernels.def"
+#undef FERRY_KERNEL
+    return m;
+  }();
+  return index;
+}
+
+fxe::Role roleOf(StringRef role) {
+  if (role == "parameter")
+    return fxe::Role_Parameter;
+  if (role == "gradient")
+    return fxe::Role_Gradient;
+  if (role == "optimizer_state")
+    return fxe::Role_OptimizerState;
+  if (role == "input")
+    return fxe::Role_Input;
+  if (role == "output")
+    return fxe::Role_Output;
+  if (role == "metric")
+    return fxe::Role_Metric;
+  return fxe::Role_Stash;
+}
+
+class Writer {
+public:
+  flatbuffers::FlatBufferBuilder fbb{1 << 16};
+
+  flatbuffers::Offset<fxe::Affine> affine(ArrayRef<int64_t> v) {
+    std::vector<int64_t> coeffs(v.begin() + 1, v.end());
+    return fxe::CreateAffine(fbb, v[0], fbb.CreateVector(coeffs));
+  }
+
+  void program(Block &block, std::vector<flatbuffers::Offset<fxe::Instr>> &out) {
+    for (Operation &op : block) {
+      if (auto loop = dyn_cast<rt::LoopOp>(op)) {
+        size_t header = out.size();
+        out.push_back({}); // placeholder, filled after the body
+        program(loop.getBody().front(), out);
+        auto body = static_cast<int32_t>(out.size() - header - 1);
+        fxe::InstrBuilder ib(fbb);
+        ib.add_loop_count(static_cast<int64_t>(loop.getCount()));
+        ib.add_loop_body(body);
+        ib.add_loop_register(static_cast<int32_t>(loop.getRegisterIndex()));
+        out[header] = ib.Finish();
+        continue;
+      }
+      auto kernel = cast<rt::KernelOp>(op);
+      std::vector<flatbuffers::Offset<fxe::Ref>> refs;
+      for (Attribute a : kernel.getBuffers()) {
+        ArrayRef<int64_t> v = cast<DenseI64ArrayAttr>(a).asArrayRef();
+        auto offset = affine(v.drop_front());
+        refs.push_back(fxe::CreateRef(fbb, offset, v[0]));
+      }
+      std::vector<flatbuffers::Offset<fxe::Affine>> ints;
+      for (Attribute a : kernel.getInts())
+        ints.push_back(affine(cast<DenseI64ArrayAttr>(a).asArrayRef()));
+      std::vector<double> floats(kernel.getFloats().begin(),
+                                 kernel.getFloats().end());
+      auto refsV = fbb.CreateVector(refs);
+      auto intsV = fbb.CreateVector(ints);
+      auto floatsV = fbb.CreateVector(floats);
+      fxe::InstrBuilder ib(fbb);
+      ib.add_kernel(kernelIndex().lookup(kernel.getKernel()));
+      ib.add_buffers(refsV);
+      ib.add_ints(intsV);
+      ib.add_floats(floatsV);
+      out.push_back(ib.Finish());
+    }
+  }
+};
+
+} // namespace
+
+std::vector<uint8_t> ferry::serializeExecutable(ModuleOp module,
+                                                const Config &config) {
+  auto arena = module->getAttrOfType<IntegerAttr>("rt.arena_bytes");
+  auto stateBytes = module->getAttrOfType<IntegerAttr>("rt.state_bytes");
+  auto alignment = module->getAttrOfType<IntegerAttr>("rt.alignment");
+  auto params = module->getAttrOfType<IntegerAttr>("rt.parameter_count");
+  if (!arena || !stateBytes || !alignment || !params) {
+    module.emitError() << "serializeExecutable needs a module lowered by "
+                          "ferry-lower-to-rt";
+    return {};
+  }
+  Writer w;
+  flatbuffers::FlatBufferBuilder &fbb = w.fbb;
+  std::vector<flatbuffers::Offset<fxe::State>> states;
+  for (auto s : module.getOps<rt::StateOp>()) {
+    auto type = cast<RankedTensorType>(s.getType());
+    std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+    fxe::Init init = s.getInit() == "normal"  ? fxe::Init_Normal
+                     : s.getInit() == "ones" ? fxe::Init_Ones
+                                             : fxe::Init_Zeros;
+    states.push_back(fxe::CreateState(
+        fbb, fbb.CreateString(s.getSymName().str()), roleOf(s.getRole()),
+        static_cast<int64_t>(s.getOffset()), static_cast<int64_t>(s.getBytes()),
+        fbb.CreateVector(shape),
+        type.getElementType().isF32() ? fxe::DType_F32 : fxe::DType_I32, init,
+        s.getInitStd().convertToDouble(), fbb.CreateString(s.getHf().str()),
+        s.getStacked(), s.getNoWeightDecay()));
+  }
+  std::vector<flatbuffers::Offset<fxe::Program>> programs;
+  for (auto p : module.getOps<rt::ProgramOp>()) {
+    std::vector<flatbuffers::Offset<fxe::Instr>> instrs;
+    w.program(p.getBody().front(), instrs);
+    std::vector<std::string> inputs;
+    for (Attribute a : p.getInputs())
+      inputs.push_back(cast<StringAttr>(a).str());
+    programs.push_back(fxe::CreateProgram(
+        fbb, fbb.CreateString(p.getSymName().str()),
+        static_cast<int32_t>(p.getRegisters()),
+        fbb.CreateVectorOfStrings(inputs),
+        static_cast<int64_t>(p.getTransient()), fbb.CreateVector(instrs)));
+  }
+  auto root = fxe::CreateExecutable(
+      fbb, fbb.CreateString(std::string(FERRY_VERSION) + " (" + FERRY_GIT_HASH + ")"),
+      fbb.CreateString(config.yamlText()),
+      fbb.CreateString(config.execution.backend), arena.getInt(),
+      stateBytes.getInt(), alignment.getInt(), params.getInt(),
+      fbb.CreateVector(states), fbb.CreateVector(programs));
+  fbb.Finish(root);
+  return std::vector<uint8_t>(fbb.GetBufferPointer(),
+                              fbb.GetBufferPointer() + fbb.GetSize());
+}

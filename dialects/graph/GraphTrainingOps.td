@@ -1,0 +1,312 @@
+//===- GraphTrainingOps.td - training ops of `graph` --------*- tablegen -*-===//
+//
+// The ops the training passes add: the gradient op of each forward op whose
+// backward is not itself a forward op, state updates (store, accumulate) and
+// the optimizer (global norm, learning-rate schedule, Adam-family update).
+// Included from GraphOps.td.
+//
+//===----------------------------------------------------------------------===//
+
+//===----------------------------------------------------------------------===//
+// Gradient ops (autodiff emits them; see GradientOpInterface)
+//===----------------------------------------------------------------------===//
+
+def Graph_GeluGradOp : Graph_Op<"gelu_grad",
+    [Pure, Elementwise, SameOperandsAndResultType]> {
+  let summary = "gradient of the exact GELU";
+  let description = [{
+    `result = grad * gelu'(input)` with
+    `gelu'(x) = 0.5 * (1 + erf(x / sqrt 2)) + x * exp(-x^2 / 2) / sqrt(2 pi)`.
+
+    ```mlir
+    %dx = graph.gelu_grad %x, %dy : tensor<8x128x512xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$grad);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $grad attr-dict `:` type($result)";
+}
+
+def Graph_TanhGradOp : Graph_Op<"tanh_grad",
+    [Pure, Elementwise, SameOperandsAndResultType]> {
+  let summary = "gradient of tanh from its output";
+  let description = [{
+    `result = grad * (1 - output^2)`, where `output` is the forward's result.
+
+    ```mlir
+    %dx = graph.tanh_grad %y, %dy : tensor<8x128xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$output, Graph_FloatTensor:$grad);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$output `,` $grad attr-dict `:` type($result)";
+}
+
+def Graph_SoftmaxGradOp : Graph_Op<"softmax_grad",
+    [Pure, SameOperandsAndResultType]> {
+  let summary = "gradient of the softmax over the last dimension";
+  let description = [{
+    `result = output * (grad - sum(grad * output))` per row of the last
+    dimension, where `output` is the forward's result. The additive mask has
+    no gradient.
+
+    ```mlir
+    %ds = graph.softmax_grad %p, %dp : tensor<8x2x128x128xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$output, Graph_FloatTensor:$grad);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$output `,` $grad attr-dict `:` type($result)";
+}
+
+def Graph_LayerNormGradOp : Graph_Op<"layer_norm_grad", [Pure,
+    AllTypesMatch<["input", "grad", "input_grad"]>,
+    AllTypesMatch<["scale", "scale_grad", "bias_grad"]>]> {
+  let summary = "gradient of layer normalisation";
+  let description = [{
+    The gradients of `graph.layer_norm`'s input, scale and bias, recomputing
+    the mean and variance from `input` (so the forward need not keep them).
+
+    ```mlir
+    %dx, %dscale, %dbias = graph.layer_norm_grad %x, %gamma, %dy eps 9.9999999999999998E-13 : tensor<8x128x128xf32>, tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$scale,
+                       Graph_FloatTensor:$grad, F64Attr:$epsilon);
+  let results = (outs Graph_FloatTensor:$input_grad,
+                      Graph_FloatTensor:$scale_grad,
+                      Graph_FloatTensor:$bias_grad);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $grad `eps` $epsilon attr-dict `:` type($input) `,` type($scale)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_EmbeddingGradOp : Graph_Op<"embedding_grad", [Pure]> {
+  let summary = "scatter-adds row gradients into an embedding table's shape";
+  let description = [{
+    `result = 0; result[ids[i...], :] += grad[i..., :]`: the gradient of
+    `graph.embedding` with respect to its table. Repeated ids add up.
+
+    ```mlir
+    %dw = graph.embedding_grad %dy[%ids] : tensor<8x128x128xf32>, tensor<8x128xi32> -> tensor<1024x128xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$grad, Graph_IntTensor:$ids);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `[` $ids `]` attr-dict `:` type($grad) `,` type($ids) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_GatherPositionsGradOp : Graph_Op<"gather_positions_grad", [Pure]> {
+  let summary = "scatter-adds gradients back to the gathered positions";
+  let description = [{
+    `result = 0; result[b, positions[b, p], :] += grad[b, p, :]`: the
+    gradient of `graph.gather_positions` with respect to its input.
+
+    ```mlir
+    %dh = graph.gather_positions_grad %dm[%pos] : tensor<8x20x128xf32>, tensor<8x20xi32> -> tensor<8x128x128xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$grad, Graph_IntTensor:$positions);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `[` $positions `]` attr-dict `:` type($grad) `,` type($positions) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_TakeGradOp : Graph_Op<"take_grad", [Pure]> {
+  let summary = "places a gradient at one index of a dimension, zeros elsewhere";
+  let description = [{
+    The gradient of `graph.take`: `result[..., index, ...] = grad`, zero at
+    every other index of dimension `dim`.
+
+    ```mlir
+    %dh = graph.take_grad %dcls dim 1 index 0 : tensor<8x128xf32> -> tensor<8x128x128xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$grad, I64Attr:$dim, I64Attr:$index);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `dim` $dim `index` $index attr-dict `:` type($grad) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_BroadcastOp : Graph_Op<"broadcast", [Pure]> {
+  let summary = "repeats a tensor along inserted dimensions";
+  let description = [{
+    The inverse shape of `graph.reduce`: `dims` lists (increasing) the result
+    dimensions that `input` lacks; the result repeats `input` along them.
+    The gradient of a sum.
+
+    ```mlir
+    %y = graph.broadcast %x dims [0, 1] : tensor<f32> -> tensor<8x20xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, DenseI64ArrayAttr:$dims);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `dims` $dims attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_SoftmaxCrossEntropyGradOp : Graph_Op<"softmax_cross_entropy_grad",
+    [Pure, AllTypesMatch<["logits", "result"]>]> {
+  let summary = "gradient of the weighted softmax cross-entropy";
+  let description = [{
+    `result[i, c] = grad * weights[i] * (softmax(logits[i, :C])[c] - [c == labels[i]])`
+    for `c < C = num_classes` and 0 for the padded classes, where `grad` is
+    the (scalar) gradient of `graph.softmax_cross_entropy`'s result.
+
+    ```mlir
+    %dl = graph.softmax_cross_entropy_grad %logits, %labels, %w, %g classes 1000
+        : tensor<8x20x1024xf32>, tensor<8x20xi32>, tensor<8x20xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$logits, Graph_IntTensor:$labels,
+                       Graph_FloatTensor:$weights, Graph_FloatScalar:$grad,
+                       I64Attr:$num_classes);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $weights `,` $grad `classes` $num_classes attr-dict `:`
+    type($logits) `,` type($labels) `,` type($weights) `,` type($grad)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_ArgmaxCorrectOp : Graph_Op<"argmax_correct", [Pure]> {
+  let summary = "weighted count of slots whose argmax is the label";
+  let description = [{
+    `result = sum_i weights[i] * [argmax(logits[i, :C]) == labels[i]]`, ties to
+    the lowest class: the numerator of the masked-LM accuracy. Not
+    differentiable (a metric).
+
+    ```mlir
+    %c = graph.argmax_correct %logits, %labels, %w classes 1000
+        : tensor<8x20x1024xf32>, tensor<8x20xi32>, tensor<8x20xf32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$logits, Graph_IntTensor:$labels,
+                       Graph_FloatTensor:$weights, I64Attr:$num_classes);
+  let results = (outs Graph_FloatScalar:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $weights `classes` $num_classes attr-dict `:`
+    type($logits) `,` type($labels) `,` type($weights) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// State updates
+//===----------------------------------------------------------------------===//
+
+class Graph_StateUpdateOp<string mnemonic, string what>
+    : Graph_Op<mnemonic, [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = what # " a declared parameter or variable";
+  let arguments = (ins Graph_AnyTensor:$value, FlatSymbolRefAttr:$name,
+                       Optional<Index>:$layer);
+  let assemblyFormat = [{
+    $value `into` $name (`[` $layer^ `]`)? attr-dict `:` type($value)
+  }];
+}
+
+def Graph_StoreOp : Graph_StateUpdateOp<"store", "overwrites"> {
+  let description = [{
+    Overwrites the whole of an unstacked declaration, or the entry at `layer`
+    of a stacked one, with `value` (whose type must be the declared type,
+    without the layer dimension for an entry).
+
+    ```mlir
+    graph.store %zeros into @grad.embeddings.word : tensor<1024x128xf32>
+    graph.store %h into @stash.encoder_layer.0[%l] : tensor<8x128x128xf32>
+    ```
+  }];
+}
+
+def Graph_AccumulateOp : Graph_StateUpdateOp<"accumulate", "adds into"> {
+  let description = [{
+    Adds `value` into an unstacked declaration or into the entry at `layer`
+    of a stacked one: how gradients of parameters accumulate over uses, layers
+    and micro-batches.
+
+    ```mlir
+    graph.accumulate %dw into @grad.layer.attention.query.weight[%l] : tensor<128x128xf32>
+    ```
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer
+//===----------------------------------------------------------------------===//
+
+def Graph_GlobalNormOp : Graph_Op<"global_norm", [Pure]> {
+  let summary = "the L2 norm over every element of every operand";
+  let description = [{
+    `sqrt(sum over operands of sum(x^2))`, each element counted once: the
+    norm that clip-by-global-norm divides by.
+
+    ```mlir
+    %n = graph.global_norm %g0, %g1 : tensor<1024x128xf32>, tensor<2x128xf32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Variadic<Graph_FloatTensor>:$inputs);
+  let results = (outs Graph_FloatScalar:$result);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($result)";
+}
+
+def Graph_LearningRateOp : Graph_Op<"learning_rate", [Pure]> {
+  let summary = "the learning rate at an update count";
+  let description = [{
+    With `s = step` (updates already applied), `poly`:
+    `lr * (1 - min(s, total_steps) / total_steps)^power`, replaced during
+    warmup (`s - start_warmup_step < warmup_steps`) by
+    `lr * (s - start_warmup_step) / warmup_steps`; `constant`: `lr`.
+
+    ```mlir
+    %lr = graph.learning_rate %step {kind = "poly", lr = 1.0e-03 : f64, warmup_steps = 10 : i64,
+        start_warmup_step = 0 : i64, power = 1.0 : f64, total_steps = 100 : i64} : tensor<f32>
+    ```
+  }];
+  let arguments = (ins Index:$step, StrAttr:$kind, F64Attr:$lr,
+                       I64Attr:$warmup_steps, I64Attr:$start_warmup_step,
+                       F64Attr:$power, I64Attr:$total_steps);
+  let results = (outs Graph_FloatScalar:$result);
+  let assemblyFormat = "$step attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_OptimizerUpdateOp : Graph_Op<"optimizer_update",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "one LAMB or AdamW update of a parameter, in place";
+  let description = [{
+    Updates `param` and its moments `m`, `v` (variables of the parameter's
+    type) from the accumulated gradient `grad`, scaled first by
+    `min(1, clip_norm / global_norm)` (`clip_norm` 0: no clipping), with the
+    learning rate `lr` at update `step + 1` (bias corrections count updates
+    from 1). `weight_decay` is 0 for biases and LayerNorm parameters. LAMB's
+    trust ratio is taken per layer entry of a stacked parameter. Formulas:
+    ARCHITECTURE.md, "Optimizers".
+
+    ```mlir
+    graph.optimizer_update @embeddings.word grad @grad.embeddings.word moments @adam_m.embeddings.word, @adam_v.embeddings.word
+        lr %lr norm %norm step %step {optimizer = "lamb", beta1 = 0.9 : f64, beta2 = 0.999 : f64,
+        epsilon = 1.0e-06 : f64, weight_decay = 0.01 : f64, clip_norm = 1.0 : f64} : tensor<f32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param, FlatSymbolRefAttr:$grad,
+                       FlatSymbolRefAttr:$m, FlatSymbolRefAttr:$v,
+                       Graph_FloatScalar:$lr, Graph_FloatScalar:$global_norm,
+                       Index:$step, StrAttr:$optimizer, F64Attr:$beta1,
+                       F64Attr:$beta2, F64Attr:$epsilon, F64Attr:$weight_decay,
+                       F64Attr:$clip_norm);
+  let assemblyFormat = [{
+    $param `grad` $grad `moments` $m `,` $v `lr` $lr `norm` $global_norm `step` $step attr-dict
+    `:` type($lr) `,` type($global_norm)
+  }];
+  let hasVerifier = 1;
+}

@@ -1,0 +1,118 @@
+//===- RtOps.td - the `rt` dialect -------------------------*- tablegen -*-===//
+//
+// The runtime stage: what the runtime replays, with every decision made.
+// Tensors have become byte ranges of one device arena; ops are kernel calls
+// with their shapes as integer parameters; loops carry a register the
+// addresses and parameters may depend on. Serialised 1:1 into the executable
+// (runtime/executable/Executable.fbs).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FERRY_DIALECTS_RT_RTOPS_TD
+#define FERRY_DIALECTS_RT_RTOPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/BuiltinAttributes.td"
+
+def Rt_Dialect : Dialect {
+  let name = "rt";
+  let cppNamespace = "::ferry::rt";
+  let summary = "Kernel calls on device-arena byte ranges, as the runtime replays them.";
+  let description = [{
+    The last stage of ferry's pipeline. A module holds `rt.state` ops (tensors
+    that live for the whole run: parameters, gradients, optimizer moments,
+    inputs, metrics, stashed activations) at fixed arena offsets, and one
+    `rt.program` per entry point (`train_step`, ...). A program is a list of
+    `rt.kernel` calls and `rt.loop`s.
+
+    Addresses and integer parameters are affine in the program's registers:
+    `array<i64: c, a0, a1, ...>` means `c + a0*r0 + a1*r1 + ...`, where the
+    program's inputs (e.g. `step`) come first and each loop's counter has its
+    own register. A buffer is `array<i64: bytes, c, a0, ...>`: `bytes` bytes
+    at that arena offset. So one compiled layer body serves every layer: its
+    weights are at `base + layer * entry_bytes`.
+
+    The module's attributes give the arena size (`rt.arena_bytes`), where the
+    states end (`rt.state_bytes`) and the alignment of every buffer.
+  }];
+}
+
+class Rt_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Rt_Dialect, mnemonic, traits>;
+
+def Rt_StateOp : Rt_Op<"state", [Symbol, HasParent<"::mlir::ModuleOp">]> {
+  let summary = "a tensor at a fixed arena offset for the whole run";
+  let description = [{
+    `role` is one of parameter, gradient, optimizer_state, input, output,
+    metric, stash. `init` says how the runtime initialises it (normal with
+    `init_std`, zeros, ones); `hf` is the name in checkpoints.
+
+    ```mlir
+    rt.state @embeddings.word : tensor<1024x128xf32> role "parameter" at 0 size 524288
+        {hf = "bert.embeddings.word_embeddings.weight", init = "normal", init_std = 2.0e-02 : f64}
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttr:$type, StrAttr:$role,
+                       I64Attr:$offset, I64Attr:$bytes, StrAttr:$init,
+                       F64Attr:$init_std, StrAttr:$hf, UnitAttr:$stacked,
+                       UnitAttr:$no_weight_decay);
+  let assemblyFormat = [{
+    $sym_name `:` $type `role` $role `at` $offset `size` $bytes attr-dict
+  }];
+}
+
+def Rt_ProgramOp : Rt_Op<"program", [Symbol, SingleBlock, NoTerminator,
+    HasParent<"::mlir::ModuleOp">]> {
+  let summary = "an entry point: kernel calls and loops";
+  let description = [{
+    `inputs` names the registers the caller sets (in order); `registers`
+    counts them plus one per loop; `transient` is the peak of the program's
+    temporaries, planned above the states.
+
+    ```mlir
+    rt.program @train_step inputs ["step"] registers 3 transient 1048576 {
+      rt.loop r1 count 2 { ... }
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$inputs,
+                       I64Attr:$registers, I64Attr:$transient);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $sym_name `inputs` $inputs `registers` $registers `transient` $transient attr-dict-with-keyword $body
+  }];
+}
+
+def Rt_LoopOp : Rt_Op<"loop", [SingleBlock, NoTerminator]> {
+  let summary = "runs its body `count` times, counting in a register";
+  let description = [{
+    ```mlir
+    rt.loop r1 count 12 { rt.kernel "gemm" ... }
+    ```
+  }];
+  let arguments = (ins I64Attr:$register_index, I64Attr:$count);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "`r` $register_index `count` $count attr-dict-with-keyword $body";
+}
+
+def Rt_KernelOp : Rt_Op<"kernel"> {
+  let summary = "one kernel call on arena byte ranges";
+  let description = [{
+    `kernel` names an entry of runtime/executable/Kernels.def, which says
+    what each buffer and integer is. Buffers are `array<i64: bytes, c, a...>`,
+    integers `array<i64: c, a...>` (affine in the registers).
+
+    ```mlir
+    rt.kernel "layer_norm" buffers [array<i64: 65536, 1048576>, ...] ints [array<i64: 128>, array<i64: 128>] floats array<f64: 1.0e-12>
+    ```
+  }];
+  let arguments = (ins StrAttr:$kernel, ArrayAttr:$buffers, ArrayAttr:$ints,
+                       DenseF64ArrayAttr:$floats);
+  let assemblyFormat = [{
+    $kernel `buffers` $buffers `ints` $ints `floats` $floats attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // FERRY_DIALECTS_RT_RTOPS_TD

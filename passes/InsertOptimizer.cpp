@@ -1,0 +1,289 @@
+//===- InsertOptimizer.cpp - the training step around @forward_grad -------===//
+//
+// ferry-insert-optimizer builds @train_step(%step), one optimizer update:
+//
+//   zero the metrics
+//   for each of the GA micro-batches of the update:
+//     read the micro-batch's inputs from the stacked @input.* variables
+//     call @forward_grad (adds the gradients into @grad.*)
+//     add its loss, MLM loss, NSP loss and MLM hits into @metric.*
+//   norm = global norm over every @grad.*     (before clipping)
+//   lr   = the schedule at %step (updates already applied)
+//   one LAMB / AdamW update per parameter, clipped by the global norm
+//   zero the gradients
+//
+// GA = global_batch_size / (micro_batch_size x data_parallel). The losses of
+// @forward are normalised by the global batch (the MLM loss by the global
+// count of counted slots, an input), so summing over micro-batches gives the
+// loss of the whole batch and accumulation computes the same step as one big
+// batch. Dropout is keyed by the global sample index: sample_offset =
+// step x global_batch_size + micro-batch x micro_batch_size.
+//
+// The settings come from the module's `ferry.training` dictionary (the
+// builder writes it from the config).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialects/graph/GraphOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+
+using namespace mlir;
+using namespace ferry::graph;
+
+namespace {
+
+struct InsertOptimizerPass
+    : public PassWrapper<InsertOptimizerPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(InsertOptimizerPass)
+
+  StringRef getArgument() const override { return "ferry-insert-optimizer"; }
+  StringRef getDescription() const override {
+    return "Builds @train_step: gradient accumulation, global norm, learning "
+           "rate schedule and LAMB/AdamW updates around @forward_grad";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, scf::SCFDialect, func::FuncDialect>();
+  }
+  void runOnOperation() override;
+};
+
+// Reads one entry of the ferry.training dictionary, with a diagnostic naming
+// it when it is missing or of the wrong kind.
+class Settings {
+public:
+  Settings(ModuleOp module, DictionaryAttr dict) : module(module), dict(dict) {}
+  double f(StringRef key) {
+    if (auto a = dyn_cast_or_null<FloatAttr>(dict.get(key)))
+      return a.getValueAsDouble();
+    fail(key, "a float");
+    return 0;
+  }
+  int64_t i(StringRef key) {
+    if (auto a = dyn_cast_or_null<IntegerAttr>(dict.get(key)))
+      return a.getInt();
+    fail(key, "an integer");
+    return 0;
+  }
+  std::string s(StringRef key) {
+    if (auto a = dyn_cast_or_null<StringAttr>(dict.get(key)))
+      return a.str();
+    fail(key, "a string");
+    return "";
+  }
+  bool ok = true;
+
+private:
+  void fail(StringRef key, StringRef kind) {
+    if (ok)
+      module.emitError() << "ferry.training." << key << " must be " << kind
+                         << " (the builder writes it from the config)";
+    ok = false;
+  }
+  ModuleOp module;
+  DictionaryAttr dict;
+};
+
+void InsertOptimizerPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  SymbolTable symbols(module);
+  auto dict = module->getAttrOfType<DictionaryAttr>("ferry.training");
+  if (!dict) {
+    module.emitError() << "ferry-insert-optimizer needs the module attribute "
+                          "ferry.training (written by the builder)";
+    return signalPassFailure();
+  }
+  auto grad = symbols.lookup<func::FuncOp>("forward_grad");
+  if (!grad) {
+    module.emitError() << "ferry-insert-optimizer needs @forward_grad: run "
+                          "ferry-autodiff first";
+    return signalPassFailure();
+  }
+  Settings set(module, dict);
+  int64_t micro = set.i("micro_batch_size");
+  int64_t global = set.i("global_batch_size");
+  int64_t dataParallel = set.i("data_parallel");
+  int64_t seed = set.i("seed");
+  std::string optimizer = set.s("optimizer");
+  double beta1 = set.f("beta1"), beta2 = set.f("beta2");
+  double epsilon = set.f("epsilon"), weightDecay = set.f("weight_decay");
+  double clipNorm = set.f("clip_norm");
+  std::string schedule = set.s("lr_schedule");
+  double lr = set.f("lr"), power = set.f("power");
+  int64_t warmup = set.i("warmup_steps"), startWarmup = set.i("start_warmup_step");
+  int64_t totalSteps = set.i("total_steps");
+  if (!set.ok)
+    return signalPassFailure();
+  if (micro < 1 || dataParallel < 1 || global % (micro * dataParallel) != 0) {
+    module.emitError() << "global_batch_size " << global
+                       << " is not divisible by micro_batch_size " << micro
+                       << " x data_parallel " << dataParallel;
+    return signalPassFailure();
+  }
+  int64_t accumulation = global / (micro * dataParallel);
+
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(ctx);
+  Location loc = module.getLoc();
+  auto f32Scalar = RankedTensorType::get({}, b.getF32Type());
+  auto firstFunc = *module.getOps<func::FuncOp>().begin();
+  auto declare = [&](StringRef name, RankedTensorType type, StringRef hf,
+                     bool stacked) -> StringRef {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(firstFunc);
+    auto var = VariableOp::create(b, loc, name, type, InitKind::zeros,
+                                  FloatAttr(), hf, stacked, false);
+    symbols.insert(var);
+    return var.getSymName();
+  };
+  auto zeros = [&](Type type) -> Value {
+    auto t = cast<RankedTensorType>(type);
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(t, b.getF32FloatAttr(0.0f)));
+  };
+
+  // Inputs of one update: stacked [GA, micro, ...] per tensor input of
+  // @forward (the mlm_count scalar is the whole batch's, unstacked).
+  SmallVector<Value> callArgs;
+  SmallVector<std::pair<StringRef, RankedTensorType>> inputs;
+  for (unsigned i = 0; i < grad.getNumArguments(); ++i) {
+    auto name = grad.getArgAttrOfType<StringAttr>(i, "ferry.input");
+    if (!name) {
+      grad.emitOpError() << "argument " << i
+                         << " has no ferry.input name; @train_step cannot "
+                            "feed it";
+      return signalPassFailure();
+    }
+    auto type = dyn_cast<RankedTensorType>(grad.getArgumentTypes()[i]);
+    inputs.push_back({name.getValue(), type});
+  }
+
+  b.setInsertionPointToEnd(module.getBody());
+  auto step = func::FuncOp::create(
+      b, loc, "train_step", b.getFunctionType({b.getIndexType()}, {}));
+  step.setArgAttr(0, "ferry.input", b.getStringAttr("step"));
+  symbols.insert(step);
+  Block *entry = step.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  Value stepIndex = entry->getArgument(0);
+
+  // Metrics, summed over the micro-batches.
+  SmallVector<StringRef> metricNames = {"loss", "mlm_loss", "nsp_loss",
+                                        "mlm_correct"};
+  SmallVector<StringRef> metrics;
+  for (StringRef m : metricNames) {
+    std::string name = ("metric." + m).str();
+    metrics.push_back(declare(name, f32Scalar, name, false));
+    ferry::graph::StoreOp::create(b, loc, zeros(f32Scalar), metrics.back(), Value());
+  }
+  StringRef normVar = declare("metric.grad_norm", f32Scalar, "metric.grad_norm", false);
+  StringRef lrVar = declare("metric.lr", f32Scalar, "metric.lr", false);
+
+  SmallVector<StringRef> inputVars(inputs.size());
+  for (auto [k, in] : llvm::enumerate(inputs)) {
+    if (!in.second || in.first == "mlm_count") {
+      if (in.second)
+        inputVars[k] = declare("input.mlm_count", in.second, "input.mlm_count",
+                               false);
+      continue;
+    }
+    SmallVector<int64_t> shape = {accumulation};
+    shape.append(in.second.getShape().begin(), in.second.getShape().end());
+    std::string name = ("input." + in.first).str();
+    inputVars[k] = declare(
+        name, RankedTensorType::get(shape, in.second.getElementType()),
+        name + ".{}", true);
+  }
+
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value cGA = arith::ConstantIndexOp::create(b, loc, accumulation);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  auto loop = scf::ForOp::create(b, loc, c0, cGA, c1);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    Value mb = loop.getInductionVar();
+    for (auto [k, in] : llvm::enumerate(inputs)) {
+      if (in.first == "seed") {
+        callArgs.push_back(
+            arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(seed)));
+      } else if (in.first == "sample_offset") {
+        Value g = arith::ConstantIndexOp::create(b, loc, global);
+        Value m = arith::ConstantIndexOp::create(b, loc, micro);
+        Value base = arith::MulIOp::create(b, loc, stepIndex, g);
+        Value within = arith::MulIOp::create(b, loc, mb, m);
+        callArgs.push_back(arith::AddIOp::create(b, loc, base, within));
+      } else if (in.first == "mlm_count") {
+        callArgs.push_back(
+            ParameterRefOp::create(b, loc, in.second, inputVars[k]));
+      } else if (in.second) {
+        callArgs.push_back(
+            ParameterSliceOp::create(b, loc, in.second, inputVars[k], mb));
+      } else {
+        grad.emitOpError() << "input '" << in.first
+                           << "' is neither a tensor nor a known scalar "
+                              "(seed, sample_offset)";
+        return signalPassFailure();
+      }
+    }
+    auto call = func::CallOp::create(b, loc, grad, callArgs);
+    for (auto [k, metric] : llvm::enumerate(metrics))
+      if (k < call.getNumResults())
+        AccumulateOp::create(b, loc, call.getResult(k), metric, Value());
+  }
+
+  // Parameters with their gradients.
+  SmallVector<ParameterOp> params;
+  SmallVector<Value> gradValues;
+  for (ParameterOp p : module.getOps<ParameterOp>()) {
+    std::string gradName = ("grad." + p.getSymName()).str();
+    if (!symbols.lookup<VariableOp>(gradName)) {
+      p.emitOpError() << "has no gradient variable @" << gradName
+                      << ": the loss does not depend on it";
+      return signalPassFailure();
+    }
+    params.push_back(p);
+    gradValues.push_back(
+        ParameterRefOp::create(b, loc, p.getTensorType(), gradName));
+  }
+  Value norm = GlobalNormOp::create(b, loc, f32Scalar, gradValues);
+  ferry::graph::StoreOp::create(b, loc, norm, normVar, Value());
+  Value rate = LearningRateOp::create(
+      b, loc, f32Scalar, stepIndex, b.getStringAttr(schedule),
+      b.getF64FloatAttr(lr), b.getI64IntegerAttr(warmup),
+      b.getI64IntegerAttr(startWarmup), b.getF64FloatAttr(power),
+      b.getI64IntegerAttr(totalSteps));
+  ferry::graph::StoreOp::create(b, loc, rate, lrVar, Value());
+  for (ParameterOp p : params) {
+    std::string name = p.getSymName().str();
+    StringRef m = declare("adam_m." + name, p.getTensorType(),
+                          ("optimizer.m." + p.getHfName()).str(), p.getStacked());
+    StringRef v = declare("adam_v." + name, p.getTensorType(),
+                          ("optimizer.v." + p.getHfName()).str(), p.getStacked());
+    OptimizerUpdateOp::create(
+        b, loc, FlatSymbolRefAttr::get(ctx, p.getSymName()),
+        FlatSymbolRefAttr::get(ctx, "grad." + name),
+        FlatSymbolRefAttr::get(ctx, m), FlatSymbolRefAttr::get(ctx, v), rate,
+        norm, stepIndex,
+        b.getStringAttr(optimizer), b.getF64FloatAttr(beta1),
+        b.getF64FloatAttr(beta2), b.getF64FloatAttr(epsilon),
+        b.getF64FloatAttr(p.getNoWeightDecay() ? 0.0 : weightDecay),
+        b.getF64FloatAttr(clipNorm));
+  }
+  for (ParameterOp p : params)
+    ferry::graph::StoreOp::create(b, loc, zeros(p.getTensorType()),
+                           "grad." + p.getSymName().str(), Value());
+  func::ReturnOp::create(b, loc);
+}
+
+} // namespace
+
+std::unique_ptr<Pass> ferry::createInsertOptimizerPass() {
+  return std::make_unique<InsertOptimizerPass>();
+}

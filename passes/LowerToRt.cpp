@@ -1,0 +1,887 @@
+//===- LowerToRt.cpp - graph IR -> rt programs with a memory plan ---------===//
+//
+// ferry-lower-to-rt turns each entry function (option `programs`) into an
+// rt.program and every graph.parameter / graph.variable into an rt.state:
+//
+// * States are laid out first, each at a fixed, aligned arena offset.
+// * Every tensor value becomes a byte range. Reads of states
+//   (parameter_ref, parameter_slice at a layer index) and reshapes are views,
+//   not copies. Other results get a temporary buffer.
+// * Calls are inlined; scf.for becomes rt.loop with its own register, and
+//   loop-carried tensors live in one buffer each (copied in before the loop
+//   and at the end of the body when the yielded value lives elsewhere).
+// * Index arithmetic (arith.addi/subi/muli on constants, loop counters and
+//   program inputs) folds into affine expressions, so addresses and kernel
+//   parameters such as the dropout sample offset depend on registers.
+// * Temporaries are placed by a liveness-based plan (Analysis/MemoryPlan):
+//   a buffer lives from its first to its last instruction, over whole loops
+//   when it is used both inside and outside one.
+//
+// Then the graph and func ops are erased: the module holds only rt ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialects/graph/GraphOps.h"
+#include "dialects/rt/RtDialect.h"
+#include "passes/Analysis/MemoryPlan.h"
+#include "runtime/random/Philox.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+using namespace ferry;
+using namespace ferry::graph;
+
+namespace {
+
+constexpr int64_t kAlignment = 64;
+
+int64_t alignUp(int64_t v) { return (v + kAlignment - 1) / kAlignment * kAlignment; }
+
+// c + sum coeffs[r] * register r.
+struct Affine {
+  int64_t c = 0;
+  SmallVector<int64_t> coeffs;
+
+  static Affine constant(int64_t v) { return Affine{v, {}}; }
+  static Affine reg(unsigned r) {
+    Affine a;
+    a.coeffs.assign(r + 1, 0);
+    a.coeffs[r] = 1;
+    return a;
+  }
+  Affine operator+(const Affine &o) const {
+    Affine r = *this;
+    r.c += o.c;
+    if (r.coeffs.size() < o.coeffs.size())
+      r.coeffs.resize(o.coeffs.size(), 0);
+    for (size_t i = 0; i < o.coeffs.size(); ++i)
+      r.coeffs[i] += o.coeffs[i];
+    return r;
+  }
+  Affine operator*(int64_t k) const {
+    Affine r = *this;
+    r.c *= k;
+    for (int64_t &v : r.coeffs)
+      v *= k;
+    return r;
+  }
+  bool isConstant() const {
+    return llvm::all_of(coeffs, [](int64_t v) { return v == 0; });
+  }
+  DenseI64ArrayAttr attr(Builder &b, int64_t prefix = -1) const {
+    SmallVector<int64_t> v;
+    if (prefix >= 0)
+      v.push_back(prefix);
+    v.push_back(c);
+    v.append(coeffs.begin(), coeffs.end());
+    return b.getDenseI64ArrayAttr(v);
+  }
+};
+
+// A byte range: buffer id (a state or a temporary), offset within it, size.
+struct Ref {
+  int buffer = -1;
+  Affine offset;
+  int64_t bytes = 0;
+};
+
+struct Buffer {
+  int64_t bytes = 0;
+  bool isState = false;
+  int64_t stateOffset = 0;
+  int64_t first = INT64_MAX, last = -1; // instruction positions
+};
+
+struct Instr {
+  std::string kernel; // empty for a loop
+  SmallVector<Ref> buffers;
+  SmallVector<Affine> ints;
+  SmallVector<double> floats;
+  int64_t loopCount = 0, loopRegister = 0, loopBody = 0;
+};
+
+struct StateInfo {
+  std::string name;
+  RankedTensorType type;
+  std::string role, init, hf;
+  double std = 0;
+  bool stacked = false, noWeightDecay = false;
+  int64_t offset = 0, bytes = 0;
+};
+
+int64_t numElements(Type t) { return cast<RankedTensorType>(t).getNumElements(); }
+int64_t byteSize(Type t) {
+  auto rt = cast<RankedTensorType>(t);
+  return rt.getNumElements() *
+         static_cast<int64_t>(rt.getElementType().getIntOrFloatBitWidth() / 8);
+}
+ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+int64_t product(ArrayRef<int64_t> dims) {
+  int64_t p = 1;
+  for (int64_t d : dims)
+    p *= d;
+  return p;
+}
+
+std::string roleOf(Operation *decl) {
+  if (isa<ParameterOp>(decl))
+    return "parameter";
+  StringRef name = cast<VariableOp>(decl).getSymName();
+  if (name.starts_with("grad."))
+    return "gradient";
+  if (name.starts_with("adam_"))
+    return "optimizer_state";
+  if (name.starts_with("input.") || name.starts_with("arg."))
+    return "input";
+  if (name.starts_with("output."))
+    return "output";
+  if (name.starts_with("metric."))
+    return "metric";
+  if (name.starts_with("stash."))
+    return "stash";
+  return "state";
+}
+
+// Lowers one entry function.
+class ProgramLowering {
+public:
+  ProgramLowering(ModuleOp module, llvm::StringMap<int> &stateIds,
+                  std::vector<StateInfo> &states)
+      : module(module), symbols(module), stateIds(stateIds), states(states) {
+    for (auto &s : states) {
+      Buffer buf;
+      buf.bytes = s.bytes;
+      buf.isState = true;
+      buf.stateOffset = s.offset;
+      buffers.push_back(buf);
+    }
+  }
+
+  LogicalResult lower(func::FuncOp fn);
+
+  std::vector<Buffer> buffers;
+  std::vector<Instr> instrs;
+  SmallVector<std::string> inputs;
+  unsigned registers = 0;
+
+private:
+  struct Frame {
+    DenseMap<Value, Ref> refs;
+    DenseMap<Value, Affine> ints;
+  };
+
+  LogicalResult lowerBlock(Block &block, Frame &frame,
+                           SmallVectorImpl<Value> *results);
+  LogicalResult lowerOp(Operation &op, Frame &frame);
+  LogicalResult lowerLoop(scf::ForOp loop, Frame &frame);
+
+  Ref temp(Type type) {
+    Buffer buf;
+    buf.bytes = byteSize(type);
+    buffers.push_back(buf);
+    return Ref{static_cast<int>(buffers.size() - 1), Affine(), buf.bytes};
+  }
+  Ref stateRef(StringRef name) {
+    int id = stateIds.lookup(name);
+    return Ref{id, Affine(), buffers[id].bytes};
+  }
+  Instr &emit(StringRef kernel, ArrayRef<Ref> bufs, ArrayRef<int64_t> ints,
+              ArrayRef<double> floats = {}) {
+    Instr in;
+    in.kernel = kernel.str();
+    in.buffers.assign(bufs.begin(), bufs.end());
+    for (int64_t v : ints)
+      in.ints.push_back(Affine::constant(v));
+    in.floats.assign(floats.begin(), floats.end());
+    instrs.push_back(std::move(in));
+    return instrs.back();
+  }
+  FailureOr<Ref> ref(Frame &f, Value v, Operation *user) {
+    auto it = f.refs.find(v);
+    if (it == f.refs.end())
+      return user->emitOpError() << "ferry-lower-to-rt: operand has no "
+                                    "buffer (unsupported producer)";
+    return it->second;
+  }
+  FailureOr<Affine> affine(Frame &f, Value v, Operation *user) {
+    auto it = f.ints.find(v);
+    if (it == f.ints.end())
+      return user->emitOpError() << "ferry-lower-to-rt: index operand is not "
+                                    "affine in constants, loop counters and "
+                                    "program inputs";
+    return it->second;
+  }
+
+  ModuleOp module;
+  SymbolTable symbols;
+  llvm::StringMap<int> &stateIds;
+  std::vector<StateInfo> &states;
+  std::string programName;
+};
+
+LogicalResult ProgramLowering::lower(func::FuncOp fn) {
+  programName = fn.getSymName().str();
+  Frame frame;
+  Block &body = fn.getBody().front();
+  for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
+    auto name = fn.getArgAttrOfType<StringAttr>(i, "ferry.input");
+    std::string argName = name ? name.str() : "arg" + std::to_string(i);
+    if (isa<IndexType, IntegerType>(arg.getType())) {
+      frame.ints[arg] = Affine::reg(registers++);
+      inputs.push_back(argName);
+      continue;
+    }
+    std::string state = "arg." + programName + "." + argName;
+    if (!stateIds.count(state))
+      return fn.emitOpError() << "argument " << i << " has no input state";
+    frame.refs[arg] = stateRef(state);
+  }
+  SmallVector<Value> results;
+  if (failed(lowerBlock(body, frame, &results)))
+    return failure();
+  for (auto [i, v] : llvm::enumerate(results)) {
+    FailureOr<Ref> src = ref(frame, v, fn);
+    if (failed(src))
+      return failure();
+    Ref dst = stateRef("output." + programName + "." + std::to_string(i));
+    emit("copy", {*src, dst}, {dst.bytes});
+  }
+  return success();
+}
+
+LogicalResult ProgramLowering::lowerBlock(Block &block, Frame &frame,
+                                          SmallVectorImpl<Value> *results) {
+  for (Operation &op : block) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      if (results)
+        results->assign(ret.getOperands().begin(), ret.getOperands().end());
+      continue;
+    }
+    if (isa<scf::YieldOp>(op))
+      continue; // handled by lowerLoop
+    if (failed(lowerOp(op, frame)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult ProgramLowering::lowerLoop(scf::ForOp loop, Frame &frame) {
+  FailureOr<Affine> lb = affine(frame, loop.getLowerBound(), loop);
+  FailureOr<Affine> ub = affine(frame, loop.getUpperBound(), loop);
+  FailureOr<Affine> st = affine(frame, loop.getStep(), loop);
+  if (failed(lb) || failed(ub) || failed(st))
+    return failure();
+  if (!lb->isConstant() || !ub->isConstant() || !st->isConstant() ||
+      st->c != 1 || lb->c != 0)
+    return loop.emitOpError() << "ferry-lower-to-rt lowers loops from 0 "
+                                 "with step 1 and constant bounds";
+  // Carried values: one buffer each, initialised before the loop.
+  SmallVector<Ref> carried;
+  for (auto [init, arg] :
+       llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs())) {
+    FailureOr<Ref> src = ref(frame, init, loop);
+    if (failed(src))
+      return failure();
+    Ref buf = temp(arg.getType());
+    emit("copy", {*src, buf}, {buf.bytes});
+    carried.push_back(buf);
+    frame.refs[arg] = buf;
+  }
+  unsigned reg = registers++;
+  frame.ints[loop.getInductionVar()] = Affine::reg(reg);
+  size_t loopIndex = instrs.size();
+  Instr header;
+  header.loopCount = ub->c;
+  header.loopRegister = reg;
+  instrs.push_back(header);
+  if (failed(lowerBlock(*loop.getBody(), frame, nullptr)))
+    return failure();
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  for (auto [value, buf] : llvm::zip(yield.getOperands(), carried)) {
+    FailureOr<Ref> src = ref(frame, value, yield);
+    if (failed(src))
+      return failure();
+    if (src->buffer == buf.buffer && src->offset.c == buf.offset.c &&
+        src->offset.isConstant())
+      continue;
+    emit("copy", {*src, buf}, {buf.bytes});
+  }
+  instrs[loopIndex].loopBody =
+      static_cast<int64_t>(instrs.size() - loopIndex - 1);
+  for (auto [result, buf] : llvm::zip(loop.getResults(), carried))
+    frame.refs[result] = buf;
+  return success();
+}
+
+LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
+  Location loc = op.getLoc();
+  (void)loc;
+  auto R = [&](Value v) { return ref(f, v, &op); };
+  auto out = [&](Value v) {
+    Ref r = temp(v.getType());
+    f.refs[v] = r;
+    return r;
+  };
+
+  // Index arithmetic and constants.
+  if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+    if (auto i = dyn_cast<IntegerAttr>(c.getValue())) {
+      f.ints[c.getResult()] = Affine::constant(i.getInt());
+      return success();
+    }
+    auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+    if (dense && dense.isSplat() &&
+        isa<FloatType>(dense.getElementType())) {
+      Ref r = out(c.getResult());
+      emit("fill", {r}, {numElements(c.getType())},
+           {dense.getSplatValue<APFloat>().convertToDouble()});
+      return success();
+    }
+    return op.emitOpError() << "ferry-lower-to-rt supports integer and splat "
+                               "float constants only";
+  }
+  if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(op)) {
+    FailureOr<Affine> a = affine(f, op.getOperand(0), &op);
+    FailureOr<Affine> b = affine(f, op.getOperand(1), &op);
+    if (failed(a) || failed(b))
+      return failure();
+    if (isa<arith::AddIOp>(op))
+      f.ints[op.getResult(0)] = *a + *b;
+    else if (isa<arith::SubIOp>(op))
+      f.ints[op.getResult(0)] = *a + (*b * -1);
+    else if (a->isConstant())
+      f.ints[op.getResult(0)] = *b * a->c;
+    else if (b->isConstant())
+      f.ints[op.getResult(0)] = *a * b->c;
+    else
+      return op.emitOpError() << "multiplies two register-dependent indices; "
+                                 "addresses must stay affine";
+    return success();
+  }
+
+  // Control flow.
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    return lowerLoop(loop, f);
+  if (auto call = dyn_cast<func::CallOp>(op)) {
+    auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+    if (!callee || callee.isExternal())
+      return call.emitOpError() << "calls a function without a body";
+    Frame inner;
+    Block &body = callee.getBody().front();
+    for (auto [arg, operand] :
+         llvm::zip(body.getArguments(), call.getOperands())) {
+      if (isa<IndexType, IntegerType>(arg.getType())) {
+        FailureOr<Affine> a = affine(f, operand, &op);
+        if (failed(a))
+          return failure();
+        inner.ints[arg] = *a;
+      } else {
+        FailureOr<Ref> r = R(operand);
+        if (failed(r))
+          return failure();
+        inner.refs[arg] = *r;
+      }
+    }
+    SmallVector<Value> results;
+    if (failed(lowerBlock(body, inner, &results)))
+      return failure();
+    for (auto [result, value] : llvm::zip(call.getResults(), results)) {
+      if (auto it = inner.refs.find(value); it != inner.refs.end())
+        f.refs[result] = it->second;
+      else if (auto jt = inner.ints.find(value); jt != inner.ints.end())
+        f.ints[result] = jt->second;
+      else
+        return call.emitOpError() << "result has no lowered value";
+    }
+    return success();
+  }
+
+  // State reads are views; stores, accumulations are kernels.
+  if (auto read = dyn_cast<ParameterRefOp>(op)) {
+    Ref r = stateRef(read.getName());
+    f.refs[read.getResult()] = r;
+    return success();
+  }
+  if (auto slice = dyn_cast<ParameterSliceOp>(op)) {
+    FailureOr<Affine> layer = affine(f, slice.getLayer(), &op);
+    if (failed(layer))
+      return failure();
+    Ref r = stateRef(slice.getName());
+    int64_t entry = byteSize(slice.getType());
+    r.offset = *layer * entry;
+    r.bytes = entry;
+    f.refs[slice.getResult()] = r;
+    return success();
+  }
+  if (isa<StoreOp, AccumulateOp>(op)) {
+    Value value = op.getOperand(0);
+    auto name = op.getAttrOfType<FlatSymbolRefAttr>("name").getValue();
+    Ref dst = stateRef(name);
+    Value layerValue = isa<StoreOp>(op) ? cast<StoreOp>(op).getLayer()
+                                        : cast<AccumulateOp>(op).getLayer();
+    if (layerValue) {
+      FailureOr<Affine> layer = affine(f, layerValue, &op);
+      if (failed(layer))
+        return failure();
+      dst.offset = *layer * byteSize(value.getType());
+      dst.bytes = byteSize(value.getType());
+    }
+    // Storing a splat constant is a fill of the destination.
+    if (auto c = value.getDefiningOp<arith::ConstantOp>();
+        c && isa<StoreOp>(op)) {
+      auto dense = cast<DenseElementsAttr>(c.getValue());
+      emit("fill", {dst}, {numElements(value.getType())},
+           {dense.getSplatValue<APFloat>().convertToDouble()});
+      return success();
+    }
+    FailureOr<Ref> src = R(value);
+    if (failed(src))
+      return failure();
+    if (isa<StoreOp>(op))
+      emit("copy", {*src, dst}, {dst.bytes});
+    else
+      emit("accumulate", {*src, dst}, {numElements(value.getType())});
+    return success();
+  }
+  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+    FailureOr<Ref> src = R(reshape.getInput());
+    if (failed(src))
+      return failure();
+    f.refs[reshape.getResult()] = *src;
+    return success();
+  }
+
+  // Kernels. Operands first (all must have buffers), then the result.
+  SmallVector<Ref> ins;
+  for (Value v : op.getOperands()) {
+    if (!isa<RankedTensorType>(v.getType()))
+      continue;
+    FailureOr<Ref> r = R(v);
+    if (failed(r))
+      return failure();
+    ins.push_back(*r);
+  }
+  SmallVector<Ref> outs;
+  for (Value r : op.getResults())
+    outs.push_back(out(r));
+  auto all = [&]() {
+    SmallVector<Ref> v(ins);
+    v.append(outs.begin(), outs.end());
+    return v;
+  };
+  Value r0 = op.getNumResults() ? op.getResult(0) : Value();
+
+  if (isa<AddOp, SubOp, MulOp, DivOp>(op)) {
+    StringRef k = isa<AddOp>(op)   ? "add"
+                  : isa<SubOp>(op) ? "sub"
+                  : isa<MulOp>(op) ? "mul"
+                                   : "div";
+    emit(k, all(), {numElements(r0.getType())});
+  } else if (auto s = dyn_cast<ScaleOp>(op)) {
+    emit("scale", all(), {numElements(r0.getType())},
+         {s.getFactor().convertToDouble()});
+  } else if (isa<GeluOp>(op)) {
+    emit("gelu", all(), {numElements(r0.getType())});
+  } else if (isa<GeluGradOp>(op)) {
+    emit("gelu_grad", all(), {numElements(r0.getType())});
+  } else if (isa<TanhOp>(op)) {
+    emit("tanh", all(), {numElements(r0.getType())});
+  } else if (isa<TanhGradOp>(op)) {
+    emit("tanh_grad", all(), {numElements(r0.getType())});
+  } else if (auto mm = dyn_cast<MatmulOp>(op)) {
+    ArrayRef<int64_t> a = shapeOf(mm.getLhs()), b = shapeOf(mm.getRhs()),
+                      c = shapeOf(r0);
+    int64_t m = c[c.size() - 2], n = c.back();
+    int64_t k = mm.getTransposeLhs() ? a[a.size() - 2] : a.back();
+    int64_t batch = product(c.drop_back(2));
+    bool shared = b.size() == 2 && c.size() > 2;
+    emit("gemm", all(),
+         {batch, m, n, k, mm.getTransposeLhs() ? 1 : 0,
+          mm.getTransposeRhs() ? 1 : 0, m * k, shared ? 0 : k * n, m * n, 0},
+         {1.0});
+  } else if (isa<BiasAddOp>(op)) {
+    int64_t cols = shapeOf(r0).back();
+    emit("bias_add", all(), {numElements(r0.getType()) / cols, cols});
+  } else if (auto ln = dyn_cast<LayerNormOp>(op)) {
+    int64_t cols = shapeOf(r0).back();
+    emit("layer_norm", all(), {numElements(r0.getType()) / cols, cols},
+         {ln.getEpsilon().convertToDouble()});
+  } else if (auto lng = dyn_cast<LayerNormGradOp>(op)) {
+    int64_t cols = shapeOf(r0).back();
+    emit("layer_norm_grad", all(), {numElements(r0.getType()) / cols, cols},
+         {lng.getEpsilon().convertToDouble()});
+  } else if (auto sm = dyn_cast<SoftmaxOp>(op)) {
+    ArrayRef<int64_t> s = shapeOf(r0);
+    int64_t cols = s.back(), batch = s.front();
+    emit("softmax", all(),
+         {batch, numElements(r0.getType()) / (batch * cols), cols});
+  } else if (isa<SoftmaxGradOp>(op)) {
+    int64_t cols = shapeOf(r0).back();
+    emit("softmax_grad", all(), {numElements(r0.getType()) / cols, cols});
+  } else if (auto d = dyn_cast<DropoutOp>(op)) {
+    FailureOr<Affine> seed = affine(f, d.getSeed(), &op);
+    FailureOr<Affine> layer = affine(f, d.getLayer(), &op);
+    FailureOr<Affine> offset = affine(f, d.getSampleOffset(), &op);
+    if (failed(seed) || failed(layer) || failed(offset))
+      return failure();
+    int64_t n = numElements(r0.getType());
+    int64_t perSample = shapeOf(r0).empty() ? n : n / shapeOf(r0).front();
+    Instr &in = emit("dropout", all(),
+                     {n, perSample, 0,
+                      static_cast<int64_t>(random::purposeHash(d.getPurpose()))},
+                     {d.getProbability().convertToDouble()});
+    in.ints[2] = *seed;
+    in.ints.push_back(*layer);
+    in.ints.push_back(*offset);
+  } else if (auto e = dyn_cast<EmbeddingOp>(op)) {
+    ArrayRef<int64_t> t = shapeOf(e.getTable());
+    emit("embedding", all(), {numElements(e.getIds().getType()), t[1], t[0]});
+  } else if (auto e = dyn_cast<EmbeddingGradOp>(op)) {
+    ArrayRef<int64_t> t = shapeOf(r0);
+    std::swap(ins[0], ins[1]); // the kernel takes [ids, dy, dtable]
+    emit("embedding_grad", all(),
+         {numElements(e.getIds().getType()), t[1], t[0]});
+  } else if (auto g = dyn_cast<GatherPositionsOp>(op)) {
+    ArrayRef<int64_t> x = shapeOf(g.getInput()), p = shapeOf(g.getPositions());
+    emit("gather_positions", all(), {x[0], x[1], p[1], x[2]});
+  } else if (auto g = dyn_cast<GatherPositionsGradOp>(op)) {
+    ArrayRef<int64_t> x = shapeOf(r0), p = shapeOf(g.getPositions());
+    std::swap(ins[0], ins[1]); // the kernel takes [positions, dy, dx]
+    emit("gather_positions_grad", all(), {x[0], x[1], p[1], x[2]});
+  } else if (isa<TakeOp, TakeGradOp>(op)) {
+    bool grad = isa<TakeGradOp>(op);
+    ArrayRef<int64_t> x = grad ? shapeOf(r0) : shapeOf(op.getOperand(0));
+    auto dim = static_cast<int64_t>(
+        op.getAttrOfType<IntegerAttr>("dim").getInt());
+    auto index = static_cast<int64_t>(
+        op.getAttrOfType<IntegerAttr>("index").getInt());
+    emit(grad ? "take_grad" : "take", all(),
+         {product(x.take_front(dim)), x[dim], product(x.drop_front(dim + 1)),
+          index});
+  } else if (auto t = dyn_cast<TransposeOp>(op)) {
+    ArrayRef<int64_t> x = shapeOf(t.getInput());
+    if (x.size() > 6)
+      return op.emitOpError() << "transposes of rank > 6 are not lowered";
+    SmallVector<int64_t> ints = {static_cast<int64_t>(x.size())};
+    ints.append(x.begin(), x.end());
+    ints.append(t.getPermutation().begin(), t.getPermutation().end());
+    emit("transpose", all(), ints);
+  } else if (isa<ReduceOp, BroadcastOp>(op)) {
+    bool reduce = isa<ReduceOp>(op);
+    ArrayRef<int64_t> full = reduce ? shapeOf(op.getOperand(0)) : shapeOf(r0);
+    ArrayRef<int64_t> dims =
+        op.getAttrOfType<DenseI64ArrayAttr>("dims").asArrayRef();
+    for (size_t i = 1; i < dims.size(); ++i)
+      if (dims[i] != dims[i - 1] + 1)
+        return op.emitOpError() << "ferry-lower-to-rt needs contiguous "
+                                   "dimensions to reduce or broadcast";
+    int64_t first = dims.empty() ? 0 : dims.front();
+    int64_t count = static_cast<int64_t>(dims.size());
+    int64_t outer = product(full.take_front(first));
+    int64_t size = product(full.slice(first, count));
+    int64_t inner = product(full.drop_front(first + count));
+    if (reduce)
+      emit("reduce", all(),
+           {static_cast<int64_t>(cast<ReduceOp>(op).getKind()), outer, size,
+            inner});
+    else
+      emit("broadcast", all(), {outer, size, inner});
+  } else if (isa<SoftmaxCrossEntropyOp, SoftmaxCrossEntropyGradOp,
+                 ArgmaxCorrectOp>(op)) {
+    ArrayRef<int64_t> logits = shapeOf(op.getOperand(0));
+    int64_t cols = logits.back();
+    StringRef k = isa<SoftmaxCrossEntropyOp>(op)       ? "softmax_cross_entropy"
+                  : isa<SoftmaxCrossEntropyGradOp>(op) ? "softmax_cross_entropy_grad"
+                                                       : "argmax_correct";
+    emit(k, all(),
+         {product(logits) / cols, cols,
+          op.getAttrOfType<IntegerAttr>("num_classes").getInt()});
+  } else if (auto am = dyn_cast<AttentionMaskOp>(op)) {
+    emit("attention_mask", all(), {numElements(r0.getType())},
+         {am.getFill().convertToDouble()});
+  } else if (auto io = dyn_cast<IotaOp>(op)) {
+    ArrayRef<int64_t> s = shapeOf(r0);
+    auto dim = static_cast<int64_t>(io.getDim());
+    emit("iota", all(),
+         {product(s.take_front(dim)), s[dim], product(s.drop_front(dim + 1))});
+  } else if (auto gn = dyn_cast<GlobalNormOp>(op)) {
+    SmallVector<int64_t> counts;
+    for (Value v : gn.getInputs())
+      counts.push_back(numElements(v.getType()));
+    emit("global_norm", all(), counts);
+  } else if (auto lr = dyn_cast<LearningRateOp>(op)) {
+    FailureOr<Affine> step = affine(f, lr.getStep(), &op);
+    if (failed(step))
+      return failure();
+    Instr &in = emit("learning_rate", all(),
+                     {lr.getKind() == "poly" ? 0 : 1,
+                      static_cast<int64_t>(lr.getWarmupSteps()),
+                      static_cast<int64_t>(lr.getStartWarmupStep()),
+                      static_cast<int64_t>(lr.getTotalSteps())},
+                     {lr.getLr().convertToDouble(),
+                      lr.getPower().convertToDouble()});
+    in.ints.push_back(*step);
+  } else if (auto up = dyn_cast<OptimizerUpdateOp>(op)) {
+    FailureOr<Affine> step = affine(f, up.getStep(), &op);
+    if (failed(step))
+      return failure();
+    auto param = symbols.lookup<ParameterOp>(up.getParam());
+    RankedTensorType t = param.getTensorType();
+    int64_t segments = param.getStacked() ? t.getDimSize(0) : 1;
+    SmallVector<Ref> bufs = {stateRef(up.getParam()), stateRef(up.getGrad()),
+                             stateRef(up.getM()), stateRef(up.getV())};
+    bufs.append(ins.begin(), ins.end()); // lr, norm
+    Instr &in = emit("optimizer_update", bufs,
+                     {t.getNumElements() / segments, segments, 0,
+                      up.getOptimizer() == "lamb" ? 1 : 0},
+                     {up.getBeta1().convertToDouble(),
+                      up.getBeta2().convertToDouble(),
+                      up.getEpsilon().convertToDouble(),
+                      up.getWeightDecay().convertToDouble(),
+                      up.getClipNorm().convertToDouble()});
+    in.ints[2] = *step;
+  } else {
+    return op.emitOpError() << "ferry-lower-to-rt has no kernel for this op";
+  }
+  return success();
+}
+
+// Live intervals of the temporaries, whole loops included when a buffer is
+// used both inside a loop and outside it.
+void computeLiveness(std::vector<Buffer> &buffers,
+                     const std::vector<Instr> &instrs) {
+  for (size_t p = 0; p < instrs.size(); ++p)
+    for (const Ref &r : instrs[p].buffers) {
+      Buffer &b = buffers[r.buffer];
+      b.first = std::min<int64_t>(b.first, p);
+      b.last = std::max<int64_t>(b.last, p);
+    }
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (size_t p = 0; p < instrs.size(); ++p) {
+      if (!instrs[p].kernel.empty())
+        continue;
+      int64_t begin = p, end = p + instrs[p].loopBody;
+      for (Buffer &b : buffers) {
+        if (b.isState || b.last < begin || b.first > end)
+          continue;
+        bool inside = b.first >= begin && b.last <= end;
+        if (inside)
+          continue;
+        if (b.first > begin || b.last < end) {
+          b.first = std::min(b.first, begin);
+          b.last = std::max(b.last, end);
+          changed = true;
+        }
+      }
+    }
+  }
+}
+
+struct LowerToRtPass
+    : public PassWrapper<LowerToRtPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerToRtPass)
+  LowerToRtPass() = default;
+  LowerToRtPass(const LowerToRtPass &other) : PassWrapper(other) {}
+  explicit LowerToRtPass(ArrayRef<std::string> names) {
+    programs = SmallVector<std::string>(names.begin(), names.end());
+  }
+
+  StringRef getArgument() const override { return "ferry-lower-to-rt"; }
+  StringRef getDescription() const override {
+    return "Lowers entry functions to rt programs with a liveness-based "
+           "memory plan of the device arena";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<rt::RtDialect>();
+  }
+  void runOnOperation() override;
+
+  ListOption<std::string> programs{
+      *this, "programs",
+      llvm::cl::desc("entry functions to lower (default: train_step)")};
+};
+
+void LowerToRtPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  SymbolTable symbols(module);
+  OpBuilder b(module.getContext());
+  SmallVector<std::string> names(programs.begin(), programs.end());
+  if (names.empty())
+    names.push_back("train_step");
+
+  // Input and output states of each program's tensor arguments and results.
+  b.setInsertionPointToStart(module.getBody());
+  for (const std::string &name : names) {
+    auto fn = symbols.lookup<func::FuncOp>(name);
+    if (!fn) {
+      module.emitError() << "ferry-lower-to-rt: no function @" << name;
+      return signalPassFailure();
+    }
+    for (auto [i, type] : llvm::enumerate(fn.getArgumentTypes())) {
+      auto t = dyn_cast<RankedTensorType>(type);
+      if (!t)
+        continue;
+      auto attr = fn.getArgAttrOfType<StringAttr>(i, "ferry.input");
+      std::string arg = attr ? attr.str() : "arg" + std::to_string(i);
+      std::string state = "arg." + name + "." + arg;
+      VariableOp::create(b, module.getLoc(), state, t, InitKind::zeros,
+                         FloatAttr(), state, false, false);
+    }
+    for (auto [i, type] : llvm::enumerate(fn.getResultTypes())) {
+      std::string state = "output." + name + "." + std::to_string(i);
+      VariableOp::create(b, module.getLoc(), state,
+                         cast<RankedTensorType>(type), InitKind::zeros,
+                         FloatAttr(), state, false, false);
+    }
+  }
+
+  // States, in declaration order.
+  std::vector<StateInfo> states;
+  llvm::StringMap<int> stateIds;
+  int64_t offset = 0;
+  for (Operation &op : module.getBody()->getOperations()) {
+    auto param = dyn_cast<ParameterOp>(op);
+    auto var = dyn_cast<VariableOp>(op);
+    if (!param && !var)
+      continue;
+    StateInfo s;
+    RankedTensorType t = param ? param.getTensorType() : var.getTensorType();
+    if (!t.getElementType().isF32() && !t.getElementType().isInteger(32)) {
+      op.emitOpError() << "ferry-lower-to-rt supports f32 and i32 states, "
+                          "found "
+                       << t.getElementType();
+      return signalPassFailure();
+    }
+    s.name = (param ? param.getSymName() : var.getSymName()).str();
+    s.type = t;
+    s.role = roleOf(&op);
+    InitKind init = param ? param.getInit() : var.getInit();
+    s.init = stringifyInitKind(init).str();
+    if (auto std = param ? param.getInitStd() : var.getInitStd())
+      s.std = std->convertToDouble();
+    s.hf = (param ? param.getHfName() : var.getHfName()).str();
+    s.stacked = param ? param.getStacked() : var.getStacked();
+    s.noWeightDecay = param ? param.getNoWeightDecay() : false;
+    s.bytes = byteSize(t);
+    s.offset = offset;
+    offset = alignUp(offset + s.bytes);
+    stateIds[s.name] = static_cast<int>(states.size());
+    states.push_back(s);
+  }
+  int64_t stateBytes = offset;
+
+  // Programs.
+  struct Lowered {
+    std::string name;
+    std::unique_ptr<ProgramLowering> lowering;
+    MemoryPlan plan;
+  };
+  std::vector<std::unique_ptr<Lowered>> lowered;
+  int64_t maxTransient = 0;
+  for (const std::string &name : names) {
+    auto fn = symbols.lookup<func::FuncOp>(name);
+    auto l = std::make_unique<Lowered>();
+    l->name = name;
+    l->lowering = std::make_unique<ProgramLowering>(module, stateIds, states);
+    if (failed(l->lowering->lower(fn)))
+      return signalPassFailure();
+    std::vector<Buffer> &bufs = l->lowering->buffers;
+    computeLiveness(bufs, l->lowering->instrs);
+    std::vector<LiveInterval> intervals;
+    std::vector<size_t> temps;
+    for (size_t i = 0; i < bufs.size(); ++i) {
+      if (bufs[i].isState || bufs[i].last < 0)
+        continue;
+      intervals.push_back({bufs[i].bytes, bufs[i].first, bufs[i].last});
+      temps.push_back(i);
+    }
+    l->plan = planMemory(intervals, kAlignment);
+    for (auto [k, i] : llvm::enumerate(temps))
+      bufs[i].stateOffset = stateBytes + l->plan.offsets[k];
+    maxTransient = std::max(maxTransient, l->plan.peakBytes);
+    lowered.push_back(std::move(l));
+  }
+
+  // Emit the rt module: states, then programs; drop the graph IR.
+  SmallVector<Operation *> old;
+  for (Operation &op : module.getBody()->getOperations())
+    old.push_back(&op);
+  b.setInsertionPointToEnd(module.getBody());
+  for (const StateInfo &s : states) {
+    auto op = rt::StateOp::create(
+        b, module.getLoc(), s.name, s.type, s.role, static_cast<uint64_t>(s.offset), static_cast<uint64_t>(s.bytes), s.init,
+        llvm::APFloat(s.std), s.hf, s.stacked,
+        s.noWeightDecay);
+    (void)op;
+  }
+  for (auto &l : lowered) {
+    SmallVector<StringRef> inputNames(l->lowering->inputs.begin(),
+                                      l->lowering->inputs.end());
+    auto program = rt::ProgramOp::create(
+        b, module.getLoc(), l->name, b.getStrArrayAttr(inputNames),
+        static_cast<int64_t>(l->lowering->registers), l->plan.peakBytes);
+    program->setAttr("rt.max_live_bytes",
+                     b.getI64IntegerAttr(l->plan.maxLiveBytes));
+    Block *block = b.createBlock(&program.getBody());
+    // Nested loops: a stack of (block, remaining instructions).
+    SmallVector<std::pair<Block *, int64_t>> stack = {{block, INT64_MAX}};
+    const std::vector<Buffer> &bufs = l->lowering->buffers;
+    for (const Instr &in : l->lowering->instrs) {
+      OpBuilder ib = OpBuilder::atBlockEnd(stack.back().first);
+      // Every enclosing loop's body counts this instruction.
+      for (size_t k = 1; k < stack.size(); ++k)
+        --stack[k].second;
+      if (in.kernel.empty()) {
+        auto loop = rt::LoopOp::create(ib, module.getLoc(), in.loopRegister,
+                                       in.loopCount);
+        Block *body = ib.createBlock(&loop.getBody());
+        stack.push_back({body, in.loopBody});
+        while (stack.size() > 1 && stack.back().second == 0)
+          stack.pop_back();
+        continue;
+      }
+      SmallVector<Attribute> bufAttrs, intAttrs;
+      for (const Ref &r : in.buffers) {
+        Affine a = r.offset + Affine::constant(bufs[r.buffer].stateOffset);
+        bufAttrs.push_back(a.attr(ib, r.bytes));
+      }
+      for (const Affine &a : in.ints)
+        intAttrs.push_back(a.attr(ib));
+      rt::KernelOp::create(ib, module.getLoc(), in.kernel,
+                           ib.getArrayAttr(bufAttrs), ib.getArrayAttr(intAttrs),
+                           ib.getDenseF64ArrayAttr(in.floats));
+      while (stack.size() > 1 && stack.back().second == 0)
+        stack.pop_back();
+    }
+  }
+  for (Operation *op : old)
+    op->erase();
+  int64_t params = 0;
+  for (const StateInfo &s : states)
+    if (s.role == "parameter")
+      params += s.type.getNumElements();
+  module->setAttr("rt.arena_bytes",
+                  b.getI64IntegerAttr(stateBytes + maxTransient));
+  module->setAttr("rt.state_bytes", b.getI64IntegerAttr(stateBytes));
+  module->setAttr("rt.alignment", b.getI64IntegerAttr(kAlignment));
+  module->setAttr("rt.parameter_count", b.getI64IntegerAttr(params));
+}
+
+} // namespace
+
+std::unique_ptr<Pass>
+ferry::createLowerToRtPass(ArrayRef<std::string> programs) {
+  return std::make_unique<LowerToRtPass>(programs);
+}

@@ -1,0 +1,41 @@
+//===- Passes.h - ferry's passes --------------------------------*- C++ -*-===//
+//
+// One pass per file in passes/; each has its lit test in test/passes/.
+// Pipelines that combine them live in Pipelines.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FERRY_PASSES_PASSES_H
+#define FERRY_PASSES_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+#include "llvm/ADT/ArrayRef.h"
+
+#include <memory>
+#include <string>
+
+namespace ferry {
+
+// ferry-autodiff: reverse-mode differentiation of the entry function (default
+// @forward, its result 0 is the loss) with respect to every graph.parameter.
+// Emits @<entry>_grad, which computes the same results and adds each
+// parameter's gradient into a @grad.<name> variable; each called block
+// function is split into @<block>_fwd (results + stash) and @<block>_bwd.
+std::unique_ptr<mlir::Pass> createAutodiffPass(std::string entry = "forward");
+
+// ferry-insert-optimizer: builds @train_step(%step) around @forward_grad:
+// gradient accumulation over the micro-batches of one update, the global
+// gradient norm, the learning-rate schedule and one LAMB or AdamW update per
+// parameter, from the module's ferry.training attributes.
+std::unique_ptr<mlir::Pass> createInsertOptimizerPass();
+
+// ferry-lower-to-rt: graph IR -> rt programs (one per named entry function)
+// and rt.state ops, with a liveness-based plan of the device arena.
+std::unique_ptr<mlir::Pass>
+createLowerToRtPass(llvm::ArrayRef<std::string> programs = {});
+
+void registerFerryPasses();
+
+} // namespace ferry
+
+#endif // FERRY_PASSES_PASSES_H

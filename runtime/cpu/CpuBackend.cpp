@@ -1,0 +1,412 @@
+// Replays rt programs on the CPU: resolves each instruction's affine addresses
+// and parameters against the registers and calls the kernel (CpuKernels.h).
+#include "runtime/cpu/CpuBackend.h"
+
+#include "runtime/config/Config.h"
+#include "runtime/cpu/CpuKernels.h"
+#include "runtime/random/Philox.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <cstring>
+
+using namespace ferry;
+
+namespace {
+
+enum class Kernel : uint16_t {
+#define FERRY_KERNEL(Enum, name, doc) Enum,
+#include "runtime/executable/Kernels.def"
+#undef FERRY_KERNEL
+  Count
+};
+
+const char *kernelName(uint16_t k) {
+  static const char *names[] = {
+#define FERRY_KERNEL(Enum, name, doc) name,
+#include "runtime/executable/Kernels.def"
+#undef FERRY_KERNEL
+  };
+  return k < static_cast<uint16_t>(Kernel::Count) ? names[k] : "?";
+}
+
+// Minimum buffers, ints and floats each kernel reads (GlobalNorm and
+// Transpose take more, checked against their counts).
+struct Arity {
+  int buffers, ints, floats;
+};
+Arity arity(Kernel k) {
+  switch (k) {
+  case Kernel::Copy: return {2, 1, 0};
+  case Kernel::Fill: return {1, 1, 1};
+  case Kernel::Gemm: return {3, 10, 1};
+  case Kernel::Iota: return {1, 3, 0};
+  case Kernel::AttentionMask: return {2, 1, 1};
+  case Kernel::Embedding: return {3, 3, 0};
+  case Kernel::EmbeddingGrad: return {3, 3, 0};
+  case Kernel::GatherPositions: return {3, 4, 0};
+  case Kernel::GatherPositionsGrad: return {3, 4, 0};
+  case Kernel::Take: return {2, 4, 0};
+  case Kernel::TakeGrad: return {2, 4, 0};
+  case Kernel::BiasAdd: return {3, 2, 0};
+  case Kernel::Add: case Kernel::Sub: case Kernel::Mul: case Kernel::Div:
+    return {3, 1, 0};
+  case Kernel::Accumulate: return {2, 1, 0};
+  case Kernel::Scale: return {2, 1, 1};
+  case Kernel::Gelu: case Kernel::Tanh: return {2, 1, 0};
+  case Kernel::GeluGrad: case Kernel::TanhGrad: return {3, 1, 0};
+  case Kernel::LayerNorm: return {4, 2, 1};
+  case Kernel::LayerNormGrad: return {6, 2, 1};
+  case Kernel::Softmax: return {3, 3, 0};
+  case Kernel::SoftmaxGrad: return {3, 2, 0};
+  case Kernel::Dropout: return {2, 6, 1};
+  case Kernel::Transpose: return {2, 1, 0};
+  case Kernel::Reduce: return {2, 4, 0};
+  case Kernel::Broadcast: return {2, 3, 0};
+  case Kernel::SoftmaxCrossEntropy: return {4, 3, 0};
+  case Kernel::SoftmaxCrossEntropyGrad: return {5, 3, 0};
+  case Kernel::ArgmaxCorrect: return {4, 3, 0};
+  case Kernel::GlobalNorm: return {1, 0, 0};
+  case Kernel::LearningRate: return {1, 5, 2};
+  case Kernel::OptimizerUpdate: return {6, 4, 5};
+  case Kernel::Count: break;
+  }
+  return {0, 0, 0};
+}
+
+int64_t evaluate(const fxe::Affine *a, const std::vector<int64_t> &registers) {
+  int64_t v = a->constant();
+  if (const auto *coeffs = a->coeffs())
+    for (flatbuffers::uoffset_t r = 0; r < coeffs->size(); ++r)
+      if (int64_t c = coeffs->Get(r))
+        v += c * registers[r];
+  return v;
+}
+
+} // namespace
+
+CpuBackend::CpuBackend(const fxe::Executable &executable,
+                       std::optional<uint64_t> limitBytes)
+    : exe_(executable) {
+  arenaBytes_ = static_cast<uint64_t>(exe_.arena_bytes());
+  if (limitBytes && arenaBytes_ > *limitBytes)
+    throw RuntimeError(fmt::format(
+        "the executable needs {} of device memory ({} bytes) but "
+        "execution.device_memory_limit is {}; raise the limit or recompile "
+        "for a smaller plan",
+        formatByteSize(arenaBytes_), arenaBytes_,
+        formatByteSize(*limitBytes)));
+  // Check every instruction once, so a damaged or foreign program fails here
+  // with its position rather than in a kernel.
+  for (const fxe::Program *p : *exe_.programs()) {
+    if (!p->instrs() || !p->name())
+      throw RuntimeError("executable has a program without a name or body");
+    for (flatbuffers::uoffset_t i = 0; i < p->instrs()->size(); ++i) {
+      const fxe::Instr *in = p->instrs()->Get(i);
+      auto where = [&] {
+        return fmt::format("program {} instruction {}", p->name()->str(), i);
+      };
+      if (in->loop_count() > 0) {
+        if (in->loop_body() < 0 ||
+            i + static_cast<uint64_t>(in->loop_body()) >= p->instrs()->size() ||
+            in->loop_register() < 0 || in->loop_register() >= p->registers())
+          throw RuntimeError(where() + ": malformed loop");
+        continue;
+      }
+      if (in->kernel() >= static_cast<uint16_t>(Kernel::Count))
+        throw RuntimeError(fmt::format(
+            "{}: unknown kernel {}; the executable needs a newer ferry",
+            where(), in->kernel()));
+      Arity a = arity(static_cast<Kernel>(in->kernel()));
+      int nb = in->buffers() ? in->buffers()->size() : 0;
+      int ni = in->ints() ? in->ints()->size() : 0;
+      int nf = in->floats() ? in->floats()->size() : 0;
+      if (nb < a.buffers || ni < a.ints || nf < a.floats)
+        throw RuntimeError(fmt::format(
+            "{}: kernel {} needs at least {} buffers, {} ints, {} floats; has "
+            "{}, {}, {}",
+            where(), kernelName(in->kernel()), a.buffers, a.ints, a.floats, nb,
+            ni, nf));
+      for (int b = 0; b < nb; ++b) {
+        const fxe::Ref *r = in->buffers()->Get(b);
+        if (!r->offset())
+          throw RuntimeError(where() + ": buffer without an offset");
+        if (const auto *c = r->offset()->coeffs();
+            c && c->size() > static_cast<uint32_t>(p->registers()))
+          throw RuntimeError(where() + ": address uses an unknown register");
+      }
+      for (int k = 0; k < ni; ++k)
+        if (const auto *c = in->ints()->Get(k)->coeffs();
+            c && c->size() > static_cast<uint32_t>(p->registers()))
+          throw RuntimeError(where() + ": parameter uses an unknown register");
+    }
+  }
+  size_t bytes = (arenaBytes_ + 63) / 64 * 64;
+  arena_ = static_cast<char *>(std::aligned_alloc(64, bytes ? bytes : 64));
+  if (!arena_)
+    throw RuntimeError(fmt::format("cannot allocate the {} arena",
+                                   formatByteSize(arenaBytes_)));
+  std::memset(arena_, 0, bytes);
+}
+
+CpuBackend::~CpuBackend() { std::free(arena_); }
+
+const fxe::State *CpuBackend::state(const std::string &name) const {
+  for (const fxe::State *s : *exe_.states())
+    if (s->name()->str() == name)
+      return s;
+  return nullptr;
+}
+
+void CpuBackend::initialiseStates(uint64_t seed) {
+  for (const fxe::State *s : *exe_.states()) {
+    if (s->dtype() != fxe::DType_F32) {
+      std::memset(arena_ + s->offset(), 0, s->bytes());
+      continue;
+    }
+    float *data = f32(s);
+    int64_t n = s->bytes() / 4;
+    switch (s->init()) {
+    case fxe::Init_Zeros:
+      cpu::fill(data, n, 0.0f);
+      break;
+    case fxe::Init_Ones:
+      cpu::fill(data, n, 1.0f);
+      break;
+    case fxe::Init_Normal: {
+      uint32_t purpose = random::purposeHash(s->name()->str());
+      int64_t layers = s->stacked() ? s->shape()->Get(0) : 1;
+      int64_t perLayer = n / layers;
+      auto std = static_cast<float>(s->init_std());
+#pragma omp parallel for schedule(static)
+      for (int64_t l = 0; l < layers; ++l)
+        for (int64_t e = 0; e < perLayer; ++e)
+          data[l * perLayer + e] =
+              std * random::normal(seed, purpose, static_cast<uint32_t>(l),
+                                   static_cast<uint64_t>(e));
+      break;
+    }
+    }
+  }
+}
+
+void CpuBackend::run(const std::string &name,
+                     const std::vector<int64_t> &inputs) {
+  for (const fxe::Program *p : *exe_.programs()) {
+    if (p->name()->str() != name)
+      continue;
+    size_t declared = p->inputs() ? p->inputs()->size() : 0;
+    if (inputs.size() != declared)
+      throw RuntimeError(fmt::format("program {} takes {} inputs, given {}",
+                                     name, declared, inputs.size()));
+    std::vector<int64_t> registers(std::max<int32_t>(p->registers(), 1), 0);
+    std::copy(inputs.begin(), inputs.end(), registers.begin());
+    runInstrs(*p->instrs(), 0, p->instrs()->size(), registers);
+    return;
+  }
+  throw RuntimeError("the executable has no program '" + name + "'");
+}
+
+void CpuBackend::runInstrs(
+    const flatbuffers::Vector<flatbuffers::Offset<fxe::Instr>> &v,
+    size_t begin, size_t end, std::vector<int64_t> &registers) {
+  for (size_t i = begin; i < end; ++i) {
+    const fxe::Instr *in = v.Get(i);
+    if (in->loop_count() > 0) {
+      size_t bodyEnd = i + 1 + in->loop_body();
+      for (int64_t k = 0; k < in->loop_count(); ++k) {
+        registers[in->loop_register()] = k;
+        runInstrs(v, i + 1, bodyEnd, registers);
+      }
+      i = bodyEnd - 1;
+      continue;
+    }
+    execute(*in, registers);
+  }
+}
+
+void CpuBackend::execute(const fxe::Instr &in,
+                         const std::vector<int64_t> &registers) {
+  // Addresses, checked against the arena.
+  char *buf[64];
+  size_t nb = in.buffers()->size();
+  if (nb > 64)
+    throw RuntimeError("instruction with more than 64 buffers");
+  for (size_t b = 0; b < nb; ++b) {
+    const fxe::Ref *r = in.buffers()->Get(b);
+    int64_t offset = evaluate(r->offset(), registers);
+    if (offset < 0 || r->bytes() < 0 ||
+        static_cast<uint64_t>(offset + r->bytes()) > arenaBytes_)
+      throw RuntimeError(fmt::format(
+          "kernel {} addresses bytes [{}, {}) outside the {}-byte arena",
+          kernelName(in.kernel()), offset, offset + r->bytes(), arenaBytes_));
+    peakBytes_ = std::max<uint64_t>(peakBytes_, offset + r->bytes());
+    buf[b] = arena_ + offset;
+  }
+  auto I = [&](size_t k) { return evaluate(in.ints()->Get(k), registers); };
+  auto F = [&](size_t k) { return in.floats()->Get(k); };
+  auto f = [&](size_t b) { return reinterpret_cast<float *>(buf[b]); };
+  auto i32 = [&](size_t b) { return reinterpret_cast<int32_t *>(buf[b]); };
+
+  switch (static_cast<Kernel>(in.kernel())) {
+  case Kernel::Copy:
+    if (buf[0] != buf[1])
+      std::memmove(buf[1], buf[0], I(0));
+    break;
+  case Kernel::Fill:
+    cpu::fill(f(0), I(0), static_cast<float>(F(0)));
+    break;
+  case Kernel::Gemm:
+    cpu::gemm(I(0), I(1), I(2), I(3), I(4) != 0, I(5) != 0,
+              static_cast<float>(F(0)), f(0), I(6), f(1), I(7),
+              I(9) ? 1.0f : 0.0f, f(2), I(8));
+    break;
+  case Kernel::Iota:
+    cpu::iota(i32(0), I(0), I(1), I(2));
+    break;
+  case Kernel::AttentionMask:
+    cpu::attentionMask(i32(0), f(1), I(0), static_cast<float>(F(0)));
+    break;
+  case Kernel::Embedding: {
+    int64_t rows = I(0), vocab = I(2);
+    const int32_t *ids = i32(1);
+    for (int64_t r = 0; r < rows; ++r)
+      if (ids[r] < 0 || ids[r] >= vocab)
+        throw RuntimeError(fmt::format(
+            "embedding id {} at row {} is outside the table's {} rows; the "
+            "input data does not match the model's vocabulary",
+            ids[r], r, vocab));
+    cpu::embedding(f(0), ids, f(2), rows, I(1));
+    break;
+  }
+  case Kernel::EmbeddingGrad:
+    cpu::embeddingGrad(i32(0), f(1), f(2), I(0), I(1), I(2));
+    break;
+  case Kernel::GatherPositions:
+    cpu::gatherPositions(f(0), i32(1), f(2), I(0), I(1), I(2), I(3));
+    break;
+  case Kernel::GatherPositionsGrad:
+    cpu::gatherPositionsGrad(i32(0), f(1), f(2), I(0), I(1), I(2), I(3));
+    break;
+  case Kernel::Take:
+    cpu::take(f(0), f(1), I(0), I(1), I(2), I(3));
+    break;
+  case Kernel::TakeGrad:
+    cpu::takeGrad(f(0), f(1), I(0), I(1), I(2), I(3));
+    break;
+  case Kernel::BiasAdd:
+    cpu::biasAdd(f(0), f(1), f(2), I(0), I(1));
+    break;
+  case Kernel::Add:
+    cpu::binary(cpu::Binary::Add, f(0), f(1), f(2), I(0));
+    break;
+  case Kernel::Sub:
+    cpu::binary(cpu::Binary::Sub, f(0), f(1), f(2), I(0));
+    break;
+  case Kernel::Mul:
+    cpu::binary(cpu::Binary::Mul, f(0), f(1), f(2), I(0));
+    break;
+  case Kernel::Div:
+    cpu::binary(cpu::Binary::Div, f(0), f(1), f(2), I(0));
+    break;
+  case Kernel::Accumulate:
+    cpu::accumulate(f(1), f(0), I(0));
+    break;
+  case Kernel::Scale:
+    cpu::scale(f(0), f(1), I(0), static_cast<float>(F(0)));
+    break;
+  case Kernel::Gelu:
+    cpu::gelu(f(0), f(1), I(0));
+    break;
+  case Kernel::GeluGrad:
+    cpu::geluGrad(f(0), f(1), f(2), I(0));
+    break;
+  case Kernel::Tanh:
+    cpu::tanhForward(f(0), f(1), I(0));
+    break;
+  case Kernel::TanhGrad:
+    cpu::tanhGrad(f(0), f(1), f(2), I(0));
+    break;
+  case Kernel::LayerNorm:
+    cpu::layerNorm(f(0), f(1), f(2), f(3), I(0), I(1),
+                   static_cast<float>(F(0)));
+    break;
+  case Kernel::LayerNormGrad:
+    cpu::layerNormGrad(f(0), f(1), f(2), f(3), f(4), f(5), I(0), I(1),
+                       static_cast<float>(F(0)));
+    break;
+  case Kernel::Softmax:
+    cpu::softmax(f(0), f(1), f(2), I(0), I(1), I(2));
+    break;
+  case Kernel::SoftmaxGrad:
+    cpu::softmaxGrad(f(0), f(1), f(2), I(0), I(1));
+    break;
+  case Kernel::Dropout:
+    cpu::dropout(f(0), f(1), I(0), I(1), static_cast<uint64_t>(I(2)),
+                 static_cast<uint32_t>(I(3)), static_cast<uint32_t>(I(4)),
+                 static_cast<uint64_t>(I(5)), static_cast<float>(F(0)));
+    break;
+  case Kernel::Transpose: {
+    int64_t rank = I(0);
+    if (rank < 1 || rank > 6 || in.ints()->size() < 1 + 2 * rank)
+      throw RuntimeError("transpose with a malformed shape");
+    int64_t dims[6], perm[6];
+    for (int64_t d = 0; d < rank; ++d) {
+      dims[d] = I(1 + d);
+      perm[d] = I(1 + rank + d);
+    }
+    cpu::transpose(f(0), f(1), static_cast<int32_t>(rank), dims, perm);
+    break;
+  }
+  case Kernel::Reduce:
+    cpu::reduce(static_cast<cpu::Reduce>(I(0)), f(0), f(1), I(1), I(2), I(3));
+    break;
+  case Kernel::Broadcast:
+    cpu::broadcast(f(0), f(1), I(0), I(1), I(2));
+    break;
+  case Kernel::SoftmaxCrossEntropy:
+    cpu::softmaxCrossEntropy(f(0), i32(1), f(2), f(3), I(0), I(1), I(2));
+    break;
+  case Kernel::SoftmaxCrossEntropyGrad:
+    cpu::softmaxCrossEntropyGrad(f(0), i32(1), f(2), f(3), f(4), I(0), I(1),
+                                 I(2));
+    break;
+  case Kernel::ArgmaxCorrect:
+    cpu::argmaxCorrect(f(0), i32(1), f(2), f(3), I(0), I(1), I(2));
+    break;
+  case Kernel::GlobalNorm: {
+    size_t count = nb - 1;
+    if (in.ints()->size() != count)
+      throw RuntimeError("global_norm: one count per tensor expected");
+    std::vector<const float *> tensors(count);
+    std::vector<int64_t> sizes(count);
+    for (size_t t = 0; t < count; ++t) {
+      tensors[t] = f(t);
+      sizes[t] = I(t);
+    }
+    cpu::globalNorm(tensors.data(), sizes.data(),
+                    static_cast<int64_t>(count), f(count));
+    break;
+  }
+  case Kernel::LearningRate:
+    f(0)[0] = cpu::learningRate(static_cast<int32_t>(I(0)), F(0), I(1), I(2),
+                                F(1), I(3), I(4));
+    break;
+  case Kernel::OptimizerUpdate: {
+    cpu::AdamParams params;
+    params.beta1 = static_cast<float>(F(0));
+    params.beta2 = static_cast<float>(F(1));
+    params.epsilon = static_cast<float>(F(2));
+    params.weightDecay = static_cast<float>(F(3));
+    params.applyWeightDecay = F(3) != 0.0;
+    params.lamb = I(3) != 0;
+    params.step = I(2) + 1; // t counts updates from 1
+    cpu::adamUpdate(f(0), f(1), f(2), f(3), I(0), I(1), f(4)[0], f(5)[0],
+                    static_cast<float>(F(4)), params);
+    break;
+  }
+  case Kernel::Count:
+    break;
+  }
+}

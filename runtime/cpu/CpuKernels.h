@@ -1,0 +1,157 @@
+// The CPU backend's kernels: every op of a ferry program in fp32, on plain
+// row-major contiguous arrays. GEMMs go through OpenBLAS (cblas_sgemm); the
+// rest are OpenMP loops over both cores, written with unit-stride inner loops
+// so the compiler vectorises them. Each kernel is a pure function of its
+// inputs (dropout of its key), so results do not depend on thread count
+// except for float reassociation in reductions.
+#pragma once
+
+#include <cstdint>
+
+namespace ferry::cpu {
+
+// C[b] = alpha * op(A[b]) * op(B[b]) + beta * C[b] for b < batch, with
+// op(A) = A^T when transA (A stored [K, M]) else A ([M, K]); likewise B
+// ([N, K] when transB, else [K, N]). C is [M, N]. The strides are in
+// elements between consecutive batch entries; 0 repeats the same matrix.
+void gemm(int64_t batch, int64_t m, int64_t n, int64_t k, bool transA,
+          bool transB, float alpha, const float *a, int64_t strideA,
+          const float *b, int64_t strideB, float beta, float *c,
+          int64_t strideC);
+
+void fill(float *out, int64_t n, float value);
+void fillInt(int32_t *out, int64_t n, int32_t value);
+
+// out[o, d, i] = d for o < outer, d < size, i < inner (int32).
+void iota(int32_t *out, int64_t outer, int64_t size, int64_t inner);
+
+// out[b, k] = 0 where mask[b, k] != 0, else fill (additive attention mask).
+void attentionMask(const int32_t *mask, float *out, int64_t n, float fill);
+
+// out[r, :] = table[ids[r], :]; ids are checked by the caller to lie in
+// [0, vocab).
+void embedding(const float *table, const int32_t *ids, float *out,
+               int64_t rows, int64_t width);
+// dtable = 0, then dtable[ids[r], :] += dy[r, :]. Deterministic (no atomics).
+void embeddingGrad(const int32_t *ids, const float *dy, float *dtable,
+                   int64_t rows, int64_t width, int64_t vocab);
+
+// out[b, p, :] = x[b, positions[b, p], :]  (x: [B, S, H], positions [B, P]).
+void gatherPositions(const float *x, const int32_t *positions, float *out,
+                     int64_t batch, int64_t seq, int64_t predictions,
+                     int64_t width);
+// dx = 0, then dx[b, positions[b, p], :] += dy[b, p, :].
+void gatherPositionsGrad(const int32_t *positions, const float *dy, float *dx,
+                         int64_t batch, int64_t seq, int64_t predictions,
+                         int64_t width);
+
+// out[o, i] = x[o, index, i] for x viewed as [outer, size, inner].
+void take(const float *x, float *out, int64_t outer, int64_t size,
+          int64_t inner, int64_t index);
+// dx = 0 except dx[o, index, i] = dy[o, i].
+void takeGrad(const float *dy, float *dx, int64_t outer, int64_t size,
+              int64_t inner, int64_t index);
+
+// out[r, c] = x[r, c] + bias[c].
+void biasAdd(const float *x, const float *bias, float *out, int64_t rows,
+             int64_t cols);
+
+enum class Binary : int32_t { Add = 0, Sub = 1, Mul = 2, Div = 3 };
+// out = a op b elementwise (n elements each).
+void binary(Binary op, const float *a, const float *b, float *out, int64_t n);
+// dst += src (n elements).
+void accumulate(float *dst, const float *src, int64_t n);
+// out = factor * x.
+void scale(const float *x, float *out, int64_t n, float factor);
+
+// Exact GELU: x * 0.5 * (1 + erf(x / sqrt 2)); grad dx = dy * gelu'(x).
+void gelu(const float *x, float *out, int64_t n);
+void geluGrad(const float *x, const float *dy, float *dx, int64_t n);
+// tanh; grad from the output: dx = dy * (1 - y^2).
+void tanhForward(const float *x, float *out, int64_t n);
+void tanhGrad(const float *y, const float *dy, float *dx, int64_t n);
+
+// Row-wise layer norm over cols: out = (x - mean) / sqrt(var + eps) * scale
+// + bias (biased variance, as PyTorch).
+void layerNorm(const float *x, const float *scale, const float *bias,
+               float *out, int64_t rows, int64_t cols, float eps);
+// dx from (x, scale, dy), recomputing mean and rstd; dscale = sum over rows
+// of dy * xhat, dbias = sum over rows of dy (both overwritten, not added).
+void layerNormGrad(const float *x, const float *scale, const float *dy,
+                   float *dx, float *dscale, float *dbias, int64_t rows,
+                   int64_t cols, float eps);
+
+// Softmax over the last dimension of x viewed as [batch, rows, cols] with an
+// additive mask [batch, cols] (nullptr: none): out = softmax(x + mask[b]).
+void softmax(const float *x, const float *mask, float *out, int64_t batch,
+             int64_t rows, int64_t cols);
+// dx = y * (dy - sum(dy * y)) per row.
+void softmaxGrad(const float *y, const float *dy, float *dx, int64_t rows,
+                 int64_t cols);
+
+// out[e] = keep ? x[e] / (1 - p) : 0 where element e of sample
+// s = sampleOffset + e / perSample is kept when
+// random::dropoutKeeps(seed, purpose, layer, s, e % perSample, p).
+// p = 0 copies.
+void dropout(const float *x, float *out, int64_t n, int64_t perSample,
+             uint64_t seed, uint32_t purpose, uint32_t layer,
+             uint64_t sampleOffset, float p);
+
+// Permutes x (shape dims[0..rank)) into out: out dimension i is x dimension
+// perm[i]. rank <= 6.
+void transpose(const float *x, float *out, int32_t rank, const int64_t *dims,
+               const int64_t *perm);
+
+enum class Reduce : int32_t { Sum = 0, Mean = 1, Max = 2, SumSquares = 3 };
+// out[o, i] = reduce over r of x[o, r, i] (x viewed as [outer, size, inner]).
+void reduce(Reduce kind, const float *x, float *out, int64_t outer,
+            int64_t size, int64_t inner);
+// out[o, r, i] = x[o, i]: the inverse shape of reduce.
+void broadcast(const float *x, float *out, int64_t outer, int64_t size,
+               int64_t inner);
+
+// out[0] = sum over rows r with weights[r] != 0 of
+// weights[r] * (logsumexp(logits[r, :classes]) - logits[r, labels[r]]).
+// logits rows have `cols` entries; entries at and after `classes` (the
+// padded vocabulary) take no part.
+void softmaxCrossEntropy(const float *logits, const int32_t *labels,
+                         const float *weights, float *out, int64_t rows,
+                         int64_t cols, int64_t classes);
+// dlogits[r, c] = dloss[0] * weights[r] * (softmax(r)[c] - [c == label]) for
+// c < classes, 0 for padded columns.
+void softmaxCrossEntropyGrad(const float *logits, const int32_t *labels,
+                             const float *weights, const float *dloss,
+                             float *dlogits, int64_t rows, int64_t cols,
+                             int64_t classes);
+// out[0] = sum over rows of weights[r] * [argmax over c < classes of
+// logits[r, c] == labels[r]] (ties: the lowest index).
+void argmaxCorrect(const float *logits, const int32_t *labels,
+                   const float *weights, float *out, int64_t rows,
+                   int64_t cols, int64_t classes);
+
+// out[0] = sqrt of the sum of squares of every element of every tensor,
+// accumulated in double.
+void globalNorm(const float *const *tensors, const int64_t *sizes,
+                int64_t count, float *out);
+
+// Learning rate for s = updates already applied (ARCHITECTURE.md, "Learning
+// rate"); kind 0 = poly, 1 = constant.
+float learningRate(int32_t kind, double lr, int64_t warmupSteps,
+                   int64_t startWarmupStep, double power, int64_t totalSteps,
+                   int64_t s);
+
+struct AdamParams {
+  float beta1, beta2, epsilon, weightDecay;
+  bool applyWeightDecay; // false for biases and LayerNorm parameters
+  bool lamb;             // LAMB trust ratio, else AdamW
+  int64_t step;          // t, counting updates from 1
+};
+// One optimizer update of `segments` independent tensors of `n` elements
+// each (a stacked parameter has one segment per layer; LAMB's trust ratio is
+// per segment). The gradient is scaled by min(1, clipNorm / globalNorm)
+// first (clipNorm 0: no clipping). Formulas: ARCHITECTURE.md, "Optimizers".
+void adamUpdate(float *w, const float *g, float *m, float *v, int64_t n,
+                int64_t segments, float lr, float globalNorm, float clipNorm,
+                const AdamParams &params);
+
+} // namespace ferry::cpu

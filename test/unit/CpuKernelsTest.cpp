@@ -1,0 +1,938 @@
+// The CPU kernels (runtime/cpu/CpuKernels.h) against naive double-precision
+// references on random inputs of odd sizes, including sizes above the
+// kernels' OpenMP threshold (32768 elements), plus hand-computed optimizer
+// and learning-rate values. Every comparison states its tolerance.
+#include "runtime/cpu/CpuKernels.h"
+#include "runtime/random/Philox.h"
+
+#include <gtest/gtest.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <vector>
+
+namespace cpu = ferry::cpu;
+
+namespace {
+
+std::vector<float> randn(size_t n, uint32_t seed, float mean = 0.0f,
+                         float stddev = 1.0f) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> dist(mean, stddev);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(gen);
+  return v;
+}
+
+std::vector<int32_t> randInts(size_t n, int32_t lo, int32_t hi, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int32_t> dist(lo, hi);
+  std::vector<int32_t> v(n);
+  for (int32_t &x : v)
+    x = dist(gen);
+  return v;
+}
+
+// ||got - ref|| / ||ref|| (L2 over all elements).
+double relL2(const std::vector<float> &got, const std::vector<double> &ref) {
+  EXPECT_EQ(got.size(), ref.size());
+  double num = 0.0, den = 0.0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double d = static_cast<double>(got[i]) - ref[i];
+    num += d * d;
+    den += ref[i] * ref[i];
+  }
+  return den == 0.0 ? std::sqrt(num) : std::sqrt(num / den);
+}
+
+double maxAbs(const std::vector<float> &got, const std::vector<double> &ref) {
+  double worst = 0.0;
+  for (size_t i = 0; i < ref.size(); ++i)
+    worst = std::max(worst, std::fabs(static_cast<double>(got[i]) - ref[i]));
+  return worst;
+}
+
+// ---------------------------------------------------------------- gemm
+
+struct GemmCase {
+  int64_t batch, m, n, k;
+  bool transA, transB;
+  float alpha, beta;
+  int64_t strideA, strideB, strideC; // -1: contiguous (size of one matrix)
+};
+
+void checkGemm(GemmCase g, uint32_t seed) {
+  const int64_t sizeA = g.m * g.k, sizeB = g.k * g.n, sizeC = g.m * g.n;
+  if (g.strideA < 0)
+    g.strideA = sizeA;
+  if (g.strideB < 0)
+    g.strideB = sizeB;
+  if (g.strideC < 0)
+    g.strideC = sizeC;
+  std::vector<float> a =
+      randn(static_cast<size_t>((g.batch - 1) * g.strideA + sizeA), seed);
+  std::vector<float> b =
+      randn(static_cast<size_t>((g.batch - 1) * g.strideB + sizeB), seed + 1);
+  std::vector<float> c =
+      randn(static_cast<size_t>((g.batch - 1) * g.strideC + sizeC), seed + 2);
+  std::vector<double> ref(c.begin(), c.end());
+  for (int64_t e = 0; e < g.batch; ++e)
+    for (int64_t i = 0; i < g.m; ++i)
+      for (int64_t j = 0; j < g.n; ++j) {
+        double sum = 0.0;
+        for (int64_t l = 0; l < g.k; ++l) {
+          const double av = g.transA ? a[e * g.strideA + l * g.m + i]
+                                     : a[e * g.strideA + i * g.k + l];
+          const double bv = g.transB ? b[e * g.strideB + j * g.k + l]
+                                     : b[e * g.strideB + l * g.n + j];
+          sum += av * bv;
+        }
+        double &out = ref[e * g.strideC + i * g.n + j];
+        out = g.alpha * sum + (g.beta == 0.0f ? 0.0 : g.beta * out);
+      }
+  cpu::gemm(g.batch, g.m, g.n, g.k, g.transA, g.transB, g.alpha, a.data(),
+            g.strideA, b.data(), g.strideB, g.beta, c.data(), g.strideC);
+  // Tolerance: relative L2 error <= 1e-5 (fp32 dot products of <= 64 terms).
+  EXPECT_LE(relL2(c, ref), 1e-5)
+      << "batch " << g.batch << " m " << g.m << " n " << g.n << " k " << g.k
+      << " transA " << g.transA << " transB " << g.transB;
+}
+
+TEST(CpuKernels, GemmAllTransposes) {
+  uint32_t seed = 1;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      checkGemm({1, 3, 5, 7, ta, tb, 1.0f, 0.0f, -1, -1, -1}, seed++);
+      checkGemm({1, 37, 29, 41, ta, tb, 0.5f, 0.0f, -1, -1, -1}, seed++);
+    }
+}
+
+TEST(CpuKernels, GemmBetaAccumulates) {
+  // beta = 1 adds to C; beta = 0.25 scales it.
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      checkGemm({1, 9, 13, 11, ta, tb, 1.0f, 1.0f, -1, -1, -1}, 11);
+      checkGemm({2, 9, 13, 11, ta, tb, -2.0f, 0.25f, -1, -1, -1}, 12);
+    }
+}
+
+TEST(CpuKernels, GemmBatchedWithStrides) {
+  // Strides larger than one matrix (gaps between batch entries).
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      checkGemm(
+          {3, 5, 7, 3, ta, tb, 1.0f, 0.0f, 5 * 3 + 4, 3 * 7 + 2, 5 * 7 + 6},
+          21);
+  // Shared A (stride 0) and shared C accumulation are plain loops too.
+  checkGemm({4, 6, 5, 7, false, false, 1.0f, 0.0f, 0, -1, -1}, 22);
+}
+
+TEST(CpuKernels, GemmSharedB) {
+  // strideB = 0 with contiguous A and C, A not transposed: one big GEMM.
+  checkGemm({5, 7, 9, 11, false, false, 1.0f, 0.0f, -1, 0, -1}, 31);
+  checkGemm({5, 7, 9, 11, false, true, 1.5f, 1.0f, -1, 0, -1}, 32);
+  // Shared B that cannot be one GEMM: A transposed, or C strided.
+  checkGemm({3, 7, 9, 11, true, false, 1.0f, 0.0f, -1, 0, -1}, 33);
+  checkGemm({3, 7, 9, 11, false, false, 1.0f, 0.0f, -1, 0, 7 * 9 + 3}, 34);
+}
+
+TEST(CpuKernels, GemmEmptyK) {
+  // k = 0: C = beta * C exactly.
+  std::vector<float> c = randn(12, 41), expected = c;
+  for (float &v : expected)
+    v *= 0.5f;
+  cpu::gemm(1, 3, 4, 0, false, false, 1.0f, nullptr, 0, nullptr, 0, 0.5f,
+            c.data(), 12);
+  EXPECT_EQ(c, expected);
+}
+
+// ------------------------------------------------ fills and index kernels
+
+TEST(CpuKernels, FillIotaAttentionMask) {
+  for (int64_t n : {int64_t{7}, int64_t{40001}}) {
+    std::vector<float> f(static_cast<size_t>(n), 1.0f);
+    cpu::fill(f.data(), n, -2.5f);
+    EXPECT_TRUE(
+        std::all_of(f.begin(), f.end(), [](float v) { return v == -2.5f; }));
+    std::vector<int32_t> i(static_cast<size_t>(n), 1);
+    cpu::fillInt(i.data(), n, 42);
+    EXPECT_TRUE(
+        std::all_of(i.begin(), i.end(), [](int32_t v) { return v == 42; }));
+  }
+  for (auto [outer, size, inner] :
+       {std::array<int64_t, 3>{3, 5, 7}, std::array<int64_t, 3>{11, 130, 29}}) {
+    std::vector<int32_t> out(static_cast<size_t>(outer * size * inner), -1);
+    cpu::iota(out.data(), outer, size, inner);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t d = 0; d < size; ++d)
+        for (int64_t i = 0; i < inner; ++i)
+          ASSERT_EQ(out[(o * size + d) * inner + i], d);
+  }
+  std::vector<int32_t> mask = randInts(40003, 0, 1, 3);
+  std::vector<float> out(mask.size());
+  cpu::attentionMask(mask.data(), out.data(), 40003, -10000.0f);
+  for (size_t e = 0; e < mask.size(); ++e)
+    ASSERT_EQ(out[e], mask[e] != 0 ? 0.0f : -10000.0f);
+}
+
+TEST(CpuKernels, EmbeddingAndGradWithRepeatedIds) {
+  for (auto [rows, width, vocab] : {std::array<int64_t, 3>{7, 5, 3},
+                                    std::array<int64_t, 3>{301, 131, 17}}) {
+    std::vector<float> table = randn(static_cast<size_t>(vocab * width), 5);
+    // Few ids for many rows: every id repeats.
+    std::vector<int32_t> ids = randInts(static_cast<size_t>(rows), 0,
+                                        static_cast<int32_t>(vocab - 2), 6);
+    ids[0] = ids[rows - 1] = 0;
+    std::vector<float> out(static_cast<size_t>(rows * width));
+    cpu::embedding(table.data(), ids.data(), out.data(), rows, width);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < width; ++c)
+        ASSERT_EQ(out[r * width + c], table[ids[r] * width + c]);
+
+    std::vector<float> dy = randn(static_cast<size_t>(rows * width), 7);
+    std::vector<float> dtable(static_cast<size_t>(vocab * width), 123.0f);
+    cpu::embeddingGrad(ids.data(), dy.data(), dtable.data(), rows, width,
+                       vocab);
+    std::vector<double> ref(static_cast<size_t>(vocab * width), 0.0);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < width; ++c)
+        ref[ids[r] * width + c] += dy[r * width + c];
+    // Tolerance: relative L2 <= 1e-6 (float sums of <= 40 terms); the
+    // unused last id's row is exactly 0.
+    EXPECT_LE(relL2(dtable, ref), 1e-6);
+    for (int64_t c = 0; c < width; ++c)
+      ASSERT_EQ(dtable[(vocab - 1) * width + c], 0.0f);
+  }
+}
+
+TEST(CpuKernels, GatherPositionsAndGrad) {
+  for (auto [batch, seq, predictions, width] :
+       {std::array<int64_t, 4>{2, 5, 3, 7},
+        std::array<int64_t, 4>{3, 37, 21, 531}}) {
+    std::vector<float> x = randn(static_cast<size_t>(batch * seq * width), 8);
+    std::vector<int32_t> positions =
+        randInts(static_cast<size_t>(batch * predictions), 0,
+                 static_cast<int32_t>(seq - 1), 9);
+    positions[1] = positions[0]; // a repeated position
+    std::vector<float> out(static_cast<size_t>(batch * predictions * width));
+    cpu::gatherPositions(x.data(), positions.data(), out.data(), batch, seq,
+                         predictions, width);
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t p = 0; p < predictions; ++p)
+        for (int64_t c = 0; c < width; ++c)
+          ASSERT_EQ(out[(b * predictions + p) * width + c],
+                    x[(b * seq + positions[b * predictions + p]) * width + c]);
+
+    std::vector<float> dy = randn(out.size(), 10);
+    std::vector<float> dx(x.size(), 7.0f);
+    cpu::gatherPositionsGrad(positions.data(), dy.data(), dx.data(), batch, seq,
+                             predictions, width);
+    std::vector<double> ref(x.size(), 0.0);
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t p = 0; p < predictions; ++p)
+        for (int64_t c = 0; c < width; ++c)
+          ref[(b * seq + positions[b * predictions + p]) * width + c] +=
+              dy[(b * predictions + p) * width + c];
+    // Tolerance: relative L2 <= 1e-6 (sums of a few float terms).
+    EXPECT_LE(relL2(dx, ref), 1e-6);
+  }
+}
+
+TEST(CpuKernels, TakeAndGrad) {
+  const int64_t outer = 3, size = 5, inner = 7, index = 3;
+  std::vector<float> x = randn(outer * size * inner, 11);
+  std::vector<float> out(outer * inner);
+  cpu::take(x.data(), out.data(), outer, size, inner, index);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i)
+      ASSERT_EQ(out[o * inner + i], x[(o * size + index) * inner + i]);
+  std::vector<float> dx(x.size(), 9.0f);
+  cpu::takeGrad(out.data(), dx.data(), outer, size, inner, index);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t r = 0; r < size; ++r)
+      for (int64_t i = 0; i < inner; ++i)
+        ASSERT_EQ(dx[(o * size + r) * inner + i],
+                  r == index ? out[o * inner + i] : 0.0f);
+}
+
+// ------------------------------------------------------------ elementwise
+
+TEST(CpuKernels, BiasAddBinaryAccumulateScale) {
+  // Each is one correctly rounded float operation, so the results equal the
+  // double reference rounded to float exactly.
+  for (int64_t n : {int64_t{3 * 5 * 7}, int64_t{40009}}) {
+    std::vector<float> a = randn(n, 12), b = randn(n, 13), out(n);
+    for (float &v : b)
+      if (v == 0.0f)
+        v = 1.0f;
+    for (int op = 0; op < 4; ++op) {
+      cpu::binary(static_cast<cpu::Binary>(op), a.data(), b.data(), out.data(),
+                  n);
+      for (int64_t i = 0; i < n; ++i) {
+        const double x = a[i], y = b[i];
+        const double r = op == 0   ? x + y
+                         : op == 1 ? x - y
+                         : op == 2 ? x * y
+                                   : x / y;
+        ASSERT_EQ(out[i], static_cast<float>(r)) << "op " << op;
+      }
+    }
+    std::vector<float> acc = a;
+    cpu::accumulate(acc.data(), b.data(), n);
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(acc[i], static_cast<float>(double{a[i]} + double{b[i]}));
+    cpu::scale(a.data(), out.data(), n, -0.375f);
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(out[i], static_cast<float>(-0.375 * a[i]));
+  }
+  const int64_t rows = 201, cols = 173;
+  std::vector<float> x = randn(rows * cols, 14), bias = randn(cols, 15),
+                     out(rows * cols);
+  cpu::biasAdd(x.data(), bias.data(), out.data(), rows, cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      ASSERT_EQ(out[r * cols + c],
+                static_cast<float>(double{x[r * cols + c]} + bias[c]));
+}
+
+double phi(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
+double pdf(double x) {
+  return std::exp(-0.5 * x * x) / std::sqrt(2.0 * 3.14159265358979323846);
+}
+
+TEST(CpuKernels, GeluAndGrad) {
+  // Wide inputs (std 4) to cover the tails, above the OpenMP threshold.
+  const int64_t n = 100003;
+  std::vector<float> x = randn(n, 16, 0.0f, 4.0f), dy = randn(n, 17);
+  x[0] = 0.0f;
+  x[1] = 1.0f;
+  x[2] = -1.0f;
+  x[3] = -12.0f;
+  x[4] = 30.0f;
+  std::vector<float> out(n), dx(n);
+  cpu::gelu(x.data(), out.data(), n);
+  cpu::geluGrad(x.data(), dy.data(), dx.data(), n);
+  EXPECT_EQ(out[0], 0.0f);
+  EXPECT_NEAR(out[1], 0.8413447460685429, 1e-7);
+  EXPECT_NEAR(out[2], -0.15865525393145707, 1e-7);
+  EXPECT_EQ(out[4], 30.0f);
+  for (int64_t i = 0; i < n; ++i) {
+    const double xi = x[i];
+    const double ref = xi * phi(xi);
+    // Tolerance: relative 1e-6 * (1 + x^2) per element (the condition number
+    // of Phi grows like x^2), plus 1e-37 absolute near float underflow.
+    ASSERT_LE(std::fabs(out[i] - ref),
+              1e-6 * (1.0 + xi * xi) * std::fabs(ref) + 1e-37)
+        << "x = " << xi;
+    const double grad = phi(xi) + xi * pdf(xi);
+    const double refDx = dy[i] * grad;
+    // The derivative crosses 0 near x = -0.75: bound the error by the size
+    // of its two terms rather than by the (cancelling) result.
+    ASSERT_LE(std::fabs(dx[i] - refDx),
+              2e-6 * (1.0 + xi * xi) * std::fabs(dy[i]) *
+                      (phi(xi) + std::fabs(xi) * pdf(xi)) +
+                  1e-37)
+        << "x = " << xi;
+  }
+}
+
+TEST(CpuKernels, TanhAndGrad) {
+  const int64_t n = 3 * 5 * 7;
+  std::vector<float> x = randn(n, 18, 0.0f, 2.0f), dy = randn(n, 19), y(n),
+                     dx(n);
+  cpu::tanhForward(x.data(), y.data(), n);
+  cpu::tanhGrad(y.data(), dy.data(), dx.data(), n);
+  std::vector<double> refY(n), refDx(n);
+  for (int64_t i = 0; i < n; ++i) {
+    refY[i] = std::tanh(double{x[i]});
+    refDx[i] = dy[i] * (1.0 - double{y[i]} * y[i]);
+  }
+  // Tolerance: relative L2 <= 1e-6 (libm tanh, one float multiply-add).
+  EXPECT_LE(relL2(y, refY), 1e-6);
+  EXPECT_LE(relL2(dx, refDx), 1e-6);
+}
+
+// ------------------------------------------------------------- layer norm
+
+struct LayerNormRef {
+  std::vector<double> out, dx, dscale, dbias;
+};
+
+LayerNormRef layerNormRef(const std::vector<float> &x,
+                          const std::vector<float> &scale,
+                          const std::vector<float> &bias,
+                          const std::vector<float> &dy, int64_t rows,
+                          int64_t cols, double eps) {
+  LayerNormRef ref;
+  ref.out.resize(rows * cols);
+  ref.dx.resize(rows * cols);
+  ref.dscale.assign(cols, 0.0);
+  ref.dbias.assign(cols, 0.0);
+  std::vector<double> xhat(cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    double mean = 0.0;
+    for (int64_t c = 0; c < cols; ++c)
+      mean += x[r * cols + c];
+    mean /= cols;
+    double var = 0.0;
+    for (int64_t c = 0; c < cols; ++c)
+      var += (x[r * cols + c] - mean) * (x[r * cols + c] - mean);
+    var /= cols;
+    const double rstd = 1.0 / std::sqrt(var + eps);
+    double sumG = 0.0, sumGX = 0.0;
+    for (int64_t c = 0; c < cols; ++c) {
+      xhat[c] = (x[r * cols + c] - mean) * rstd;
+      ref.out[r * cols + c] = xhat[c] * scale[c] + bias[c];
+      const double g = double{dy[r * cols + c]} * scale[c];
+      sumG += g;
+      sumGX += g * xhat[c];
+      ref.dscale[c] += dy[r * cols + c] * xhat[c];
+      ref.dbias[c] += dy[r * cols + c];
+    }
+    for (int64_t c = 0; c < cols; ++c) {
+      const double g = double{dy[r * cols + c]} * scale[c];
+      ref.dx[r * cols + c] = rstd * (g - sumG / cols - xhat[c] * sumGX / cols);
+    }
+  }
+  return ref;
+}
+
+TEST(CpuKernels, LayerNormAndGrad) {
+  struct Case {
+    int64_t rows, cols;
+    float eps;
+  };
+  // 3 x 5; 300 x 127 (above the threshold, not a multiple of 32 rows).
+  for (Case k :
+       {Case{3, 5, 1e-12f}, Case{300, 127, 1e-5f}, Case{67, 1024, 1e-12f}}) {
+    // Mean 3, std 2: the variance must not cancel.
+    std::vector<float> x = randn(k.rows * k.cols, 20, 3.0f, 2.0f);
+    std::vector<float> scale = randn(k.cols, 21, 1.0f, 0.5f);
+    std::vector<float> bias = randn(k.cols, 22);
+    std::vector<float> dy = randn(k.rows * k.cols, 23);
+    LayerNormRef ref = layerNormRef(x, scale, bias, dy, k.rows, k.cols, k.eps);
+    std::vector<float> out(x.size()), dx(x.size()), dscale(k.cols, 5.0f),
+        dbias(k.cols, 5.0f);
+    cpu::layerNorm(x.data(), scale.data(), bias.data(), out.data(), k.rows,
+                   k.cols, k.eps);
+    cpu::layerNormGrad(x.data(), scale.data(), dy.data(), dx.data(),
+                       dscale.data(), dbias.data(), k.rows, k.cols, k.eps);
+    // Tolerance: relative L2 <= 1e-5 for every output.
+    EXPECT_LE(relL2(out, ref.out), 1e-5) << k.rows << "x" << k.cols;
+    EXPECT_LE(relL2(dx, ref.dx), 1e-5) << k.rows << "x" << k.cols;
+    EXPECT_LE(relL2(dscale, ref.dscale), 1e-5) << k.rows << "x" << k.cols;
+    EXPECT_LE(relL2(dbias, ref.dbias), 1e-5) << k.rows << "x" << k.cols;
+  }
+}
+
+// ---------------------------------------------------------------- softmax
+
+TEST(CpuKernels, SoftmaxWithMaskAndGrad) {
+  struct Case {
+    int64_t batch, rows, cols;
+    bool mask;
+  };
+  for (Case k : {Case{3, 7, 37, true}, Case{3, 7, 37, false},
+                 Case{4, 50, 211, true}, Case{2, 131, 129, false}}) {
+    std::vector<float> x = randn(k.batch * k.rows * k.cols, 24, 0.0f, 3.0f);
+    std::vector<float> mask(k.batch * k.cols, 0.0f);
+    std::vector<int32_t> keep = randInts(mask.size(), 0, 3, 25);
+    for (size_t i = 0; i < mask.size(); ++i)
+      mask[i] = keep[i] == 0 ? -10000.0f : 0.0f;
+    // Batch entry 1 fully masked: the softmax of the shifted scores.
+    for (int64_t c = 0; c < k.cols; ++c)
+      mask[1 * k.cols + c] = -10000.0f;
+    // The reference adds the mask in float, as the kernel (and PyTorch)
+    // does: x - 10000 is rounded to float's spacing there (~1e-3), which is
+    // what a fully masked row's softmax is taken of.
+    std::vector<double> ref(x.size());
+    for (int64_t b = 0; b < k.batch; ++b)
+      for (int64_t r = 0; r < k.rows; ++r) {
+        const int64_t row = (b * k.rows + r) * k.cols;
+        std::vector<double> scores(k.cols);
+        for (int64_t c = 0; c < k.cols; ++c)
+          scores[c] = k.mask ? x[row + c] + mask[b * k.cols + c] : x[row + c];
+        const double m = *std::max_element(scores.begin(), scores.end());
+        double sum = 0.0;
+        for (int64_t c = 0; c < k.cols; ++c) {
+          ref[row + c] = std::exp(scores[c] - m);
+          sum += ref[row + c];
+        }
+        for (int64_t c = 0; c < k.cols; ++c)
+          ref[row + c] /= sum;
+      }
+    std::vector<float> y(x.size());
+    cpu::softmax(x.data(), k.mask ? mask.data() : nullptr, y.data(), k.batch,
+                 k.rows, k.cols);
+    // Tolerance: relative L2 <= 1e-5 and max abs error <= 1e-6.
+    EXPECT_LE(relL2(y, ref), 1e-5);
+    EXPECT_LE(maxAbs(y, ref), 1e-6);
+    if (k.mask) { // the fully masked entry is a proper distribution
+      EXPECT_NEAR(std::accumulate(y.begin() + k.rows * k.cols,
+                                  y.begin() + k.rows * k.cols + k.cols, 0.0),
+                  1.0, 1e-5);
+    }
+
+    const int64_t rows = k.batch * k.rows;
+    std::vector<float> dy = randn(x.size(), 26), dx(x.size());
+    cpu::softmaxGrad(y.data(), dy.data(), dx.data(), rows, k.cols);
+    std::vector<double> refDx(x.size());
+    for (int64_t r = 0; r < rows; ++r) {
+      double dot = 0.0;
+      for (int64_t c = 0; c < k.cols; ++c)
+        dot += double{dy[r * k.cols + c]} * y[r * k.cols + c];
+      for (int64_t c = 0; c < k.cols; ++c)
+        refDx[r * k.cols + c] = y[r * k.cols + c] * (dy[r * k.cols + c] - dot);
+    }
+    // Tolerance: relative L2 <= 1e-5.
+    EXPECT_LE(relL2(dx, refDx), 1e-5);
+  }
+}
+
+// ---------------------------------------------------------------- dropout
+
+TEST(CpuKernels, DropoutZeroCopies) {
+  std::vector<float> x = randn(40001, 27), out(x.size(), 1.0f);
+  cpu::dropout(x.data(), out.data(), 40001, 1003, 7, 1, 0, 0, 0.0f);
+  EXPECT_EQ(out, x);
+}
+
+TEST(CpuKernels, DropoutMatchesPhiloxStream) {
+  const float p = 0.1f;
+  const int64_t perSample = 25003; // not a multiple of 4
+  const int64_t samples = 4, n = perSample * samples;
+  const uint64_t seed = 0x123456789abcdefull;
+  const uint32_t purpose = ferry::random::purposeHash("attention.probs");
+  const uint32_t layer = 5;
+  const uint64_t offset = 6;
+  std::vector<float> x = randn(n, 28), out(n);
+  for (float &v : x)
+    if (v == 0.0f)
+      v = 1.0f;
+  cpu::dropout(x.data(), out.data(), n, perSample, seed, purpose, layer, offset,
+               p);
+  int64_t kept = 0;
+  for (int64_t e = 0; e < n; ++e) {
+    const bool keeps = ferry::random::dropoutKeeps(
+        seed, purpose, layer, offset + e / perSample, e % perSample, p);
+    // Exactly the element-wise stream; kept values are x / (1 - p).
+    ASSERT_EQ(out[e], keeps ? x[e] / (1.0f - p) : 0.0f) << "element " << e;
+    kept += keeps;
+  }
+  // Tolerance: the kept fraction is within 1% of 1 - p (about 10 sigma).
+  EXPECT_NEAR(static_cast<double>(kept) / n, 0.9, 0.01);
+  EXPECT_NEAR(x[7] / (1.0f - p), x[7] / 0.9, 1e-6 * std::fabs(x[7]));
+}
+
+TEST(CpuKernels, DropoutIndependentOfSampleSplit) {
+  // Samples [0, 4) at once equal [0, 2) then [2, 4) with sampleOffset 2.
+  const int64_t perSample = 1001, n = 4 * perSample, half = 2 * perSample;
+  std::vector<float> x = randn(n, 29), whole(n), split(n);
+  cpu::dropout(x.data(), whole.data(), n, perSample, 99, 3, 2, 0, 0.25f);
+  cpu::dropout(x.data(), split.data(), half, perSample, 99, 3, 2, 0, 0.25f);
+  cpu::dropout(x.data() + half, split.data() + half, half, perSample, 99, 3, 2,
+               2, 0.25f);
+  EXPECT_EQ(whole, split);
+  // A different layer, purpose or seed gives a different mask.
+  std::vector<float> other(n);
+  cpu::dropout(x.data(), other.data(), n, perSample, 99, 3, 3, 0, 0.25f);
+  EXPECT_NE(whole, other);
+}
+
+// -------------------------------------------------------------- transpose
+
+void checkTranspose(std::vector<int64_t> dims, std::vector<int64_t> perm,
+                    uint32_t seed) {
+  const int32_t rank = static_cast<int32_t>(dims.size());
+  int64_t total = 1;
+  for (int64_t d : dims)
+    total *= d;
+  std::vector<float> x = randn(total, seed), out(total, -1.0f);
+  cpu::transpose(x.data(), out.data(), rank, dims.data(), perm.data());
+  std::vector<int64_t> inStride(rank, 1);
+  for (int32_t d = rank - 2; d >= 0; --d)
+    inStride[d] = inStride[d + 1] * dims[d + 1];
+  std::vector<int64_t> index(rank, 0); // output index
+  for (int64_t q = 0; q < total; ++q) {
+    int64_t rest = q, offset = 0;
+    for (int32_t i = rank - 1; i >= 0; --i) {
+      index[i] = rest % dims[perm[i]];
+      rest /= dims[perm[i]];
+      offset += index[i] * inStride[perm[i]];
+    }
+    // Exact: a permutation copies.
+    ASSERT_EQ(out[q], x[offset]) << "output element " << q;
+  }
+}
+
+TEST(CpuKernels, Transpose) {
+  checkTranspose({3, 5, 7}, {0, 1, 2}, 30);       // identity
+  checkTranspose({3, 5, 7}, {2, 0, 1}, 31);       // rotate
+  checkTranspose({2, 3, 5, 7}, {0, 2, 1, 3}, 32); // heads split
+  checkTranspose({2, 3, 5, 7}, {0, 1, 3, 2}, 33); // last two swapped
+  checkTranspose({2, 3, 5, 7}, {3, 1, 0, 2}, 34);
+  checkTranspose({2, 1, 5, 1, 7}, {4, 3, 2, 1, 0}, 35); // size-1 dims
+  checkTranspose({2, 3, 1, 5, 3, 2}, {5, 3, 0, 2, 4, 1}, 36);
+  checkTranspose({129, 263}, {1, 0}, 37);            // tiled, parallel
+  checkTranspose({4, 67, 12, 33}, {0, 2, 1, 3}, 38); // rows, parallel
+  checkTranspose({1, 1}, {1, 0}, 39);
+}
+
+// ---------------------------------------------------- reduce / broadcast
+
+TEST(CpuKernels, ReduceAndBroadcast) {
+  struct Case {
+    int64_t outer, size, inner;
+  };
+  for (Case k : {Case{3, 5, 7}, Case{1, 20011, 1}, Case{3, 9001, 1},
+                 Case{2, 401, 131}, Case{1, 3, 1}}) {
+    const int64_t total = k.outer * k.size * k.inner;
+    std::vector<float> x = randn(total, 40, 0.5f, 1.0f);
+    for (int kind = 0; kind < 4; ++kind) {
+      std::vector<float> out(k.outer * k.inner);
+      cpu::reduce(static_cast<cpu::Reduce>(kind), x.data(), out.data(), k.outer,
+                  k.size, k.inner);
+      std::vector<double> ref(out.size());
+      for (int64_t o = 0; o < k.outer; ++o)
+        for (int64_t i = 0; i < k.inner; ++i) {
+          double acc = kind == 2 ? -1e300 : 0.0;
+          for (int64_t r = 0; r < k.size; ++r) {
+            const double v = x[(o * k.size + r) * k.inner + i];
+            acc = kind == 2   ? std::max(acc, v)
+                  : kind == 3 ? acc + v * v
+                              : acc + v;
+          }
+          ref[o * k.inner + i] = kind == 1 ? acc / k.size : acc;
+        }
+      if (kind == 2) {
+        for (size_t i = 0; i < out.size(); ++i) // max is exact
+          ASSERT_EQ(out[i], static_cast<float>(ref[i]));
+      } else {
+        // Tolerance: relative L2 <= 1e-6 (double accumulation).
+        EXPECT_LE(relL2(out, ref), 1e-6) << "kind " << kind;
+      }
+    }
+    std::vector<float> small = randn(k.outer * k.inner, 41), big(total);
+    cpu::broadcast(small.data(), big.data(), k.outer, k.size, k.inner);
+    for (int64_t o = 0; o < k.outer; ++o)
+      for (int64_t r = 0; r < k.size; ++r)
+        for (int64_t i = 0; i < k.inner; ++i)
+          ASSERT_EQ(big[(o * k.size + r) * k.inner + i],
+                    small[o * k.inner + i]);
+  }
+}
+
+// ------------------------------------------------------- loss and metrics
+
+struct CrossEntropyCase {
+  int64_t rows, cols, classes;
+};
+
+TEST(CpuKernels, SoftmaxCrossEntropyIgnoresPaddedColumns) {
+  for (CrossEntropyCase k :
+       {CrossEntropyCase{9, 40, 33}, CrossEntropyCase{5, 30528, 30522}}) {
+    std::vector<float> logits = randn(k.rows * k.cols, 42, 0.0f, 3.0f);
+    std::vector<int32_t> labels =
+        randInts(k.rows, 0, static_cast<int32_t>(k.classes - 1), 43);
+    std::vector<float> weights(k.rows);
+    for (int64_t r = 0; r < k.rows; ++r)
+      weights[r] = r % 3 == 1 ? 0.0f : 0.5f + 0.25f * static_cast<float>(r);
+    labels[1] = -1; // ignored: its weight is 0
+    const float dloss = 0.75f;
+
+    double refLoss = 0.0;
+    std::vector<double> refGrad(logits.size(), 0.0);
+    for (int64_t r = 0; r < k.rows; ++r) {
+      if (weights[r] == 0.0f)
+        continue;
+      const float *row = logits.data() + r * k.cols;
+      double m = -1e300, sum = 0.0;
+      for (int64_t c = 0; c < k.classes; ++c)
+        m = std::max(m, double{row[c]});
+      for (int64_t c = 0; c < k.classes; ++c)
+        sum += std::exp(row[c] - m);
+      refLoss += weights[r] * (m + std::log(sum) - row[labels[r]]);
+      for (int64_t c = 0; c < k.classes; ++c)
+        refGrad[r * k.cols + c] =
+            double{dloss} * weights[r] *
+            (std::exp(row[c] - m) / sum - (c == labels[r] ? 1.0 : 0.0));
+    }
+    float loss = 0.0f;
+    cpu::softmaxCrossEntropy(logits.data(), labels.data(), weights.data(),
+                             &loss, k.rows, k.cols, k.classes);
+    std::vector<float> grad(logits.size(), 3.0f);
+    cpu::softmaxCrossEntropyGrad(logits.data(), labels.data(), weights.data(),
+                                 &dloss, grad.data(), k.rows, k.cols,
+                                 k.classes);
+    // Tolerance: relative 1e-6 on the loss, relative L2 1e-5 on the grad.
+    EXPECT_NEAR(loss, refLoss, 1e-6 * std::fabs(refLoss));
+    EXPECT_LE(relL2(grad, refGrad), 1e-5);
+    for (int64_t r = 0; r < k.rows; ++r)
+      for (int64_t c = k.classes; c < k.cols; ++c)
+        ASSERT_EQ(grad[r * k.cols + c], 0.0f);
+    for (int64_t c = 0; c < k.cols; ++c) // the weight-0 row
+      ASSERT_EQ(grad[1 * k.cols + c], 0.0f);
+
+    // Huge values in the padded columns change nothing.
+    std::vector<float> padded = logits;
+    for (int64_t r = 0; r < k.rows; ++r)
+      for (int64_t c = k.classes; c < k.cols; ++c)
+        padded[r * k.cols + c] = 1e4f;
+    float paddedLoss = 0.0f;
+    cpu::softmaxCrossEntropy(padded.data(), labels.data(), weights.data(),
+                             &paddedLoss, k.rows, k.cols, k.classes);
+    std::vector<float> paddedGrad(logits.size());
+    cpu::softmaxCrossEntropyGrad(padded.data(), labels.data(), weights.data(),
+                                 &dloss, paddedGrad.data(), k.rows, k.cols,
+                                 k.classes);
+    EXPECT_EQ(paddedLoss, loss);
+    EXPECT_EQ(paddedGrad, grad);
+  }
+}
+
+TEST(CpuKernels, ArgmaxCorrectTiesTakeLowestIndex) {
+  const int64_t rows = 5, cols = 8, classes = 6;
+  std::vector<float> logits = {
+      // row 0: tie between 1 and 4 -> 1; label 1: correct
+      0, 3, 1, 2, 3, 0, 9, 9,
+      // row 1: tie between 1 and 4 -> 1; label 4: wrong
+      0, 3, 1, 2, 3, 0, 9, 9,
+      // row 2: max at 5 (padding 6, 7 larger but excluded); label 5: correct
+      0, 1, 2, 3, 4, 5, 9, 9,
+      // row 3: max at 0; label 0 but weight 0
+      7, 1, 2, 3, 4, 5, 9, 9,
+      // row 4: all equal -> 0; label 0: correct
+      2, 2, 2, 2, 2, 2, 9, 9};
+  std::vector<int32_t> labels = {1, 4, 5, 0, 0};
+  std::vector<float> weights = {1.0f, 1.0f, 0.5f, 0.0f, 2.0f};
+  float out = -1.0f;
+  cpu::argmaxCorrect(logits.data(), labels.data(), weights.data(), &out, rows,
+                     cols, classes);
+  EXPECT_EQ(out, 1.0f + 0.5f + 2.0f);
+  // A row above the OpenMP threshold, with the maximum tied at its end.
+  const int64_t wide = 40000;
+  std::vector<float> big = randn(wide, 44);
+  big[wide - 3] = big[wide - 1] = 100.0f;
+  int32_t label = static_cast<int32_t>(wide - 3);
+  float one = 1.0f;
+  cpu::argmaxCorrect(big.data(), &label, &one, &out, 1, wide, wide);
+  EXPECT_EQ(out, 1.0f);
+}
+
+TEST(CpuKernels, GlobalNorm) {
+  std::vector<std::vector<float>> tensors = {
+      randn(5, 45), randn(20011, 46), {}, randn(70001, 47)};
+  std::vector<const float *> pointers;
+  std::vector<int64_t> sizes;
+  double ref = 0.0;
+  for (const auto &t : tensors) {
+    pointers.push_back(t.data());
+    sizes.push_back(static_cast<int64_t>(t.size()));
+    for (float v : t)
+      ref += double{v} * v;
+  }
+  float out = 0.0f;
+  cpu::globalNorm(pointers.data(), sizes.data(), 4, &out);
+  // Tolerance: relative 1e-6 (double accumulation).
+  EXPECT_NEAR(out, std::sqrt(ref), 1e-6 * std::sqrt(ref));
+  cpu::globalNorm(pointers.data(), sizes.data(), 0, &out);
+  EXPECT_EQ(out, 0.0f);
+}
+
+// -------------------------------------------------------------- optimizer
+
+TEST(CpuKernels, LearningRate) {
+  // Poly: lr 1e-3, warmup 100, start 0, power 1, total 1000.
+  auto poly = [](int64_t s, int64_t start = 0) {
+    return cpu::learningRate(0, 1e-3, 100, start, 1.0, 1000, s);
+  };
+  EXPECT_FLOAT_EQ(poly(0), 0.0f);                    // warmup starts at 0
+  EXPECT_FLOAT_EQ(poly(50), 1e-3f * 50 / 100);       // half way up
+  EXPECT_FLOAT_EQ(poly(99), 1e-3f * 99 / 100);       // last warmup step
+  EXPECT_FLOAT_EQ(poly(100), 1e-3f * (1.0f - 0.1f)); // decay: 1 - 100/1000
+  EXPECT_FLOAT_EQ(poly(500), 1e-3f * 0.5f);
+  EXPECT_EQ(poly(1000), 0.0f); // s >= total: 0
+  EXPECT_EQ(poly(1500), 0.0f);
+  // start_warmup_step -50: at s = 0 warmup is half done; at s = 50 it is over.
+  EXPECT_FLOAT_EQ(poly(0, -50), 1e-3f * 50 / 100);
+  EXPECT_FLOAT_EQ(poly(50, -50), 1e-3f * (1.0f - 0.05f));
+  // Power 2: (1 - 500/1000)^2 = 0.25.
+  EXPECT_FLOAT_EQ(cpu::learningRate(0, 2e-3, 10, 0, 2.0, 1000, 500),
+                  2e-3f * 0.25f);
+  // No warmup: decay from s = 0.
+  EXPECT_FLOAT_EQ(cpu::learningRate(0, 1e-3, 0, 0, 1.0, 1000, 0), 1e-3f);
+  // Constant.
+  EXPECT_FLOAT_EQ(cpu::learningRate(1, 4e-4, 100, 0, 1.0, 1000, 0), 4e-4f);
+  EXPECT_FLOAT_EQ(cpu::learningRate(1, 4e-4, 100, 0, 1.0, 1000, 5000), 4e-4f);
+}
+
+// Double-precision reference of adamUpdate (the formulas in the kernel's
+// contract), updating w, m, v in place.
+void adamRef(std::vector<double> &w, const std::vector<float> &g,
+             std::vector<double> &m, std::vector<double> &v, int64_t n,
+             int64_t segments, double lr, double globalNorm, double clipNorm,
+             const cpu::AdamParams &p) {
+  const double clip =
+      (clipNorm > 0 && globalNorm > clipNorm) ? clipNorm / globalNorm : 1.0;
+  const double b1 = p.beta1, b2 = p.beta2;
+  const double bc1 = 1.0 - std::pow(b1, double(p.step));
+  const double bc2 = 1.0 - std::pow(b2, double(p.step));
+  for (int64_t s = 0; s < segments; ++s) {
+    std::vector<double> u(n);
+    double ww = 0.0, uu = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t e = s * n + i;
+      const double gi = clip * g[e];
+      m[e] = b1 * m[e] + (1 - b1) * gi;
+      v[e] = b2 * v[e] + (1 - b2) * gi * gi;
+      u[i] = (m[e] / bc1) / (std::sqrt(v[e] / bc2) + double{p.epsilon});
+      if (p.applyWeightDecay)
+        u[i] += double{p.weightDecay} * w[e];
+      ww += w[e] * w[e];
+      uu += u[i] * u[i];
+    }
+    const double ratio =
+        p.lamb ? ((ww > 0 && uu > 0) ? std::sqrt(ww) / std::sqrt(uu) : 1.0)
+               : 1.0;
+    for (int64_t i = 0; i < n; ++i)
+      w[s * n + i] -= lr * ratio * u[i];
+  }
+}
+
+TEST(CpuKernels, AdamUpdateLambAndAdamWMatchReference) {
+  for (bool lamb : {true, false})
+    for (bool decay : {true, false})
+      for (int64_t n : {int64_t{1001}, int64_t{40009}}) {
+        const int64_t segments = 2, total = n * segments;
+        std::vector<float> w = randn(total, 50, 0.0f, 0.05f);
+        std::vector<float> g = randn(total, 51, 0.0f, 0.3f);
+        std::vector<float> m = randn(total, 52, 0.0f, 0.01f);
+        std::vector<float> v = randn(total, 53, 0.0f, 0.01f);
+        for (float &x : v)
+          x = x * x; // second moments are non-negative
+        // Segment 1 smaller, so the trust ratios differ.
+        for (int64_t i = n; i < total; ++i)
+          w[i] *= 0.1f;
+        cpu::AdamParams p{0.9f, 0.999f, 1e-6f, 0.01f, decay, lamb, 7};
+        std::vector<double> wr(w.begin(), w.end()), mr(m.begin(), m.end()),
+            vr(v.begin(), v.end());
+        // Clipping active: global norm 4 > clip norm 1.
+        adamRef(wr, g, mr, vr, n, segments, 1e-3, 4.0, 1.0, p);
+        cpu::adamUpdate(w.data(), g.data(), m.data(), v.data(), n, segments,
+                        1e-3f, 4.0f, 1.0f, p);
+        // Tolerance: relative L2 <= 1e-6 on w, m and v, and on the update
+        // w_new - w_old <= 1e-4 (fp32 rounding of a 1e-3 sized step).
+        EXPECT_LE(relL2(w, wr), 1e-6);
+        EXPECT_LE(relL2(m, mr), 1e-6);
+        EXPECT_LE(relL2(v, vr), 1e-6);
+        std::vector<float> w0 = randn(total, 50, 0.0f, 0.05f);
+        for (int64_t i = n; i < total; ++i)
+          w0[i] *= 0.1f;
+        std::vector<float> delta(total);
+        std::vector<double> refDelta(total);
+        for (int64_t i = 0; i < total; ++i) {
+          delta[i] = w[i] - w0[i];
+          refDelta[i] = wr[i] - w0[i];
+        }
+        EXPECT_LE(relL2(delta, refDelta), 1e-4)
+            << "lamb " << lamb << " decay " << decay << " n " << n;
+      }
+}
+
+TEST(CpuKernels, AdamUpdateHandComputed) {
+  // w = [1, -2], g = [0.5, 0.25], m = v = 0, step 1, beta1 0.9, beta2 0.999,
+  // eps 1e-6, weight decay 0.01, lr 0.1, no clipping.
+  //   m = 0.1 g = [0.05, 0.025];  v = 0.001 g^2 = [2.5e-4, 6.25e-5]
+  //   mhat = m / 0.1 = g;  vhat = v / 0.001 = g^2;  sqrt(vhat) = |g|
+  //   u = g / (|g| + 1e-6) + 0.01 w
+  //     = [0.5 / 0.500001 + 0.01, 0.25 / 0.250001 - 0.02]
+  //     = [1.009998000004, 0.979996000016]
+  // AdamW: w - 0.1 u = [0.8990001999996, -2.0979996000016].
+  // LAMB: ||w|| = sqrt(5) = 2.2360679775,
+  //   ||u|| = sqrt(1.020095960012 + 0.960392160047) = sqrt(1.980488120059)
+  //         = 1.4072981632,  r = ||w|| / ||u|| = 1.5889084744,
+  //   w - 0.1 r u = [1 - 0.1604794381, -2 - 0.1557123949]
+  //               = [0.8395205619, -2.1557123949].
+  for (bool lamb : {false, true}) {
+    std::vector<float> w = {1.0f, -2.0f}, g = {0.5f, 0.25f}, m = {0, 0},
+                       v = {0, 0};
+    cpu::AdamParams p{0.9f, 0.999f, 1e-6f, 0.01f, true, lamb, 1};
+    cpu::adamUpdate(w.data(), g.data(), m.data(), v.data(), 2, 1, 0.1f, 0.5f,
+                    0.0f, p);
+    // Tolerance: 1e-6 absolute on w (values of order 1); relative 2e-5 on
+    // the moments, because the float betas are inexact (1 - 0.999f =
+    // 0.00099998713, 1 - 0.9f = 0.100000024).
+    EXPECT_NEAR(m[0], 0.05, 2e-5 * 0.05);
+    EXPECT_NEAR(m[1], 0.025, 2e-5 * 0.025);
+    EXPECT_NEAR(v[0], 2.5e-4, 2e-5 * 2.5e-4);
+    EXPECT_NEAR(v[1], 6.25e-5, 2e-5 * 6.25e-5);
+    if (lamb) {
+      EXPECT_NEAR(w[0], 0.8395205619, 1e-6);
+      EXPECT_NEAR(w[1], -2.1557123949, 1e-6);
+    } else {
+      EXPECT_NEAR(w[0], 0.8990002, 1e-6);
+      EXPECT_NEAR(w[1], -2.0979996, 1e-6);
+    }
+  }
+  // Clipping: global norm 2 > clip norm 1 halves g; with step 1 Adam's
+  // direction is g / |g| either way, so only the moments change.
+  std::vector<float> w = {1.0f, -2.0f}, g = {0.5f, 0.25f}, m = {0, 0},
+                     v = {0, 0};
+  cpu::AdamParams p{0.9f, 0.999f, 1e-6f, 0.01f, false, false, 1};
+  cpu::adamUpdate(w.data(), g.data(), m.data(), v.data(), 2, 1, 0.1f, 2.0f,
+                  1.0f, p);
+  EXPECT_NEAR(m[0], 0.025, 2e-5 * 0.025);
+  EXPECT_NEAR(v[1], 0.001 * 0.125 * 0.125, 2e-5 * 0.001 * 0.125 * 0.125);
+  EXPECT_NEAR(w[0], 1.0 - 0.1 * 0.25 / (0.25 + 1e-6), 1e-6);
+}
+
+#ifdef _OPENMP
+TEST(CpuKernels, ReductionsDoNotDependOnThreadCount) {
+  // The reductions split work into fixed pieces, so 1 and 2 threads agree
+  // bit for bit.
+  const int64_t rows = 300, cols = 257;
+  std::vector<float> x = randn(rows * cols, 60, 1.0f, 2.0f);
+  std::vector<float> scale = randn(cols, 61), dy = randn(rows * cols, 62);
+  std::vector<int32_t> labels = randInts(rows, 0, 250, 63);
+  std::vector<float> weights(rows, 1.0f);
+  auto run = [&]() {
+    std::vector<float> result(rows * cols + 3 * cols + 4);
+    float *dx = result.data(), *dscale = dx + rows * cols,
+          *dbias = dscale + cols, *sums = dbias + cols, *tail = sums + cols;
+    cpu::layerNormGrad(x.data(), scale.data(), dy.data(), dx, dscale, dbias,
+                       rows, cols, 1e-12f);
+    cpu::reduce(cpu::Reduce::Sum, x.data(), sums, 1, rows, cols);
+    cpu::reduce(cpu::Reduce::SumSquares, x.data(), tail, 1, rows * cols, 1);
+    const float *ptr = x.data();
+    const int64_t size = rows * cols;
+    cpu::globalNorm(&ptr, &size, 1, tail + 1);
+    cpu::softmaxCrossEntropy(x.data(), labels.data(), weights.data(), tail + 2,
+                             rows, cols, 251);
+    std::vector<float> w = scale, m(cols, 0.0f), v(cols, 0.0f);
+    cpu::AdamParams p{0.9f, 0.999f, 1e-6f, 0.01f, true, true, 3};
+    cpu::adamUpdate(w.data(), dy.data(), m.data(), v.data(), cols, 1, 1e-3f,
+                    1.0f, 0.0f, p);
+    tail[3] = w[0];
+    return result;
+  };
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  std::vector<float> one = run();
+  omp_set_num_threads(2);
+  std::vector<float> two = run();
+  omp_set_num_threads(threads);
+  EXPECT_EQ(one, two);
+}
+#endif
+
+} // namespace

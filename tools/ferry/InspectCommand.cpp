@@ -1,0 +1,92 @@
+// `ferry inspect FILE.fxe`: what an executable holds: its build, backend,
+// arena plan, parameter count, states by role and each program's kernels.
+#include "tools/ferry/Commands.h"
+
+#include "runtime/config/Config.h"
+#include "runtime/executable/ExecutableFile.h"
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace ferry::cli {
+namespace {
+
+const char *kernelName(uint16_t k) {
+  static const char *names[] = {
+#define FERRY_KERNEL(Enum, name, doc) name,
+#include "runtime/executable/Kernels.def"
+#undef FERRY_KERNEL
+  };
+  return k < sizeof(names) / sizeof(names[0]) ? names[k] : "unknown";
+}
+
+int runInspect(const std::string &path) {
+  try {
+    ExecutableFile file = ExecutableFile::load(path);
+    const fxe::Executable &exe = file.root();
+    std::printf("%s: ferry executable, format %u, %zu bytes, checksum "
+                "%016llx\n",
+                path.c_str(), kExecutableFormatVersion, file.payloadBytes(),
+                static_cast<unsigned long long>(file.checksum()));
+    std::printf("  compiled by   ferry %s\n", exe.compiler_version()->c_str());
+    std::printf("  backend       %s\n", exe.backend()->c_str());
+    std::printf("  parameters    %lld\n",
+                static_cast<long long>(exe.parameter_count()));
+    std::printf("  arena         %s (%lld bytes): states %s + temporaries\n",
+                formatByteSize(exe.arena_bytes()).c_str(),
+                static_cast<long long>(exe.arena_bytes()),
+                formatByteSize(exe.state_bytes()).c_str());
+    std::map<std::string, std::pair<int, int64_t>> roles;
+    for (const fxe::State *s : *exe.states()) {
+      auto &r = roles[fxe::EnumNameRole(s->role())];
+      ++r.first;
+      r.second += s->bytes();
+    }
+    for (auto &[role, r] : roles)
+      std::printf("    %-15s %4d tensors  %s\n", role.c_str(), r.first,
+                  formatByteSize(r.second).c_str());
+    for (const fxe::Program *p : *exe.programs()) {
+      std::map<std::string, int> kernels;
+      int loops = 0;
+      for (const fxe::Instr *in : *p->instrs()) {
+        if (in->loop_count() > 0)
+          ++loops;
+        else
+          ++kernels[kernelName(in->kernel())];
+      }
+      std::printf("  program %s: %u instructions (%d loops), temporaries %s\n",
+                  p->name()->c_str(), p->instrs()->size(), loops,
+                  formatByteSize(p->transient_bytes()).c_str());
+      std::string line = "   ";
+      for (auto &[k, n] : kernels) {
+        std::string item = " " + k + " x" + std::to_string(n);
+        if (line.size() + item.size() > 78) {
+          std::printf("%s\n", line.c_str());
+          line = "   ";
+        }
+        line += item;
+      }
+      std::printf("%s\n", line.c_str());
+    }
+    return 0;
+  } catch (const ExecutableError &e) {
+    std::fprintf(stderr, "ferry: error: %s\n", e.what());
+    return 1;
+  }
+}
+
+} // namespace
+
+Runner addInspectCommand(CLI::App &app) {
+  auto path = std::make_shared<std::string>();
+  CLI::App *cmd = app.add_subcommand(
+      "inspect", "Summarise a compiled executable: build, arena plan, "
+                 "parameters, states and each program's kernels.");
+  cmd->add_option("executable", *path, "A compiled executable (FILE.fxe)")
+      ->required();
+  return [path] { return runInspect(*path); };
+}
+
+} // namespace ferry::cli
