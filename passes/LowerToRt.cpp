@@ -829,6 +829,7 @@ void LowerToRtPass::runOnOperation() {
   for (auto &l : lowered) {
     SmallVector<StringRef> inputNames(l->lowering->inputs.begin(),
                                       l->lowering->inputs.end());
+    b.setInsertionPointToEnd(module.getBody());
     auto program = rt::ProgramOp::create(
         b, module.getLoc(), l->name, b.getStrArrayAttr(inputNames),
         static_cast<int64_t>(l->lowering->registers), l->plan.peakBytes);

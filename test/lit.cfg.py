@@ -1,4 +1,5 @@
-# lit configuration for ferry's tests (dialects/, passes/, tools/, docs/).
+# lit configuration for ferry's tests (dialects/, passes/, tools/, docs/,
+# gradcheck/, e2e/).
 # Run one suite by hand with:
 #   lit -sv test/dialects --param ferry_obj_root=build
 # ctest passes the build directory and LLVM's tool directory as parameters.

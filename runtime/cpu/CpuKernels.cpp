@@ -88,8 +88,12 @@ template <class T = double> T *scratch(size_t count) {
   // |z| >= 0.5: erfc(t) = exp(-t^2) * G(y) / (1 + 2t), y = (t - 2) / (t + 2),
   // G a polynomial on t in [0.5, 10] (beyond 10, exp(-t^2) is 0 in float).
   float t = std::min(std::max(az, 0.5f), 10.0f);
-  float v =
-      std::fma((t - 2.0f) / (t + 2.0f), 1.578947425e+00f, -5.263157934e-02f);
+  // One division for both quotients: q = 1 / ((t + 2) (1 + 2t)).
+  const float plus2 = t + 2.0f;
+  const float twoTPlus1 = std::fma(2.0f, t, 1.0f);
+  const float q = 1.0f / (plus2 * twoTPlus1);
+  const float y = (t - 2.0f) * twoTPlus1 * q;
+  float v = std::fma(y, 1.578947425e+00f, -5.263157934e-02f);
   float g = -4.163575340e-06f;
   g = std::fma(g, v, -3.455718615e-05f);
   g = std::fma(g, v, 3.373489017e-05f);
@@ -103,7 +107,7 @@ template <class T = double> T *scratch(size_t count) {
   // exp(-t^2) with t^2 = hi + lo split exactly: exp(-hi) * (1 - lo).
   float t2 = t * t;
   float t2lo = std::fma(t, t, -t2);
-  float e = expApprox(-t2) * (1.0f - t2lo) * g / std::fma(2.0f, t, 1.0f);
+  float e = expApprox(-t2) * (1.0f - t2lo) * g * (plus2 * q);
   float half = 0.5f * e;
   float tail = z < 0.0f ? half : 1.0f - half;
   return az < 0.5f ? central : tail;
