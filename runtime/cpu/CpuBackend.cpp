@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -222,8 +224,39 @@ void CpuBackend::runInstrs(
       i = bodyEnd - 1;
       continue;
     }
+    if (!profiling_) {
+      execute(*in, registers);
+      continue;
+    }
+    auto start = std::chrono::steady_clock::now();
     execute(*in, registers);
+    kernelSeconds_.resize(static_cast<size_t>(Kernel::Count), 0.0);
+    kernelCalls_.resize(static_cast<size_t>(Kernel::Count), 0);
+    kernelSeconds_[in->kernel()] += std::chrono::duration<double>(
+                                        std::chrono::steady_clock::now() -
+                                        start)
+                                        .count();
+    ++kernelCalls_[in->kernel()];
   }
+}
+
+std::string CpuBackend::profileReport() const {
+  std::vector<std::pair<double, size_t>> rows;
+  double total = 0;
+  for (size_t k = 0; k < kernelSeconds_.size(); ++k) {
+    if (kernelCalls_[k] == 0)
+      continue;
+    rows.push_back({kernelSeconds_[k], k});
+    total += kernelSeconds_[k];
+  }
+  std::sort(rows.rbegin(), rows.rend());
+  std::string out = fmt::format("{:<28}{:>10}{:>12}{:>8}\n", "kernel",
+                                "calls", "seconds", "share");
+  for (auto [seconds, k] : rows)
+    out += fmt::format("{:<28}{:>10}{:>12.4f}{:>7.1f}%\n",
+                       kernelName(static_cast<uint16_t>(k)), kernelCalls_[k],
+                       seconds, total > 0 ? 100 * seconds / total : 0.0);
+  return out;
 }
 
 void CpuBackend::execute(const fxe::Instr &in,

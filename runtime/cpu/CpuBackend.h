@@ -47,6 +47,11 @@ public:
   // The highest arena byte any executed kernel touched.
   uint64_t peakBytes() const { return peakBytes_; }
 
+  // Per-kernel wall time (for `ferry train --profile`): off by default.
+  void setProfiling(bool on) { profiling_ = on; }
+  // "kernel  calls  seconds  share" lines, slowest first.
+  std::string profileReport() const;
+
 private:
   void runInstrs(const flatbuffers::Vector<flatbuffers::Offset<fxe::Instr>> &v,
                  size_t begin, size_t end, std::vector<int64_t> &registers);
@@ -55,6 +60,9 @@ private:
   const fxe::Executable &exe_;
   char *arena_ = nullptr;
   uint64_t arenaBytes_ = 0, peakBytes_ = 0;
+  bool profiling_ = false;
+  std::vector<double> kernelSeconds_;
+  std::vector<int64_t> kernelCalls_;
 };
 
 } // namespace ferry

@@ -32,6 +32,7 @@ struct TrainOptionsCli {
   int64_t steps = 0;
   int64_t logEvery = 10;
   std::string metrics;
+  bool profile = false;
 };
 
 bool endsWith(const std::string &s, const std::string &suffix) {
@@ -94,6 +95,7 @@ int runTrain(const TrainOptionsCli &opts) {
                            .count();
     int64_t steps = opts.steps > 0 ? opts.steps : config.training.steps;
     Trainer trainer(*exe, config);
+    trainer.backend().setProfiling(opts.profile);
     std::printf("ferry train %s: %lld parameters, %s arena, global batch "
                 "%lld (micro-batch %lld x %lld accumulation), %lld steps, "
                 "ready in %.0f ms\n",
@@ -113,6 +115,8 @@ int runTrain(const TrainOptionsCli &opts) {
     std::printf("device memory: peak %s measured, %s planned\n",
                 formatByteSize(trainer.backend().peakBytes()).c_str(),
                 formatByteSize(trainer.backend().arenaBytes()).c_str());
+    if (opts.profile)
+      std::fputs(trainer.backend().profileReport().c_str(), stdout);
     return 0;
   } catch (const ConfigError &e) {
     std::fprintf(stderr, "ferry: error: %s\n", e.what());
@@ -156,6 +160,8 @@ Runner addTrainCommand(CLI::App &app) {
                   "Print a progress line every N updates (0: none)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_flag("--profile", opts->profile,
+                "Time every kernel and print where the time went at the end");
   return [opts] { return runTrain(*opts); };
 }
 

@@ -570,3 +570,331 @@ func.func @f(%x: tensor<4x32xf32>, %l: tensor<4xi32>, %w: tensor<4xf32>) -> tens
   %0 = graph.softmax_cross_entropy %x, %l, %w classes 30 : tensor<4x32xf32>, tensor<4xi32>, tensor<4xf32> -> tensor<bf16>
   return %0 : tensor<bf16>
 }
+
+// -----
+
+// Tests that layer_norm_grad needs a dimension to normalise over.
+func.func @f(%x: tensor<f32>, %g: tensor<1xf32>) -> tensor<f32> {
+  // expected-error @+1 {{expects an input of rank >= 1, found a scalar}}
+  %dx, %dg, %db = graph.layer_norm_grad %x, %g, %x eps 1.000000e-12 : tensor<f32>, tensor<1xf32>
+  return %dx : tensor<f32>
+}
+
+// -----
+
+// Tests that layer_norm_grad's scale matches the input's last dimension.
+func.func @f(%x: tensor<4x8xf32>, %g: tensor<4xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{expects scale of shape 8 (the input's last dimension), found 4}}
+  %dx, %dg, %db = graph.layer_norm_grad %x, %g, %x eps 1.000000e-12 : tensor<4x8xf32>, tensor<4xf32>
+  return %dx : tensor<4x8xf32>
+}
+
+// -----
+
+// Tests that embedding_grad produces a [rows, width] table.
+func.func @f(%dy: tensor<4x8xf32>, %ids: tensor<4xi32>) -> tensor<32xf32> {
+  // expected-error @+1 {{expects a [rows, width] result, found shape 32}}
+  %0 = graph.embedding_grad %dy[%ids] : tensor<4x8xf32>, tensor<4xi32> -> tensor<32xf32>
+  return %0 : tensor<32xf32>
+}
+
+// -----
+
+// Tests that embedding_grad's grad has the ids' shape, then the row width.
+func.func @f(%dy: tensor<4x6xf32>, %ids: tensor<4xi32>) -> tensor<32x8xf32> {
+  // expected-error @+1 {{expects grad of shape 4x8 (the ids' shape, then the row width), found 4x6}}
+  %0 = graph.embedding_grad %dy[%ids] : tensor<4x6xf32>, tensor<4xi32> -> tensor<32x8xf32>
+  return %0 : tensor<32x8xf32>
+}
+
+// -----
+
+// Tests that embedding_grad keeps the grad's element type.
+func.func @f(%dy: tensor<4x8xf32>, %ids: tensor<4xi32>) -> tensor<32x8xbf16> {
+  // expected-error @+1 {{expects result to have element type 'f32' (as grad), found 'bf16'}}
+  %0 = graph.embedding_grad %dy[%ids] : tensor<4x8xf32>, tensor<4xi32> -> tensor<32x8xbf16>
+  return %0 : tensor<32x8xbf16>
+}
+
+// -----
+
+// Tests that gather_positions_grad produces [batch, seq, hidden] from
+// [batch, predictions] positions.
+func.func @f(%dm: tensor<4x3x8xf32>, %pos: tensor<2x3xi32>) -> tensor<4x16x8xf32> {
+  // expected-error @+1 {{expects a [batch, seq, hidden] result and [batch, predictions] positions, found 4x16x8 and 2x3}}
+  %0 = graph.gather_positions_grad %dm[%pos] : tensor<4x3x8xf32>, tensor<2x3xi32> -> tensor<4x16x8xf32>
+  return %0 : tensor<4x16x8xf32>
+}
+
+// -----
+
+// Tests that gather_positions_grad keeps the grad's element type.
+func.func @f(%dm: tensor<4x3x8xf32>, %pos: tensor<4x3xi32>) -> tensor<4x16x8xf16> {
+  // expected-error @+1 {{expects result to have element type 'f32' (as grad), found 'f16'}}
+  %0 = graph.gather_positions_grad %dm[%pos] : tensor<4x3x8xf32>, tensor<4x3xi32> -> tensor<4x16x8xf16>
+  return %0 : tensor<4x16x8xf16>
+}
+
+// -----
+
+// Tests gather_positions_grad's grad shape: [batch, predictions, hidden].
+func.func @f(%dm: tensor<4x5x8xf32>, %pos: tensor<4x3xi32>) -> tensor<4x16x8xf32> {
+  // expected-error @+1 {{expects grad of shape 4x3x8, found 4x5x8}}
+  %0 = graph.gather_positions_grad %dm[%pos] : tensor<4x5x8xf32>, tensor<4x3xi32> -> tensor<4x16x8xf32>
+  return %0 : tensor<4x16x8xf32>
+}
+
+// -----
+
+// Tests take_grad's dimension and index range.
+func.func @f(%dc: tensor<4x8xf32>) -> tensor<4x16x8xf32> {
+  // expected-error @+1 {{dim 1 index 16 is out of range for the result shape 4x16x8}}
+  %0 = graph.take_grad %dc dim 1 index 16 : tensor<4x8xf32> -> tensor<4x16x8xf32>
+  return %0 : tensor<4x16x8xf32>
+}
+
+// -----
+
+// Tests that take_grad's dimension is not wrapped around when negative.
+func.func @f(%dc: tensor<4x8xf32>) -> tensor<4x16x8xf32> {
+  // expected-error @+1 {{dim -1 index 0 is out of range for the result shape 4x16x8}}
+  %0 = graph.take_grad %dc dim -1 index 0 : tensor<4x8xf32> -> tensor<4x16x8xf32>
+  return %0 : tensor<4x16x8xf32>
+}
+
+// -----
+
+// Tests take_grad's grad shape: the result without dimension dim.
+func.func @f(%dc: tensor<4x16xf32>) -> tensor<4x16x8xf32> {
+  // expected-error @+1 {{expects grad of shape 4x8, found 4x16}}
+  %0 = graph.take_grad %dc dim 1 index 0 : tensor<4x16xf32> -> tensor<4x16x8xf32>
+  return %0 : tensor<4x16x8xf32>
+}
+
+// -----
+
+// Tests that take_grad keeps the grad's element type.
+func.func @f(%dc: tensor<4x8xf32>) -> tensor<4x16x8xbf16> {
+  // expected-error @+1 {{expects result to have element type 'f32' (as grad), found 'bf16'}}
+  %0 = graph.take_grad %dc dim 1 index 0 : tensor<4x8xf32> -> tensor<4x16x8xbf16>
+  return %0 : tensor<4x16x8xbf16>
+}
+
+// -----
+
+// Tests that broadcast dims are increasing and within the result's rank.
+func.func @f(%x: tensor<3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{dims must be increasing and within the result's rank 2, found [2]}}
+  %0 = graph.broadcast %x dims [2] : tensor<3xf32> -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// Tests that broadcast dims are listed once, in increasing order.
+func.func @f(%x: tensor<f32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{dims must be increasing and within the result's rank 2, found [1, 0]}}
+  %0 = graph.broadcast %x dims [1, 0] : tensor<f32> -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// Tests that broadcast's input is the result without the inserted dims.
+func.func @f(%x: tensor<4xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{expects input of shape 3 (the result without dims [0]), found 4}}
+  %0 = graph.broadcast %x dims [0] : tensor<4xf32> -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// Tests that broadcast keeps the element type.
+func.func @f(%x: tensor<3xf32>) -> tensor<4x3xf16> {
+  // expected-error @+1 {{expects result to have element type 'f32' (as input), found 'f16'}}
+  %0 = graph.broadcast %x dims [0] : tensor<3xf32> -> tensor<4x3xf16>
+  return %0 : tensor<4x3xf16>
+}
+
+// -----
+
+// Tests that the cross-entropy gradient's logits have a class dimension.
+func.func @f(%x: tensor<f32>, %l: tensor<i32>, %w: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{expects logits [..., classes], found a scalar}}
+  %0 = graph.softmax_cross_entropy_grad %x, %l, %w, %w classes 1 : tensor<f32>, tensor<i32>, tensor<f32>, tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Tests that the cross-entropy gradient's labels and weights are the logits
+// without the class dimension.
+func.func @f(%x: tensor<4x32xf32>, %l: tensor<4xi32>, %w: tensor<5xf32>, %g: tensor<f32>) -> tensor<4x32xf32> {
+  // expected-error @+1 {{expects labels and weights of shape 4, found 4 and 5}}
+  %0 = graph.softmax_cross_entropy_grad %x, %l, %w, %g classes 30 : tensor<4x32xf32>, tensor<4xi32>, tensor<5xf32>, tensor<f32>
+  return %0 : tensor<4x32xf32>
+}
+
+// -----
+
+// Tests that the cross-entropy gradient's class count fits the logits.
+func.func @f(%x: tensor<4x32xf32>, %l: tensor<4xi32>, %w: tensor<4xf32>, %g: tensor<f32>) -> tensor<4x32xf32> {
+  // expected-error @+1 {{classes 33 must be in [1, 32] (the logits' last dimension)}}
+  %0 = graph.softmax_cross_entropy_grad %x, %l, %w, %g classes 33 : tensor<4x32xf32>, tensor<4xi32>, tensor<4xf32>, tensor<f32>
+  return %0 : tensor<4x32xf32>
+}
+
+// -----
+
+// Tests that argmax_correct's logits have a class dimension.
+func.func @f(%x: tensor<f32>, %l: tensor<i32>, %w: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{expects logits [..., classes], found a scalar}}
+  %0 = graph.argmax_correct %x, %l, %w classes 1 : tensor<f32>, tensor<i32>, tensor<f32> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Tests that argmax_correct's labels are the logits without the class
+// dimension.
+func.func @f(%x: tensor<4x32xf32>, %l: tensor<3xi32>, %w: tensor<4xf32>) -> tensor<f32> {
+  // expected-error @+1 {{expects labels and weights of shape 4, found 3 and 4}}
+  %0 = graph.argmax_correct %x, %l, %w classes 30 : tensor<4x32xf32>, tensor<3xi32>, tensor<4xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Tests that argmax_correct rejects a class count of zero.
+func.func @f(%x: tensor<4x32xf32>, %l: tensor<4xi32>, %w: tensor<4xf32>) -> tensor<f32> {
+  // expected-error @+1 {{classes 0 must be in [1, 32] (the logits' last dimension)}}
+  %0 = graph.argmax_correct %x, %l, %w classes 0 : tensor<4x32xf32>, tensor<4xi32>, tensor<4xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Tests that a store names a declaration.
+func.func @f(%v: tensor<4xf32>) {
+  // expected-error @+1 {{'missing' does not name a graph.parameter or graph.variable}}
+  graph.store %v into @missing : tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that an unstacked declaration takes no layer index.
+graph.variable @g : tensor<4xf32> init(zeros) hf "g"
+func.func @f(%v: tensor<4xf32>, %l: index) {
+  // expected-error @+1 {{'g' is not stacked: give no layer index}}
+  graph.accumulate %v into @g[%l] : tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that a stored value has the declared type.
+graph.variable @g : tensor<4xf32> init(zeros) hf "g"
+func.func @f(%v: tensor<8xf32>) {
+  // expected-error @+1 {{value type 'tensor<8xf32>' differs from 'tensor<4xf32>'}}
+  graph.store %v into @g : tensor<8xf32>
+  return
+}
+
+// -----
+
+// Tests that an entry stored at a layer index drops the layer dimension.
+graph.variable @stash : tensor<2x4xf32> init(zeros) hf "stash.{}" stacked
+func.func @f(%v: tensor<2x4xf32>, %l: index) {
+  // expected-error @+1 {{value type 'tensor<2x4xf32>' differs from 'tensor<4xf32>'}}
+  graph.store %v into @stash[%l] : tensor<2x4xf32>
+  return
+}
+
+// -----
+
+// Tests that a whole stacked declaration is accumulated with all its layers.
+graph.variable @grad.stack : tensor<2x4xf32> init(zeros) hf "grad.stack.{}" stacked
+func.func @f(%v: tensor<4xf32>) {
+  // expected-error @+1 {{value type 'tensor<4xf32>' differs from 'tensor<2x4xf32>'}}
+  graph.accumulate %v into @grad.stack : tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests the learning-rate schedule kinds.
+func.func @f(%s: index) -> tensor<f32> {
+  // expected-error @+1 {{kind must be poly or constant, found 'cosine'}}
+  %0 = graph.learning_rate %s {kind = "cosine", lr = 1.0e-03 : f64, warmup_steps = 0 : i64,
+      start_warmup_step = 0 : i64, power = 1.0 : f64, total_steps = 100 : i64} : tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Tests that the schedule has at least one step.
+func.func @f(%s: index) -> tensor<f32> {
+  // expected-error @+1 {{total_steps must be >= 1}}
+  %0 = graph.learning_rate %s {kind = "poly", lr = 1.0e-03 : f64, warmup_steps = 0 : i64,
+      start_warmup_step = 0 : i64, power = 1.0 : f64, total_steps = 0 : i64} : tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Tests the optimizer kinds.
+graph.parameter @w : tensor<4xf32> init(zeros) hf "w"
+graph.variable @grad.w : tensor<4xf32> init(zeros) hf "grad.w"
+graph.variable @m.w : tensor<4xf32> init(zeros) hf "m.w"
+graph.variable @v.w : tensor<4xf32> init(zeros) hf "v.w"
+func.func @f(%lr: tensor<f32>, %n: tensor<f32>, %s: index) {
+  // expected-error @+1 {{optimizer must be lamb or adamw, found 'sgd'}}
+  graph.optimizer_update @w grad @grad.w moments @m.w, @v.w lr %lr norm %n step %s
+      {optimizer = "sgd", beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-06 : f64,
+       weight_decay = 0.01 : f64, clip_norm = 1.0 : f64} : tensor<f32>, tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that the optimizer's gradient and moments are declared.
+graph.parameter @w : tensor<4xf32> init(zeros) hf "w"
+graph.variable @grad.w : tensor<4xf32> init(zeros) hf "grad.w"
+graph.variable @m.w : tensor<4xf32> init(zeros) hf "m.w"
+func.func @f(%lr: tensor<f32>, %n: tensor<f32>, %s: index) {
+  // expected-error @+1 {{'v.w' does not name a graph.parameter or graph.variable}}
+  graph.optimizer_update @w grad @grad.w moments @m.w, @v.w lr %lr norm %n step %s
+      {optimizer = "adamw", beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-06 : f64,
+       weight_decay = 0.01 : f64, clip_norm = 1.0 : f64} : tensor<f32>, tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that the optimizer's moments have the parameter's type.
+graph.parameter @w : tensor<4xf32> init(zeros) hf "w"
+graph.variable @grad.w : tensor<4xf32> init(zeros) hf "grad.w"
+graph.variable @m.w : tensor<8xf32> init(zeros) hf "m.w"
+graph.variable @v.w : tensor<4xf32> init(zeros) hf "v.w"
+func.func @f(%lr: tensor<f32>, %n: tensor<f32>, %s: index) {
+  // expected-error @+1 {{'m.w' has type 'tensor<8xf32>', the parameter 'w' has 'tensor<4xf32>'}}
+  graph.optimizer_update @w grad @grad.w moments @m.w, @v.w lr %lr norm %n step %s
+      {optimizer = "adamw", beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-06 : f64,
+       weight_decay = 0.01 : f64, clip_norm = 1.0 : f64} : tensor<f32>, tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that the optimizer updates a declared parameter.
+graph.variable @grad.w : tensor<4xf32> init(zeros) hf "grad.w"
+graph.variable @m.w : tensor<4xf32> init(zeros) hf "m.w"
+graph.variable @v.w : tensor<4xf32> init(zeros) hf "v.w"
+func.func @f(%lr: tensor<f32>, %n: tensor<f32>, %s: index) {
+  // expected-error @+1 {{'w' does not name a graph.parameter or graph.variable}}
+  graph.optimizer_update @w grad @grad.w moments @m.w, @v.w lr %lr norm %n step %s
+      {optimizer = "lamb", beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-06 : f64,
+       weight_decay = 0.01 : f64, clip_norm = 1.0 : f64} : tensor<f32>, tensor<f32>
+  return
+}

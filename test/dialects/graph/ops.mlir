@@ -135,3 +135,82 @@ func.func @loss(%h: tensor<4x16x8xf32>, %pos: tensor<4x3xi32>, %logits: tensor<4
   %q = graph.reduce sum_squares %g dims [0, 1, 2] : tensor<4x3x8xf32> -> tensor<f32>
   return %g, %ce, %s, %m, %x, %q : tensor<4x3x8xf32>, tensor<f32>, tensor<f32>, tensor<4xf32>, tensor<3xf32>, tensor<f32>
 }
+
+// -----
+
+// Tests the elementwise gradient ops and layer_norm_grad's three results.
+// CHECK-LABEL: func.func @gradient_ops
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[DY:.*]]: tensor<4x8xf32>, %[[G:.*]]: tensor<8xf32>)
+// CHECK: graph.gelu_grad %[[X]], %[[DY]] : tensor<4x8xf32>
+// CHECK: graph.tanh_grad %[[X]], %[[DY]] : tensor<4x8xf32>
+// CHECK: graph.softmax_grad %[[X]], %[[DY]] : tensor<4x8xf32>
+// CHECK: %{{.*}}, %{{.*}}, %{{.*}} = graph.layer_norm_grad %[[X]], %[[G]], %[[DY]] eps 9.9999999999999998E-13 : tensor<4x8xf32>, tensor<8xf32>
+func.func @gradient_ops(%x: tensor<4x8xf32>, %dy: tensor<4x8xf32>, %g: tensor<8xf32>)
+    -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %0 = graph.gelu_grad %x, %dy : tensor<4x8xf32>
+  %1 = graph.tanh_grad %x, %dy : tensor<4x8xf32>
+  %2 = graph.softmax_grad %x, %dy : tensor<4x8xf32>
+  %dx, %dg, %db = graph.layer_norm_grad %x, %g, %dy eps 9.9999999999999998E-13 : tensor<4x8xf32>, tensor<8xf32>
+  return %0, %1, %2, %dx, %dg, %db : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Tests the scatter gradients of the gathers (embedding, gather_positions,
+// take), broadcast, the cross-entropy gradient and the MLM accuracy count.
+// CHECK-LABEL: func.func @scatter_ops
+// CHECK: graph.embedding_grad %{{.*}}[%{{.*}}] : tensor<4x16x8xf32>, tensor<4x16xi32> -> tensor<32x8xf32>
+// CHECK: graph.gather_positions_grad %{{.*}}[%{{.*}}] : tensor<4x3x8xf32>, tensor<4x3xi32> -> tensor<4x16x8xf32>
+// CHECK: graph.take_grad %{{.*}} dim 1 index 0 : tensor<4x8xf32> -> tensor<4x16x8xf32>
+// CHECK: graph.broadcast %{{.*}} dims [0, 1] : tensor<f32> -> tensor<4x3xf32>
+// CHECK: graph.softmax_cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} classes 30 : tensor<4x3x32xf32>, tensor<4x3xi32>, tensor<4x3xf32>, tensor<f32>
+// CHECK: graph.argmax_correct %{{.*}}, %{{.*}}, %{{.*}} classes 30 : tensor<4x3x32xf32>, tensor<4x3xi32>, tensor<4x3xf32> -> tensor<f32>
+func.func @scatter_ops(%dy: tensor<4x16x8xf32>, %ids: tensor<4x16xi32>, %dm: tensor<4x3x8xf32>,
+                       %pos: tensor<4x3xi32>, %dc: tensor<4x8xf32>, %s: tensor<f32>,
+                       %logits: tensor<4x3x32xf32>, %labels: tensor<4x3xi32>, %w: tensor<4x3xf32>)
+    -> (tensor<32x8xf32>, tensor<4x16x8xf32>, tensor<4x16x8xf32>, tensor<4x3xf32>, tensor<4x3x32xf32>, tensor<f32>) {
+  %0 = graph.embedding_grad %dy[%ids] : tensor<4x16x8xf32>, tensor<4x16xi32> -> tensor<32x8xf32>
+  %1 = graph.gather_positions_grad %dm[%pos] : tensor<4x3x8xf32>, tensor<4x3xi32> -> tensor<4x16x8xf32>
+  %2 = graph.take_grad %dc dim 1 index 0 : tensor<4x8xf32> -> tensor<4x16x8xf32>
+  %3 = graph.broadcast %s dims [0, 1] : tensor<f32> -> tensor<4x3xf32>
+  %4 = graph.softmax_cross_entropy_grad %logits, %labels, %w, %s classes 30 : tensor<4x3x32xf32>, tensor<4x3xi32>, tensor<4x3xf32>, tensor<f32>
+  %5 = graph.argmax_correct %logits, %labels, %w classes 30 : tensor<4x3x32xf32>, tensor<4x3xi32>, tensor<4x3xf32> -> tensor<f32>
+  return %0, %1, %2, %3, %4, %5 : tensor<32x8xf32>, tensor<4x16x8xf32>, tensor<4x16x8xf32>, tensor<4x3xf32>, tensor<4x3x32xf32>, tensor<f32>
+}
+
+// -----
+
+// Tests the state updates (store and accumulate, whole and at a layer index)
+// and the optimizer ops: global norm, learning rate, optimizer update.
+// CHECK-LABEL: module @state_updates
+// CHECK: func.func @update(%[[L:.*]]: index, %[[STEP:.*]]: index, %[[V:.*]]: tensor<4x8xf32>, %[[E:.*]]: tensor<8xf32>)
+// CHECK: graph.store %[[V]] into @w : tensor<4x8xf32>
+// CHECK: graph.store %[[E]] into @stack[%[[L]]] : tensor<8xf32>
+// CHECK: graph.accumulate %[[V]] into @grad.w : tensor<4x8xf32>
+// CHECK: graph.accumulate %[[E]] into @grad.stack[%[[L]]] : tensor<8xf32>
+// CHECK: %[[NORM:.*]] = graph.global_norm %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<2x8xf32> -> tensor<f32>
+// CHECK: %[[LR:.*]] = graph.learning_rate %[[STEP]] {kind = "poly", lr = 1.000000e-03 : f64, power = 1.000000e+00 : f64, start_warmup_step = 0 : i64, total_steps = 100 : i64, warmup_steps = 10 : i64} : tensor<f32>
+// CHECK: graph.optimizer_update @w grad @grad.w moments @m.w, @v.w lr %[[LR]] norm %[[NORM]] step %[[STEP]] {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, clip_norm = 1.000000e+00 : f64, epsilon = 9.9999999999999995E-7 : f64, optimizer = "lamb", weight_decay = 0.000000e+00 : f64} : tensor<f32>, tensor<f32>
+module @state_updates {
+  graph.parameter @w : tensor<4x8xf32> init(normal, 2.000000e-02) hf "w"
+  graph.parameter @stack : tensor<2x8xf32> init(zeros) hf "stack.{}" stacked no_weight_decay
+  graph.variable @grad.w : tensor<4x8xf32> init(zeros) hf "grad.w"
+  graph.variable @grad.stack : tensor<2x8xf32> init(zeros) hf "grad.stack.{}" stacked
+  graph.variable @m.w : tensor<4x8xf32> init(zeros) hf "m.w"
+  graph.variable @v.w : tensor<4x8xf32> init(zeros) hf "v.w"
+  func.func @update(%l: index, %step: index, %v: tensor<4x8xf32>, %e: tensor<8xf32>) {
+    graph.store %v into @w : tensor<4x8xf32>
+    graph.store %e into @stack[%l] : tensor<8xf32>
+    graph.accumulate %v into @grad.w : tensor<4x8xf32>
+    graph.accumulate %e into @grad.stack[%l] : tensor<8xf32>
+    %gw = graph.parameter_ref @grad.w : tensor<4x8xf32>
+    %gs = graph.parameter_ref @grad.stack : tensor<2x8xf32>
+    %norm = graph.global_norm %gw, %gs : tensor<4x8xf32>, tensor<2x8xf32> -> tensor<f32>
+    %lr = graph.learning_rate %step {kind = "poly", lr = 1.0e-03 : f64, warmup_steps = 10 : i64,
+        start_warmup_step = 0 : i64, power = 1.0 : f64, total_steps = 100 : i64} : tensor<f32>
+    graph.optimizer_update @w grad @grad.w moments @m.w, @v.w lr %lr norm %norm step %step
+        {optimizer = "lamb", beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-06 : f64,
+         weight_decay = 0.0 : f64, clip_norm = 1.0 : f64} : tensor<f32>, tensor<f32>
+    return
+  }
+}

@@ -1,0 +1,47 @@
+// RUN: ferry-opt %s --split-input-file --verify-diagnostics
+
+// Tests that a kernel name must be listed in runtime/executable/Kernels.def.
+rt.program @p inputs [] registers 0 transient 0 {
+  // expected-error @+1 {{unknown kernel 'conv2d' (runtime/executable/Kernels.def lists them)}}
+  rt.kernel "conv2d" buffers [array<i64: 64, 0>] ints [] floats []
+}
+
+// -----
+
+// Tests that a buffer has at least a byte count and an offset.
+rt.program @p inputs [] registers 0 transient 0 {
+  // expected-error @+1 {{buffers must be array<i64: bytes, offset, coefficients...> with bytes > 0, found array<i64: 64>}}
+  rt.kernel "copy" buffers [array<i64: 64>, array<i64: 64, 0>] ints [array<i64: 64>] floats []
+}
+
+// -----
+
+// Tests that a buffer has a positive byte count.
+rt.program @p inputs [] registers 0 transient 0 {
+  // expected-error @+1 {{buffers must be array<i64: bytes, offset, coefficients...> with bytes > 0, found array<i64: 0, 64>}}
+  rt.kernel "copy" buffers [array<i64: 64, 0>, array<i64: 0, 64>] ints [array<i64: 64>] floats []
+}
+
+// -----
+
+// Tests that a buffer is an i64 array, not another attribute.
+rt.program @p inputs [] registers 0 transient 0 {
+  // expected-error @+1 {{buffers must be array<i64: bytes, offset, coefficients...> with bytes > 0, found 64 : i64}}
+  rt.kernel "fill" buffers [64] ints [array<i64: 16>] floats [0.0]
+}
+
+// -----
+
+// Tests that an integer parameter has at least its constant term.
+rt.program @p inputs [] registers 0 transient 0 {
+  // expected-error @+1 {{ints must be array<i64: constant, coefficients...>, found array<i64>}}
+  rt.kernel "fill" buffers [array<i64: 64, 0>] ints [array<i64>] floats [0.0]
+}
+
+// -----
+
+// Tests that states live at module level.
+rt.program @p inputs [] registers 0 transient 0 {
+  // expected-error @+1 {{expects parent op 'builtin.module'}}
+  rt.state @w : tensor<4xf32> role "parameter" at 0 size 16 {hf = "w", init = "zeros", init_std = 0.0 : f64}
+}
