@@ -41,11 +41,11 @@ bool endsWith(const std::string &s, const std::string &suffix) {
 }
 
 // Keys a compiled executable can still take: they change what the runtime
-// feeds and saves, not the program.
+// feeds, saves and allows, not the program.
 bool runtimeOnlyKey(const std::string &assignment) {
   std::string key = assignment.substr(0, assignment.find('='));
   return key.rfind("data.", 0) == 0 || key.rfind("checkpoint.", 0) == 0 ||
-         key == "training.steps";
+         key == "training.steps" || key == "execution.device_memory_limit";
 }
 
 int runTrain(const TrainOptionsCli &opts) {
@@ -63,8 +63,9 @@ int runTrain(const TrainOptionsCli &opts) {
           std::fprintf(stderr,
                        "ferry: error: --set %s changes the compiled program "
                        "in %s; recompile with `ferry compile CONFIG --set %s "
-                       "-o FILE.fxe` (only data.*, checkpoint.* and "
-                       "training.steps apply to a compiled executable)\n",
+                       "-o FILE.fxe` (only data.*, checkpoint.*, "
+                       "training.steps and execution.device_memory_limit "
+                       "apply to a compiled executable)\n",
                        o.c_str(), opts.input.c_str(), o.c_str());
           return 1;
         }
