@@ -25,6 +25,7 @@
 
 #include "passes/Passes.h"
 
+#include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -441,8 +442,11 @@ LogicalResult Autodiff::run() {
   if (!entry)
     return module.emitError() << "ferry-autodiff: no function @" << entryName
                               << " to differentiate";
-  if (entry.getNumResults() < 1 ||
-      cast<RankedTensorType>(entry.getResultTypes()[0]).getRank() != 0)
+  auto lossType = entry.getNumResults() < 1
+                      ? RankedTensorType()
+                      : dyn_cast<RankedTensorType>(entry.getResultTypes()[0]);
+  if (!lossType || lossType.getRank() != 0 ||
+      !isa<FloatType>(lossType.getElementType()))
     return entry.emitOpError()
            << "result 0 must be the scalar loss to differentiate";
 
@@ -586,8 +590,7 @@ LogicalResult Autodiff::run() {
             arith::ConstantOp::create(
                 b, loc,
                 DenseElementsAttr::get(
-                    cast<RankedTensorType>(ret.getOperand(0).getType()),
-                    b.getF32FloatAttr(1.0f))));
+                    lossType, b.getFloatAttr(lossType.getElementType(), 1.0))));
 
   // Backward of a rewritten call: @<block>_bwd, its grads added to `into`.
   auto callBackward = [&](func::CallOp call, ArrayRef<Value> operands,
@@ -638,6 +641,17 @@ LogicalResult Autodiff::run() {
         Value g = grads.lookup(loop.getResult(i));
         inits.push_back(g ? g : zerosLike(b, loc, loop.getResult(i).getType()));
       }
+      // Values defined before the loop that the body uses and that need
+      // gradients (e.g. a parameter read once and used by every layer): their
+      // gradients are summed over the iterations in extra carried values.
+      llvm::SetVector<Value> invariant;
+      for (Operation &o : loop.getBody()->without_terminator())
+        for (Value v : o.getOperands())
+          if (v.getParentRegion() != &loop.getRegion() &&
+              analysis.needsGrad(v))
+            invariant.insert(v);
+      for (Value v : invariant)
+        inits.push_back(zerosLike(b, loc, v.getType()));
       Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
       Value cn = arith::ConstantIndexOp::create(b, loc, n);
       Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
@@ -718,11 +732,19 @@ LogicalResult Autodiff::run() {
           Value g = inner.lookup(arg);
           yields.push_back(g ? g : zerosLike(b, loc, arg.getType()));
         }
+        for (auto [k, v] : llvm::enumerate(invariant)) {
+          Value sum = back.getRegionIterArgs()[carried.size() + k];
+          if (Value g = inner.lookup(v))
+            sum = AddOp::create(b, loc, sum, g);
+          yields.push_back(sum);
+        }
         scf::YieldOp::create(b, loc, yields);
       }
       for (auto [k, i] : llvm::enumerate(carried))
         if (analysis.needsGrad(loop.getInitArgs()[i]))
           grads.add(b, loc, loop.getInitArgs()[i], back.getResult(k));
+      for (auto [k, v] : llvm::enumerate(invariant))
+        grads.add(b, loc, v, back.getResult(carried.size() + k));
       continue;
     }
     // A straight-line graph op at the top level.
@@ -745,7 +767,8 @@ struct AutodiffPass
            "graph.parameter";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, scf::SCFDialect, func::FuncDialect>();
+    registry.insert<GraphDialect, arith::ArithDialect, scf::SCFDialect,
+                    func::FuncDialect>();
   }
   void runOnOperation() override {
     if (failed(Autodiff(getOperation(), entry).run()))

@@ -26,6 +26,7 @@
 
 #include "passes/Passes.h"
 
+#include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -49,7 +50,8 @@ struct InsertOptimizerPass
            "rate schedule and LAMB/AdamW updates around @forward_grad";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, scf::SCFDialect, func::FuncDialect>();
+    registry.insert<GraphDialect, arith::ArithDialect, scf::SCFDialect,
+                    func::FuncDialect>();
   }
   void runOnOperation() override;
 };

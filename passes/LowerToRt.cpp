@@ -23,6 +23,7 @@
 
 #include "passes/Passes.h"
 
+#include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
 #include "dialects/rt/RtDialect.h"
 #include "passes/Analysis/MemoryPlan.h"
@@ -306,15 +307,31 @@ LogicalResult ProgramLowering::lowerLoop(scf::ForOp loop, Frame &frame) {
   instrs.push_back(header);
   if (failed(lowerBlock(*loop.getBody(), frame, nullptr)))
     return failure();
+  // The yield is a parallel assignment: when a yielded value lives in another
+  // carried buffer, stage every source in a temporary first so no copy
+  // overwrites a value a later copy reads.
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
-  for (auto [value, buf] : llvm::zip(yield.getOperands(), carried)) {
+  SmallVector<Ref> sources;
+  bool overlapping = false;
+  for (auto [k, value] : llvm::enumerate(yield.getOperands())) {
     FailureOr<Ref> src = ref(frame, value, yield);
     if (failed(src))
       return failure();
-    if (src->buffer == buf.buffer && src->offset.c == buf.offset.c &&
-        src->offset.isConstant())
+    for (auto [j, buf] : llvm::enumerate(carried))
+      overlapping |= j != k && src->buffer == buf.buffer;
+    sources.push_back(*src);
+  }
+  if (overlapping && carried.size() > 1)
+    for (auto [k, src] : llvm::enumerate(sources)) {
+      Ref staged = temp(yield.getOperand(k).getType());
+      emit("copy", {src, staged}, {staged.bytes});
+      src = staged;
+    }
+  for (auto [src, buf] : llvm::zip(sources, carried)) {
+    if (src.buffer == buf.buffer && src.offset.c == buf.offset.c &&
+        src.offset.isConstant())
       continue;
-    emit("copy", {*src, buf}, {buf.bytes});
+    emit("copy", {src, buf}, {buf.bytes});
   }
   instrs[loopIndex].loopBody =
       static_cast<int64_t>(instrs.size() - loopIndex - 1);
@@ -472,8 +489,11 @@ LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
     ins.push_back(*r);
   }
   SmallVector<Ref> outs;
-  for (Value r : op.getResults())
+  for (Value r : op.getResults()) {
+    if (!isa<RankedTensorType>(r.getType()))
+      return op.emitOpError() << "ferry-lower-to-rt has no kernel for this op";
     outs.push_back(out(r));
+  }
   auto all = [&]() {
     SmallVector<Ref> v(ins);
     v.append(outs.begin(), outs.end());
@@ -807,7 +827,7 @@ struct LowerToRtPass
            "memory plan of the device arena";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<rt::RtDialect>();
+    registry.insert<rt::RtDialect, GraphDialect>();
   }
   void runOnOperation() override;
 

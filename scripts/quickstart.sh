@@ -8,4 +8,4 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
 echo
-build/bin/ferry compile configs/bert-tiny.yaml --summary
+build/bin/ferry train configs/bert-tiny.yaml --log-every 5

@@ -1,14 +1,8 @@
 // RUN: ferry-opt %s --ferry-autodiff | FileCheck %s
-// XFAIL: *
 
 // Tests that a value defined before the layer loop and used by the block in
 // every iteration (here an unstacked, shared parameter) gets the sum of its
-// gradients over the iterations. Known bug: in Autodiff::run the backward
-// loop adds such gradients into its loop-local GradMap (`inner`) and drops
-// them after the loop; only carried values' gradients leave the loop. So
-// @blk_bwd computes d(shared) for every layer but nothing accumulates it, no
-// @grad.shared is declared, and ferry-insert-optimizer then rejects @shared
-// with "the loss does not depend on it". Remove the XFAIL line when fixed.
+// gradients over the iterations. The backward loop carries their sum as an extra iter_arg.
 
 // CHECK: graph.variable @grad.shared : tensor<4xf32> init(zeros) hf "grad.shared"
 // CHECK-LABEL: func.func @forward_grad(

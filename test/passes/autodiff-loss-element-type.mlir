@@ -1,11 +1,7 @@
 // RUN: ferry-opt %s --split-input-file --ferry-autodiff | FileCheck %s
-// XFAIL: *
 
 // Tests that the backward is seeded with d(loss)/d(loss) = 1 in the loss's
-// own element type. Known bug: Autodiff::run builds the seed with
-// b.getF32FloatAttr(1.0f) whatever the element type, so a bf16 or f16 loss
-// is seeded with 0 (`dense<0.000000e+00> : tensor<bf16>`) and every gradient
-// is zero. Remove the XFAIL line when fixed.
+// own element type. A regression test: this was once wrong.
 
 // CHECK-LABEL: func.func @forward_grad() -> tensor<bf16>
 // CHECK: [[ONE:%.*]] = arith.constant dense<1.000000e+00> : tensor<bf16>

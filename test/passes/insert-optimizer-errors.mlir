@@ -99,6 +99,8 @@ module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 9.99000
 
 // Tests that a non-tensor input must be seed or sample_offset.
 module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 9.990000e-01 : f64, clip_norm = 1.000000e+00 : f64, data_parallel = 1 : i64, epsilon = 1.000000e-06 : f64, global_batch_size = 8 : i64, lr = 1.000000e-03 : f64, lr_schedule = "poly", micro_batch_size = 2 : i64, optimizer = "lamb", power = 1.000000e+00 : f64, seed = 42 : i64, start_warmup_step = 0 : i64, total_steps = 100 : i64, warmup_steps = 10 : i64, weight_decay = 1.000000e-02 : f64}} {
+  graph.parameter @w : tensor<4xf32> init(zeros) hf "w"
+  graph.variable @grad.w : tensor<4xf32> init(zeros) hf "grad.w"
   // expected-error @+1 {{input 'layer' is neither a tensor nor a known scalar (seed, sample_offset)}}
   func.func @forward_grad(%x: tensor<2x4xf32> {ferry.input = "x"}, %l: index {ferry.input = "layer"}) -> tensor<f32> {
     %c = arith.constant dense<0.0> : tensor<f32>

@@ -1,0 +1,12 @@
+// RUN: ferry-opt %s --ferry-lower-to-rt='programs=forward' | FileCheck %s
+
+// Tests that ferry-lower-to-rt works on a module that holds no graph op (a
+// program that only copies its input to its output). A regression test: this was once wrong.
+
+// CHECK: rt.state @arg.forward.x : tensor<4xf32> role "input" at 0 size 16
+// CHECK: rt.state @output.forward.0 : tensor<4xf32> role "output" at 64 size 16
+// CHECK: rt.program @forward inputs [] registers 0 transient 0
+// CHECK-NEXT: rt.kernel "copy" buffers [array<i64: 16, 0>, array<i64: 16, 64>] ints [array<i64: 16>] floats []
+func.func @forward(%x: tensor<4xf32> {ferry.input = "x"}) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
