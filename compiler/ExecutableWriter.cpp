@@ -57,7 +57,8 @@ public:
     return fxe::CreateAffine(fbb, v[0], fbb.CreateVector(coeffs));
   }
 
-  void program(Block &block, std::vector<flatbuffers::Offset<fxe::Instr>> &out) {
+  void program(Block &block,
+               std::vector<flatbuffers::Offset<fxe::Instr>> &out) {
     for (Operation &op : block) {
       if (auto loop = dyn_cast<rt::LoopOp>(op)) {
         size_t header = out.size();
@@ -115,7 +116,7 @@ std::vector<uint8_t> ferry::serializeExecutable(ModuleOp module,
   for (auto s : module.getOps<rt::StateOp>()) {
     auto type = cast<RankedTensorType>(s.getType());
     std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
-    fxe::Init init = s.getInit() == "normal"  ? fxe::Init_Normal
+    fxe::Init init = s.getInit() == "normal" ? fxe::Init_Normal
                      : s.getInit() == "ones" ? fxe::Init_Ones
                                              : fxe::Init_Zeros;
     states.push_back(fxe::CreateState(
@@ -140,7 +141,9 @@ std::vector<uint8_t> ferry::serializeExecutable(ModuleOp module,
         static_cast<int64_t>(p.getTransient()), fbb.CreateVector(instrs)));
   }
   auto root = fxe::CreateExecutable(
-      fbb, fbb.CreateString(std::string(FERRY_VERSION) + " (" + FERRY_GIT_HASH + ")"),
+      fbb,
+      fbb.CreateString(std::string(FERRY_VERSION) + " (" + FERRY_GIT_HASH +
+                       ")"),
       fbb.CreateString(config.yamlText()),
       fbb.CreateString(config.execution.backend), arena.getInt(),
       stateBytes.getInt(), alignment.getInt(), params.getInt(),

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 void ferry::registerFerryDialects(mlir::DialectRegistry &registry) {
-  registry.insert<ferry::graph::GraphDialect, ferry::rt::RtDialect, mlir::arith::ArithDialect,
-                  mlir::func::FuncDialect, mlir::scf::SCFDialect>();
+  registry.insert<ferry::graph::GraphDialect, ferry::rt::RtDialect,
+                  mlir::arith::ArithDialect, mlir::func::FuncDialect,
+                  mlir::scf::SCFDialect>();
 }

@@ -73,7 +73,8 @@ public:
   explicit Analysis(SymbolTable &symbols) : symbols(symbols) {}
 
   bool needsGrad(Value v) const {
-    return active.contains(v) && useful.contains(v) && isFloatTensor(v.getType());
+    return active.contains(v) && useful.contains(v) &&
+           isFloatTensor(v.getType());
   }
   bool isActive(Value v) const { return active.contains(v); }
 
@@ -211,18 +212,17 @@ VariableOp Autodiff::declareVariable(StringRef name, RankedTensorType type,
   // Declarations go before the first function, after the parameters.
   auto firstFunc = *module.getOps<func::FuncOp>().begin();
   b.setInsertionPoint(firstFunc);
-  auto var = VariableOp::create(b, module.getLoc(), name, type,
-                                InitKind::zeros, FloatAttr(), hf, stacked,
+  auto var = VariableOp::create(b, module.getLoc(), name, type, InitKind::zeros,
+                                FloatAttr(), hf, stacked,
                                 /*no_weight_decay=*/false);
   symbols.insert(var);
   return var;
 }
 
 VariableOp Autodiff::gradVariable(ParameterOp param) {
-  return declareVariable(("grad." + param.getSymName()).str(),
-                         param.getTensorType(),
-                         ("grad." + param.getHfName()).str(),
-                         param.getStacked());
+  return declareVariable(
+      ("grad." + param.getSymName()).str(), param.getTensorType(),
+      ("grad." + param.getHfName()).str(), param.getStacked());
 }
 
 LogicalResult Autodiff::accumulateParameterGrad(Operation *read, Value grad,
@@ -282,14 +282,13 @@ FailureOr<BlockGrad *> Autodiff::splitBlock(func::CallOp call,
   }
   auto callee = symbols.lookup<func::FuncOp>(calleeName);
   if (!callee || callee.isExternal())
-    return call.emitOpError() << "calls @" << calleeName
-                              << ", which has no body to differentiate";
+    return call.emitOpError()
+           << "calls @" << calleeName << ", which has no body to differentiate";
   Block &body = callee.getBody().front();
   for (Operation &op : body.without_terminator())
     if (op.getNumRegions() || isa<func::CallOp>(op))
-      return op.emitOpError()
-             << "inside differentiated block @" << calleeName
-             << ": blocks must be straight-line graph ops";
+      return op.emitOpError() << "inside differentiated block @" << calleeName
+                              << ": blocks must be straight-line graph ops";
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   Location loc = callee.getLoc();
 
@@ -300,9 +299,8 @@ FailureOr<BlockGrad *> Autodiff::splitBlock(func::CallOp call,
       combinedInputs.push_back(callee.getResultTypes()[i]);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointAfter(callee);
-  auto combined = func::FuncOp::create(
-      b, loc, (calleeName + "_combined").str(),
-      b.getFunctionType(combinedInputs, {}));
+  auto combined = func::FuncOp::create(b, loc, (calleeName + "_combined").str(),
+                                       b.getFunctionType(combinedInputs, {}));
   Block *entry = combined.addEntryBlock();
   b.setInsertionPointToStart(entry);
   IRMapping map;
@@ -344,7 +342,8 @@ FailureOr<BlockGrad *> Autodiff::splitBlock(func::CallOp call,
     if (!argNeedsGrad[i])
       continue;
     Value g = grads.lookup(entry->getArgument(i));
-    argGrads.push_back(g ? g : zerosLike(b, loc, entry->getArgument(i).getType()));
+    argGrads.push_back(g ? g
+                         : zerosLike(b, loc, entry->getArgument(i).getType()));
   }
   auto combinedRet = func::ReturnOp::create(b, loc, argGrads);
 
@@ -433,8 +432,8 @@ FailureOr<BlockGrad *> Autodiff::splitBlock(func::CallOp call,
 // backward loop instead of being stored: parameter reads, constants and index
 // arithmetic.
 bool isRecomputable(Operation *op) {
-  return isa<ParameterSliceOp, ParameterRefOp, arith::ConstantOp,
-             arith::AddIOp, arith::SubIOp, arith::MulIOp>(op);
+  return isa<ParameterSliceOp, ParameterRefOp, arith::ConstantOp, arith::AddIOp,
+             arith::SubIOp, arith::MulIOp>(op);
 }
 
 LogicalResult Autodiff::run() {
@@ -487,8 +486,8 @@ LogicalResult Autodiff::run() {
     if (failed(block))
       return failure();
     b.setInsertionPoint(call);
-    auto fwdCall =
-        func::CallOp::create(b, call.getLoc(), (*block)->fwd, call.getOperands());
+    auto fwdCall = func::CallOp::create(b, call.getLoc(), (*block)->fwd,
+                                        call.getOperands());
     for (unsigned i = 0; i < call.getNumResults(); ++i)
       call.getResult(i).replaceAllUsesWith(fwdCall.getResult(i));
     // Keep the analysis facts on the new results.
@@ -561,9 +560,9 @@ LogicalResult Autodiff::run() {
           block.consume_back("_fwd");
           std::string name =
               ("stash." + block + "." + Twine(stashCount++)).str();
-          VariableOp var =
-              declareVariable(name, RankedTensorType::get(shape, t.getElementType()),
-                              name + ".{}", /*stacked=*/true);
+          VariableOp var = declareVariable(
+              name, RankedTensorType::get(shape, t.getElementType()),
+              name + ".{}", /*stacked=*/true);
           StoreOp::create(b, loop.getLoc(), v, var.getSymName(),
                           loop.getInductionVar());
           storedSet.insert(v);
@@ -603,7 +602,8 @@ LogicalResult Autodiff::run() {
       if (!block->resultHasGrad[i])
         continue;
       Value g = from.lookup(call.getResult(i));
-      args.push_back(g ? g : zerosLike(b, call.getLoc(), call.getResult(i).getType()));
+      args.push_back(
+          g ? g : zerosLike(b, call.getLoc(), call.getResult(i).getType()));
     }
     auto bcall = func::CallOp::create(b, call.getLoc(), block->bwd, args);
     unsigned k = 0;
@@ -615,7 +615,8 @@ LogicalResult Autodiff::run() {
   for (Operation *op : llvm::reverse(topOps)) {
     if (auto call = dyn_cast<func::CallOp>(op)) {
       if (records.count(call))
-        callBackward(call, SmallVector<Value>(call.getOperands()), grads, grads);
+        callBackward(call, SmallVector<Value>(call.getOperands()), grads,
+                     grads);
       continue;
     }
     if (analysis.isParameterRead(op)) {
@@ -647,8 +648,7 @@ LogicalResult Autodiff::run() {
       llvm::SetVector<Value> invariant;
       for (Operation &o : loop.getBody()->without_terminator())
         for (Value v : o.getOperands())
-          if (v.getParentRegion() != &loop.getRegion() &&
-              analysis.needsGrad(v))
+          if (v.getParentRegion() != &loop.getRegion() && analysis.needsGrad(v))
             invariant.insert(v);
       for (Value v : invariant)
         inits.push_back(zerosLike(b, loc, v.getType()));
@@ -666,8 +666,8 @@ LogicalResult Autodiff::run() {
         IRMapping remat;
         remat.map(loop.getInductionVar(), layer);
         for (auto &[value, var] : loopStash[loop])
-          remat.map(value, ParameterSliceOp::create(
-                               b, loc, value.getType(), var, layer)
+          remat.map(value, ParameterSliceOp::create(b, loc, value.getType(),
+                                                    var, layer)
                                .getResult());
         std::function<Value(Value)> materialize = [&](Value v) -> Value {
           if (v.getParentRegion() != &loop.getRegion())
@@ -676,8 +676,9 @@ LogicalResult Autodiff::run() {
             return m;
           Operation *def = v.getDefiningOp();
           // Region iter args that were not stored have no gradient use.
-          assert(def && isRecomputable(def) && "value neither stored nor "
-                                               "recomputable");
+          assert(def && isRecomputable(def) &&
+                 "value neither stored nor "
+                 "recomputable");
           for (Value operand : def->getOperands())
             materialize(operand);
           Operation *clone = b.clone(*def, remat);
@@ -709,7 +710,8 @@ LogicalResult Autodiff::run() {
               args.push_back(
                   g ? g : zerosLike(b, loc, call.getResult(i).getType()));
             }
-            auto bcall = func::CallOp::create(b, call.getLoc(), block->bwd, args);
+            auto bcall =
+                func::CallOp::create(b, call.getLoc(), block->bwd, args);
             unsigned k = 0;
             for (unsigned i = 0; i < block->argNeedsGrad.size(); ++i)
               if (block->argNeedsGrad[i])

@@ -118,7 +118,8 @@ void InsertOptimizerPass::runOnOperation() {
   double clipNorm = set.f("clip_norm");
   std::string schedule = set.s("lr_schedule");
   double lr = set.f("lr"), power = set.f("power");
-  int64_t warmup = set.i("warmup_steps"), startWarmup = set.i("start_warmup_step");
+  int64_t warmup = set.i("warmup_steps"),
+          startWarmup = set.i("start_warmup_step");
   int64_t totalSteps = set.i("total_steps");
   if (!set.ok)
     return signalPassFailure();
@@ -167,8 +168,8 @@ void InsertOptimizerPass::runOnOperation() {
   }
 
   b.setInsertionPointToEnd(module.getBody());
-  auto step = func::FuncOp::create(
-      b, loc, "train_step", b.getFunctionType({b.getIndexType()}, {}));
+  auto step = func::FuncOp::create(b, loc, "train_step",
+                                   b.getFunctionType({b.getIndexType()}, {}));
   step.setArgAttr(0, "ferry.input", b.getStringAttr("step"));
   symbols.insert(step);
   Block *entry = step.addEntryBlock();
@@ -182,25 +183,27 @@ void InsertOptimizerPass::runOnOperation() {
   for (StringRef m : metricNames) {
     std::string name = ("metric." + m).str();
     metrics.push_back(declare(name, f32Scalar, name, false));
-    ferry::graph::StoreOp::create(b, loc, zeros(f32Scalar), metrics.back(), Value());
+    ferry::graph::StoreOp::create(b, loc, zeros(f32Scalar), metrics.back(),
+                                  Value());
   }
-  StringRef normVar = declare("metric.grad_norm", f32Scalar, "metric.grad_norm", false);
+  StringRef normVar =
+      declare("metric.grad_norm", f32Scalar, "metric.grad_norm", false);
   StringRef lrVar = declare("metric.lr", f32Scalar, "metric.lr", false);
 
   SmallVector<StringRef> inputVars(inputs.size());
   for (auto [k, in] : llvm::enumerate(inputs)) {
     if (!in.second || in.first == "mlm_count") {
       if (in.second)
-        inputVars[k] = declare("input.mlm_count", in.second, "input.mlm_count",
-                               false);
+        inputVars[k] =
+            declare("input.mlm_count", in.second, "input.mlm_count", false);
       continue;
     }
     SmallVector<int64_t> shape = {accumulation};
     shape.append(in.second.getShape().begin(), in.second.getShape().end());
     std::string name = ("input." + in.first).str();
-    inputVars[k] = declare(
-        name, RankedTensorType::get(shape, in.second.getElementType()),
-        name + ".{}", true);
+    inputVars[k] =
+        declare(name, RankedTensorType::get(shape, in.second.getElementType()),
+                name + ".{}", true);
   }
 
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
@@ -264,23 +267,24 @@ void InsertOptimizerPass::runOnOperation() {
   ferry::graph::StoreOp::create(b, loc, rate, lrVar, Value());
   for (ParameterOp p : params) {
     std::string name = p.getSymName().str();
-    StringRef m = declare("adam_m." + name, p.getTensorType(),
-                          ("optimizer.m." + p.getHfName()).str(), p.getStacked());
-    StringRef v = declare("adam_v." + name, p.getTensorType(),
-                          ("optimizer.v." + p.getHfName()).str(), p.getStacked());
+    StringRef m =
+        declare("adam_m." + name, p.getTensorType(),
+                ("optimizer.m." + p.getHfName()).str(), p.getStacked());
+    StringRef v =
+        declare("adam_v." + name, p.getTensorType(),
+                ("optimizer.v." + p.getHfName()).str(), p.getStacked());
     OptimizerUpdateOp::create(
         b, loc, FlatSymbolRefAttr::get(ctx, p.getSymName()),
         FlatSymbolRefAttr::get(ctx, "grad." + name),
         FlatSymbolRefAttr::get(ctx, m), FlatSymbolRefAttr::get(ctx, v), rate,
-        norm, stepIndex,
-        b.getStringAttr(optimizer), b.getF64FloatAttr(beta1),
+        norm, stepIndex, b.getStringAttr(optimizer), b.getF64FloatAttr(beta1),
         b.getF64FloatAttr(beta2), b.getF64FloatAttr(epsilon),
         b.getF64FloatAttr(p.getNoWeightDecay() ? 0.0 : weightDecay),
         b.getF64FloatAttr(clipNorm));
   }
   for (ParameterOp p : params)
     ferry::graph::StoreOp::create(b, loc, zeros(p.getTensorType()),
-                           "grad." + p.getSymName().str(), Value());
+                                  "grad." + p.getSymName().str(), Value());
   func::ReturnOp::create(b, loc);
 }
 

@@ -44,7 +44,9 @@ namespace {
 
 constexpr int64_t kAlignment = 64;
 
-int64_t alignUp(int64_t v) { return (v + kAlignment - 1) / kAlignment * kAlignment; }
+int64_t alignUp(int64_t v) {
+  return (v + kAlignment - 1) / kAlignment * kAlignment;
+}
 
 // c + sum coeffs[r] * register r.
 struct Affine {
@@ -118,7 +120,9 @@ struct StateInfo {
   int64_t offset = 0, bytes = 0;
 };
 
-int64_t numElements(Type t) { return cast<RankedTensorType>(t).getNumElements(); }
+int64_t numElements(Type t) {
+  return cast<RankedTensorType>(t).getNumElements();
+}
 int64_t byteSize(Type t) {
   auto rt = cast<RankedTensorType>(t);
   return rt.getNumElements() *
@@ -357,8 +361,7 @@ LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
       return success();
     }
     auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
-    if (dense && dense.isSplat() &&
-        isa<FloatType>(dense.getElementType())) {
+    if (dense && dense.isSplat() && isa<FloatType>(dense.getElementType())) {
       Ref r = out(c.getResult());
       emit("fill", {r}, {numElements(c.getType())},
            {dense.getSplatValue<APFloat>().convertToDouble()});
@@ -556,10 +559,11 @@ LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
       return failure();
     int64_t n = numElements(r0.getType());
     int64_t perSample = shapeOf(r0).empty() ? n : n / shapeOf(r0).front();
-    Instr &in = emit("dropout", all(),
-                     {n, perSample, 0,
-                      static_cast<int64_t>(random::purposeHash(d.getPurpose()))},
-                     {d.getProbability().convertToDouble()});
+    Instr &in =
+        emit("dropout", all(),
+             {n, perSample, 0,
+              static_cast<int64_t>(random::purposeHash(d.getPurpose()))},
+             {d.getProbability().convertToDouble()});
     in.ints[2] = *seed;
     in.ints.push_back(*layer);
     in.ints.push_back(*offset);
@@ -581,10 +585,10 @@ LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
   } else if (isa<TakeOp, TakeGradOp>(op)) {
     bool grad = isa<TakeGradOp>(op);
     ArrayRef<int64_t> x = grad ? shapeOf(r0) : shapeOf(op.getOperand(0));
-    auto dim = static_cast<int64_t>(
-        op.getAttrOfType<IntegerAttr>("dim").getInt());
-    auto index = static_cast<int64_t>(
-        op.getAttrOfType<IntegerAttr>("index").getInt());
+    auto dim =
+        static_cast<int64_t>(op.getAttrOfType<IntegerAttr>("dim").getInt());
+    auto index =
+        static_cast<int64_t>(op.getAttrOfType<IntegerAttr>("index").getInt());
     emit(grad ? "take_grad" : "take", all(),
          {product(x.take_front(dim)), x[dim], product(x.drop_front(dim + 1)),
           index});
@@ -620,9 +624,10 @@ LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
                  ArgmaxCorrectOp>(op)) {
     ArrayRef<int64_t> logits = shapeOf(op.getOperand(0));
     int64_t cols = logits.back();
-    StringRef k = isa<SoftmaxCrossEntropyOp>(op)       ? "softmax_cross_entropy"
-                  : isa<SoftmaxCrossEntropyGradOp>(op) ? "softmax_cross_entropy_grad"
-                                                       : "argmax_correct";
+    StringRef k = isa<SoftmaxCrossEntropyOp>(op) ? "softmax_cross_entropy"
+                  : isa<SoftmaxCrossEntropyGradOp>(op)
+                      ? "softmax_cross_entropy_grad"
+                      : "argmax_correct";
     emit(k, all(),
          {product(logits) / cols, cols,
           op.getAttrOfType<IntegerAttr>("num_classes").getInt()});
@@ -643,13 +648,13 @@ LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
     FailureOr<Affine> step = affine(f, lr.getStep(), &op);
     if (failed(step))
       return failure();
-    Instr &in = emit("learning_rate", all(),
-                     {lr.getKind() == "poly" ? 0 : 1,
-                      static_cast<int64_t>(lr.getWarmupSteps()),
-                      static_cast<int64_t>(lr.getStartWarmupStep()),
-                      static_cast<int64_t>(lr.getTotalSteps())},
-                     {lr.getLr().convertToDouble(),
-                      lr.getPower().convertToDouble()});
+    Instr &in =
+        emit("learning_rate", all(),
+             {lr.getKind() == "poly" ? 0 : 1,
+              static_cast<int64_t>(lr.getWarmupSteps()),
+              static_cast<int64_t>(lr.getStartWarmupStep()),
+              static_cast<int64_t>(lr.getTotalSteps())},
+             {lr.getLr().convertToDouble(), lr.getPower().convertToDouble()});
     in.ints.push_back(*step);
   } else if (auto up = dyn_cast<OptimizerUpdateOp>(op)) {
     FailureOr<Affine> step = affine(f, up.getStep(), &op);
@@ -661,14 +666,14 @@ LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
     SmallVector<Ref> bufs = {stateRef(up.getParam()), stateRef(up.getGrad()),
                              stateRef(up.getM()), stateRef(up.getV())};
     bufs.append(ins.begin(), ins.end()); // lr, norm
-    Instr &in = emit("optimizer_update", bufs,
-                     {t.getNumElements() / segments, segments, 0,
-                      up.getOptimizer() == "lamb" ? 1 : 0},
-                     {up.getBeta1().convertToDouble(),
-                      up.getBeta2().convertToDouble(),
-                      up.getEpsilon().convertToDouble(),
-                      up.getWeightDecay().convertToDouble(),
-                      up.getClipNorm().convertToDouble()});
+    Instr &in =
+        emit("optimizer_update", bufs,
+             {t.getNumElements() / segments, segments, 0,
+              up.getOptimizer() == "lamb" ? 1 : 0},
+             {up.getBeta1().convertToDouble(), up.getBeta2().convertToDouble(),
+              up.getEpsilon().convertToDouble(),
+              up.getWeightDecay().convertToDouble(),
+              up.getClipNorm().convertToDouble()});
     in.ints[2] = *step;
   } else {
     return op.emitOpError() << "ferry-lower-to-rt has no kernel for this op";
@@ -733,8 +738,9 @@ void forwardIntoDestinations(std::vector<Buffer> &buffers,
       if (tUses.size() != 2 || tUses[1] != p)
         continue;
       Instr &producer = instrs[tUses[0]];
-      if (producer.kernel != "gemm" || producer.buffers[2].buffer != src.buffer ||
-          producer.ints[9].c != 0 || producer.buffers[0].buffer == src.buffer ||
+      if (producer.kernel != "gemm" ||
+          producer.buffers[2].buffer != src.buffer || producer.ints[9].c != 0 ||
+          producer.buffers[0].buffer == src.buffer ||
           producer.buffers[1].buffer == src.buffer)
         continue;
       if (!untouchedBetween(dst.buffer, tUses[0], p, p))
@@ -747,8 +753,8 @@ void forwardIntoDestinations(std::vector<Buffer> &buffers,
       continue;
     }
     // copy T into D: compute T in D.
-    if (tUses.back() != p && !untouchedBetween(dst.buffer, tUses.front(),
-                                               tUses.back(), p))
+    if (tUses.back() != p &&
+        !untouchedBetween(dst.buffer, tUses.front(), tUses.back(), p))
       continue;
     if (!untouchedBetween(dst.buffer, tUses.front(), p, p))
       continue;
@@ -945,9 +951,9 @@ void LowerToRtPass::runOnOperation() {
   b.setInsertionPointToEnd(module.getBody());
   for (const StateInfo &s : states) {
     auto op = rt::StateOp::create(
-        b, module.getLoc(), s.name, s.type, s.role, static_cast<uint64_t>(s.offset), static_cast<uint64_t>(s.bytes), s.init,
-        llvm::APFloat(s.std), s.hf, s.stacked,
-        s.noWeightDecay);
+        b, module.getLoc(), s.name, s.type, s.role,
+        static_cast<uint64_t>(s.offset), static_cast<uint64_t>(s.bytes), s.init,
+        llvm::APFloat(s.std), s.hf, s.stacked, s.noWeightDecay);
     (void)op;
   }
   for (auto &l : lowered) {

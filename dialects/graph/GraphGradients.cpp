@@ -59,9 +59,9 @@ LogicalResult EmbeddingOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
   return success();
 }
 
-LogicalResult
-GatherPositionsOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
-                                  SmallVectorImpl<Value> &grads) {
+LogicalResult GatherPositionsOp::buildGradients(OpBuilder &b,
+                                                ValueRange resultGrads,
+                                                SmallVectorImpl<Value> &grads) {
   grads.assign((*this)->getNumOperands(), Value());
   grads[0] = GatherPositionsGradOp::create(b, getLoc(), getInput().getType(),
                                            resultGrads[0], getPositions());
@@ -113,8 +113,7 @@ LogicalResult BiasAddOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
                                         SmallVectorImpl<Value> &grads) {
   grads.assign(2, Value());
   grads[0] = resultGrads[0];
-  grads[1] =
-      sumLeading(b, getLoc(), resultGrads[0], tensorOf(getBias()));
+  grads[1] = sumLeading(b, getLoc(), resultGrads[0], tensorOf(getBias()));
   return success();
 }
 
@@ -159,8 +158,7 @@ LogicalResult GeluOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
 
 LogicalResult TanhOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
                                      SmallVectorImpl<Value> &grads) {
-  grads.assign(1,
-               TanhGradOp::create(b, getLoc(), getResult(), resultGrads[0]));
+  grads.assign(1, TanhGradOp::create(b, getLoc(), getResult(), resultGrads[0]));
   return success();
 }
 
@@ -203,13 +201,12 @@ LogicalResult DropoutOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
 
 LogicalResult ReshapeOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
                                         SmallVectorImpl<Value> &grads) {
-  grads.assign(1, ReshapeOp::create(b, getLoc(), getInput().getType(),
-                                    resultGrads[0]));
+  grads.assign(
+      1, ReshapeOp::create(b, getLoc(), getInput().getType(), resultGrads[0]));
   return success();
 }
 
-LogicalResult TransposeOp::buildGradients(OpBuilder &b,
-                                          ValueRange resultGrads,
+LogicalResult TransposeOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
                                           SmallVectorImpl<Value> &grads) {
   ArrayRef<int64_t> perm = getPermutation();
   SmallVector<int64_t> inverse(perm.size());
@@ -234,8 +231,8 @@ LogicalResult ReduceOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
     int64_t count = 1;
     for (int64_t d : getDims())
       count *= input.getDimSize(d);
-    spread = ScaleOp::create(b, loc, spread,
-                             b.getF64FloatAttr(1.0 / static_cast<double>(count)));
+    spread = ScaleOp::create(
+        b, loc, spread, b.getF64FloatAttr(1.0 / static_cast<double>(count)));
     break;
   }
   case ReduceKind::sum_squares: {

@@ -483,8 +483,7 @@ LogicalResult LayerNormGradOp::verify() {
     return emitOpError() << "expects an input of rank >= 1, found a scalar";
   ArrayRef<int64_t> scale = tensorOf(getScale()).getShape();
   if (scale.size() != 1 || scale[0] != input.getShape().back())
-    return emitOpError() << "expects scale of shape "
-                         << input.getShape().back()
+    return emitOpError() << "expects scale of shape " << input.getShape().back()
                          << " (the input's last dimension), found "
                          << shapeString(scale);
   return success();
@@ -517,9 +516,8 @@ LogicalResult GatherPositionsGradOp::verify() {
   if (failed(verifySameElementType(
           *this, {{"grad", getGrad()}, {"result", getResult()}})))
     return failure();
-  SmallVector<int64_t> expected = {result.getDimSize(0),
-                                   positions.getDimSize(1),
-                                   result.getDimSize(2)};
+  SmallVector<int64_t> expected = {
+      result.getDimSize(0), positions.getDimSize(1), result.getDimSize(2)};
   if (tensorOf(getGrad()).getShape() != ArrayRef<int64_t>(expected))
     return emitOpError() << "expects grad of shape " << shapeString(expected)
                          << ", found "
@@ -583,9 +581,9 @@ template <typename Op> static LogicalResult verifyClassSlots(Op op) {
            << " and " << shapeString(tensorOf(op.getWeights()).getShape());
   auto numClasses = static_cast<int64_t>(op.getNumClasses());
   if (numClasses < 1 || numClasses > logits.getShape().back())
-    return op.emitOpError() << "classes " << numClasses << " must be in [1, "
-                            << logits.getShape().back()
-                            << "] (the logits' last dimension)";
+    return op.emitOpError()
+           << "classes " << numClasses << " must be in [1, "
+           << logits.getShape().back() << "] (the logits' last dimension)";
   return success();
 }
 
@@ -609,8 +607,8 @@ static LogicalResult verifyStateUpdate(Op op,
                                stacked)))
     return failure();
   if (!stacked && op.getLayer())
-    return op.emitOpError() << "'" << op.getName()
-                            << "' is not stacked: give no layer index";
+    return op.emitOpError()
+           << "'" << op.getName() << "' is not stacked: give no layer index";
   // With a layer index: one entry of a stacked declaration; without: all of
   // it.
   RankedTensorType expected =
@@ -657,8 +655,8 @@ OptimizerUpdateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   for (FlatSymbolRefAttr other : {getGradAttr(), getMAttr(), getVAttr()}) {
     RankedTensorType type;
     bool otherStacked = false;
-    if (failed(lookupDeclaration(*this, other, symbolTable, type,
-                                 otherStacked)))
+    if (failed(
+            lookupDeclaration(*this, other, symbolTable, type, otherStacked)))
       return failure();
     if (type != paramType)
       return emitOpError() << "'" << other.getValue() << "' has type " << type

@@ -278,7 +278,8 @@ func::FuncOp BertBuilder::buildHeads(ModuleOp module) {
   // The numerator of the MLM accuracy (a metric; not differentiated).
   Value mlmCorrect = ArgmaxCorrectOp::create(b, loc, scalar(), logits, labels,
                                              weights, m.vocab_size);
-  func::ReturnOp::create(b, loc, ValueRange{loss, mlmLoss, nspLoss, mlmCorrect});
+  func::ReturnOp::create(b, loc,
+                         ValueRange{loss, mlmLoss, nspLoss, mlmCorrect});
   return fn;
 }
 

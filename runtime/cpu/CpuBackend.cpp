@@ -40,39 +40,75 @@ struct Arity {
 };
 Arity arity(Kernel k) {
   switch (k) {
-  case Kernel::Copy: return {2, 1, 0};
-  case Kernel::Fill: return {1, 1, 1};
-  case Kernel::Gemm: return {3, 10, 1};
-  case Kernel::Iota: return {1, 3, 0};
-  case Kernel::AttentionMask: return {2, 1, 1};
-  case Kernel::Embedding: return {3, 3, 0};
-  case Kernel::EmbeddingGrad: return {3, 3, 0};
-  case Kernel::GatherPositions: return {3, 4, 0};
-  case Kernel::GatherPositionsGrad: return {3, 4, 0};
-  case Kernel::Take: return {2, 4, 0};
-  case Kernel::TakeGrad: return {2, 4, 0};
-  case Kernel::BiasAdd: return {3, 2, 0};
-  case Kernel::Add: case Kernel::Sub: case Kernel::Mul: case Kernel::Div:
+  case Kernel::Copy:
+    return {2, 1, 0};
+  case Kernel::Fill:
+    return {1, 1, 1};
+  case Kernel::Gemm:
+    return {3, 10, 1};
+  case Kernel::Iota:
+    return {1, 3, 0};
+  case Kernel::AttentionMask:
+    return {2, 1, 1};
+  case Kernel::Embedding:
+    return {3, 3, 0};
+  case Kernel::EmbeddingGrad:
+    return {3, 3, 0};
+  case Kernel::GatherPositions:
+    return {3, 4, 0};
+  case Kernel::GatherPositionsGrad:
+    return {3, 4, 0};
+  case Kernel::Take:
+    return {2, 4, 0};
+  case Kernel::TakeGrad:
+    return {2, 4, 0};
+  case Kernel::BiasAdd:
+    return {3, 2, 0};
+  case Kernel::Add:
+  case Kernel::Sub:
+  case Kernel::Mul:
+  case Kernel::Div:
     return {3, 1, 0};
-  case Kernel::Accumulate: return {2, 1, 0};
-  case Kernel::Scale: return {2, 1, 1};
-  case Kernel::Gelu: case Kernel::Tanh: return {2, 1, 0};
-  case Kernel::GeluGrad: case Kernel::TanhGrad: return {3, 1, 0};
-  case Kernel::LayerNorm: return {4, 2, 1};
-  case Kernel::LayerNormGrad: return {6, 2, 1};
-  case Kernel::Softmax: return {3, 3, 0};
-  case Kernel::SoftmaxGrad: return {3, 2, 0};
-  case Kernel::Dropout: return {2, 6, 1};
-  case Kernel::Transpose: return {2, 1, 0};
-  case Kernel::Reduce: return {2, 4, 0};
-  case Kernel::Broadcast: return {2, 3, 0};
-  case Kernel::SoftmaxCrossEntropy: return {4, 3, 0};
-  case Kernel::SoftmaxCrossEntropyGrad: return {5, 3, 0};
-  case Kernel::ArgmaxCorrect: return {4, 3, 0};
-  case Kernel::GlobalNorm: return {1, 0, 0};
-  case Kernel::LearningRate: return {1, 5, 2};
-  case Kernel::OptimizerUpdate: return {6, 4, 5};
-  case Kernel::Count: break;
+  case Kernel::Accumulate:
+    return {2, 1, 0};
+  case Kernel::Scale:
+    return {2, 1, 1};
+  case Kernel::Gelu:
+  case Kernel::Tanh:
+    return {2, 1, 0};
+  case Kernel::GeluGrad:
+  case Kernel::TanhGrad:
+    return {3, 1, 0};
+  case Kernel::LayerNorm:
+    return {4, 2, 1};
+  case Kernel::LayerNormGrad:
+    return {6, 2, 1};
+  case Kernel::Softmax:
+    return {3, 3, 0};
+  case Kernel::SoftmaxGrad:
+    return {3, 2, 0};
+  case Kernel::Dropout:
+    return {2, 6, 1};
+  case Kernel::Transpose:
+    return {2, 1, 0};
+  case Kernel::Reduce:
+    return {2, 4, 0};
+  case Kernel::Broadcast:
+    return {2, 3, 0};
+  case Kernel::SoftmaxCrossEntropy:
+    return {4, 3, 0};
+  case Kernel::SoftmaxCrossEntropyGrad:
+    return {5, 3, 0};
+  case Kernel::ArgmaxCorrect:
+    return {4, 3, 0};
+  case Kernel::GlobalNorm:
+    return {1, 0, 0};
+  case Kernel::LearningRate:
+    return {1, 5, 2};
+  case Kernel::OptimizerUpdate:
+    return {6, 4, 5};
+  case Kernel::Count:
+    break;
   }
   return {0, 0, 0};
 }
@@ -97,8 +133,7 @@ CpuBackend::CpuBackend(const fxe::Executable &executable,
         "the executable needs {} of device memory ({} bytes) but "
         "execution.device_memory_limit is {}; raise the limit or recompile "
         "for a smaller plan",
-        formatByteSize(arenaBytes_), arenaBytes_,
-        formatByteSize(*limitBytes)));
+        formatByteSize(arenaBytes_), arenaBytes_, formatByteSize(*limitBytes)));
   // Check every instruction once, so a damaged or foreign program fails here
   // with its position rather than in a kernel.
   for (const fxe::Program *p : *exe_.programs()) {
@@ -211,8 +246,8 @@ void CpuBackend::run(const std::string &name,
 }
 
 void CpuBackend::runInstrs(
-    const flatbuffers::Vector<flatbuffers::Offset<fxe::Instr>> &v,
-    size_t begin, size_t end, std::vector<int64_t> &registers) {
+    const flatbuffers::Vector<flatbuffers::Offset<fxe::Instr>> &v, size_t begin,
+    size_t end, std::vector<int64_t> &registers) {
   for (size_t i = begin; i < end; ++i) {
     const fxe::Instr *in = v.Get(i);
     if (in->loop_count() > 0) {
@@ -232,10 +267,9 @@ void CpuBackend::runInstrs(
     execute(*in, registers);
     kernelSeconds_.resize(static_cast<size_t>(Kernel::Count), 0.0);
     kernelCalls_.resize(static_cast<size_t>(Kernel::Count), 0);
-    kernelSeconds_[in->kernel()] += std::chrono::duration<double>(
-                                        std::chrono::steady_clock::now() -
-                                        start)
-                                        .count();
+    kernelSeconds_[in->kernel()] +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     ++kernelCalls_[in->kernel()];
   }
 }
@@ -250,8 +284,8 @@ std::string CpuBackend::profileReport() const {
     total += kernelSeconds_[k];
   }
   std::sort(rows.rbegin(), rows.rend());
-  std::string out = fmt::format("{:<28}{:>10}{:>12}{:>8}\n", "kernel",
-                                "calls", "seconds", "share");
+  std::string out = fmt::format("{:<28}{:>10}{:>12}{:>8}\n", "kernel", "calls",
+                                "seconds", "share");
   for (auto [seconds, k] : rows)
     out += fmt::format("{:<28}{:>10}{:>12.4f}{:>7.1f}%\n",
                        kernelName(static_cast<uint16_t>(k)), kernelCalls_[k],
@@ -418,8 +452,8 @@ void CpuBackend::execute(const fxe::Instr &in,
       tensors[t] = f(t);
       sizes[t] = I(t);
     }
-    cpu::globalNorm(tensors.data(), sizes.data(),
-                    static_cast<int64_t>(count), f(count));
+    cpu::globalNorm(tensors.data(), sizes.data(), static_cast<int64_t>(count),
+                    f(count));
     break;
   }
   case Kernel::LearningRate:

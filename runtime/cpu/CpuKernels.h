@@ -30,8 +30,8 @@ void attentionMask(const int32_t *mask, float *out, int64_t n, float fill);
 
 // out[r, :] = table[ids[r], :]; ids are checked by the caller to lie in
 // [0, vocab).
-void embedding(const float *table, const int32_t *ids, float *out,
-               int64_t rows, int64_t width);
+void embedding(const float *table, const int32_t *ids, float *out, int64_t rows,
+               int64_t width);
 // dtable = 0, then dtable[ids[r], :] += dy[r, :]. Deterministic (no atomics).
 void embeddingGrad(const int32_t *ids, const float *dy, float *dtable,
                    int64_t rows, int64_t width, int64_t vocab);
@@ -126,8 +126,8 @@ void softmaxCrossEntropyGrad(const float *logits, const int32_t *labels,
 // out[0] = sum over rows of weights[r] * [argmax over c < classes of
 // logits[r, c] == labels[r]] (ties: the lowest index).
 void argmaxCorrect(const float *logits, const int32_t *labels,
-                   const float *weights, float *out, int64_t rows,
-                   int64_t cols, int64_t classes);
+                   const float *weights, float *out, int64_t rows, int64_t cols,
+                   int64_t classes);
 
 // out[0] = sqrt of the sum of squares of every element of every tensor,
 // accumulated in double.

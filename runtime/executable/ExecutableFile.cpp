@@ -45,8 +45,8 @@ void ferry::writeExecutableFile(const std::string &path,
 ExecutableFile ExecutableFile::load(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw ExecutableError(fmt::format(
-        "cannot open executable '{}': {}", path, std::strerror(errno)));
+    throw ExecutableError(fmt::format("cannot open executable '{}': {}", path,
+                                      std::strerror(errno)));
   std::string data((std::istreambuf_iterator<char>(in)),
                    std::istreambuf_iterator<char>());
   if (data.size() < kHeaderBytes || std::memcmp(data.data(), kMagic, 8) != 0)

@@ -42,7 +42,9 @@ public:
   // messages.
   static ExecutableFile fromPayload(std::vector<uint8_t> payload,
                                     const std::string &name);
-  const fxe::Executable &root() const { return *fxe::GetExecutable(payload_.data()); }
+  const fxe::Executable &root() const {
+    return *fxe::GetExecutable(payload_.data());
+  }
   const std::string &path() const { return path_; }
   uint64_t checksum() const { return checksum_; }
   size_t payloadBytes() const { return payload_.size(); }

@@ -43,8 +43,7 @@ float uniform(uint64_t seed, uint32_t purpose, uint32_t layer, uint64_t sample,
 // Standard normal for one element: Box-Muller on words 0 and 1 of the block
 // for counter (element / 2, element >> 33, 0xffffffff, layer); even elements
 // take the cosine branch, odd ones the sine branch of the same pair.
-float normal(uint64_t seed, uint32_t purpose, uint32_t layer,
-             uint64_t element);
+float normal(uint64_t seed, uint32_t purpose, uint32_t layer, uint64_t element);
 
 // Dropout keeps an element when uniform(...) >= p.
 inline bool dropoutKeeps(uint64_t seed, uint32_t purpose, uint32_t layer,

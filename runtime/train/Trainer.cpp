@@ -76,9 +76,9 @@ StepMetrics Trainer::step(int64_t s) {
   feed(s);
   backend_->run("train_step", {s});
   StepMetrics m;
-  m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                            start)
-                  .count();
+  m.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   m.step = s + 1;
   m.loss = scalar(*backend_, "metric.loss");
   m.mlmLoss = scalar(*backend_, "metric.mlm_loss");
@@ -120,13 +120,13 @@ StepMetrics Trainer::run(const TrainOptions &options, std::FILE *out) {
           "\"grad_norm\": {:.9g}, \"samples_per_s\": {:.6g}, "
           "\"device_peak_bytes\": {}, \"device_peak_bytes_planned\": {}}}\n",
           last.step, last.loss, last.mlmLoss, last.nspLoss, last.mlmAccuracy,
-          last.lr, last.gradNorm, last.samplesPerSecond,
-          backend_->peakBytes(), backend_->arenaBytes());
+          last.lr, last.gradNorm, last.samplesPerSecond, backend_->peakBytes(),
+          backend_->arenaBytes());
       metrics.flush();
     }
-    bool log = options.logEvery > 0 && (last.step % options.logEvery == 0 ||
-                                        last.step == options.steps ||
-                                        last.step == 1);
+    bool log =
+        options.logEvery > 0 && (last.step % options.logEvery == 0 ||
+                                 last.step == options.steps || last.step == 1);
     if (log && !options.quiet) {
       double rate = static_cast<double>(rows_ * windowSteps) / windowSeconds;
       std::fprintf(out,

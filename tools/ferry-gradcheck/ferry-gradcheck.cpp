@@ -85,8 +85,7 @@ void feedInputs(CpuBackend &backend, const Config *config,
 }
 
 std::vector<int64_t> registerInputs(const fxe::Executable &exe,
-                                    const std::string &program,
-                                    uint64_t seed) {
+                                    const std::string &program, uint64_t seed) {
   for (const fxe::Program *p : *exe.programs())
     if (p->name()->str() == program) {
       std::vector<int64_t> values;
@@ -124,18 +123,19 @@ int run(const Options &opts) {
     return 1;
   Config dummy;
   if (!config) {
-    dummy = parseConfig("model: {layers: 1, hidden_size: 8, num_heads: 1, "
-                        "ffn_size: 8, seq_length: 8, max_predictions: 1}\n"
-                        "training: {global_batch_size: 1, steps: 1, "
-                        "optimizer: {lr: 0.1}, lr_schedule: {total_steps: 1}}\n",
-                        "gradcheck");
+    dummy =
+        parseConfig("model: {layers: 1, hidden_size: 8, num_heads: 1, "
+                    "ffn_size: 8, seq_length: 8, max_predictions: 1}\n"
+                    "training: {global_batch_size: 1, steps: 1, "
+                    "optimizer: {lr: 0.1}, lr_schedule: {total_steps: 1}}\n",
+                    "gradcheck");
   }
   std::vector<uint8_t> payload =
       serializeExecutable(*module, config ? *config : dummy);
   if (payload.empty())
     return 1;
-  ExecutableFile exe = ExecutableFile::fromPayload(std::move(payload),
-                                                   opts.file + opts.config);
+  ExecutableFile exe =
+      ExecutableFile::fromPayload(std::move(payload), opts.file + opts.config);
   CpuBackend backend(exe.root(), std::nullopt);
   backend.initialiseStates(opts.seed);
   // BERT's N(0, 0.02) weights make many gradients (e.g. attention's) too
@@ -153,7 +153,8 @@ int run(const Options &opts) {
 
   auto loss = [&] {
     backend.run("forward", fwdIn);
-    return static_cast<double>(backend.f32(backend.state("output.forward.0"))[0]);
+    return static_cast<double>(
+        backend.f32(backend.state("output.forward.0"))[0]);
   };
   backend.run("forward_grad", gradIn);
   double base = loss();

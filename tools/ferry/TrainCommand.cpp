@@ -84,8 +84,8 @@ int runTrain(const TrainOptionsCli &opts) {
       registerFerryDialects(registry);
       mlir::MLIRContext context(registry);
       context.loadAllAvailableDialects();
-      std::vector<uint8_t> payload = compileExecutable(
-          context, config, moduleNameForConfig(opts.input));
+      std::vector<uint8_t> payload =
+          compileExecutable(context, config, moduleNameForConfig(opts.input));
       if (payload.empty())
         return 1;
       exe = ExecutableFile::fromPayload(std::move(payload), opts.input);
@@ -142,9 +142,10 @@ Runner addTrainCommand(CLI::App &app) {
                   "A config (configs/bert-tiny.yaml) or an executable "
                   "(model.fxe)")
       ->required();
-  cmd->add_option("--set", opts->overrides,
-                  "Override a config key, e.g. --set training.optimizer.lr=1e-4 "
-                  "(repeatable)")
+  cmd->add_option(
+         "--set", opts->overrides,
+         "Override a config key, e.g. --set training.optimizer.lr=1e-4 "
+         "(repeatable)")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
   cmd->add_option("--data", opts->data,
