@@ -15,6 +15,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Both sides run with the same OpenMP settings. Passive waiting matters on 2
+# cores, where idle OpenMP threads spinning take the cores OpenBLAS's threads
+# need (ferry sets it itself when unset; PyTorch does not): see
+# docs/benchmarks.md for both sides under each policy.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
+
 steps=${STEPS:-10}
 warmup=${WARMUP:-3}
 threads=${THREADS:-2}
@@ -27,7 +33,7 @@ if [[ ! -x $ferry ]]; then
   exit 1
 fi
 
-echo "== ferry (CPU backend), bert-mini, seq 128, batch 32, $threads threads"
+echo "== ferry (CPU backend), bert-mini, seq 128, batch 32, $threads threads, OMP_WAIT_POLICY=$OMP_WAIT_POLICY"
 OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads "$ferry" train configs/bert-mini.yaml \
   --steps $((steps + warmup)) --log-every 0 --metrics "$out/ferry.jsonl" \
   --set training.global_batch_size=32 --set execution.micro_batch_size=32 \

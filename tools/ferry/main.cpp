@@ -5,8 +5,25 @@
 #include "runtime/BuildInfo.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
+
+// The CPU backend runs OpenMP loops between OpenBLAS calls, and OpenBLAS
+// (Debian's pthread build) has its own threads. libgomp's default lets idle
+// OpenMP threads spin, taking the cores OpenBLAS's threads need: bert-mini
+// trains at ~28 samples/s with the default, 8 with OMP_WAIT_POLICY=active and
+// 39 with passive (2 cores; docs/benchmarks.md). libgomp reads the variable
+// once, before main, so when the user has not chosen a policy ferry sets
+// passive and re-executes itself; if that fails it runs on as it is.
+static void preferPassiveOpenMPThreads(char **argv) {
+  if (std::getenv("OMP_WAIT_POLICY"))
+    return;
+  setenv("OMP_WAIT_POLICY", "passive", 1);
+  execv("/proc/self/exe", argv);
+}
 
 int main(int argc, char **argv) {
+  preferPassiveOpenMPThreads(argv);
   CLI::App app{
       "ferry: a graph compiler and runtime that trains BERT-class models, "
       "including models larger than device memory.\n\n"
