@@ -52,6 +52,35 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
                                 const std::string &stopAfter) {
   if (stopAfter == "graph")
     return success();
+  // Settings the schema accepts for the stages still to come: refused by
+  // name rather than silently compiled as something else.
+  auto refuse = [&](const std::string &key, const std::string &value,
+                    const std::string &why) {
+    return emitError(module.getLoc())
+           << key << ": " << value << " is not supported yet (" << why
+           << "); use " << (key == "execution.mode"        ? "resident"
+                            : key == "execution.recompute" ? "none"
+                            : key == "training.precision"  ? "fp32"
+                            : key == "execution.backend"   ? "cpu"
+                                                           : "1");
+  };
+  const ExecutionConfig &e = config.execution;
+  if (e.mode != "resident")
+    return refuse("execution.mode", e.mode,
+                  "phased execution arrives with its issue");
+  if (e.recompute != "none")
+    return refuse("execution.recompute", e.recompute,
+                  "recomputation arrives with phased execution");
+  if (config.training.precision != "fp32")
+    return refuse("training.precision", config.training.precision,
+                  "the CPU backend computes in fp32; bf16 and fp16 arrive "
+                  "with the CUDA backend");
+  if (e.backend != "cpu")
+    return refuse("execution.backend", e.backend,
+                  "the CUDA backend arrives with its issue");
+  if (e.data_parallel != 1)
+    return refuse("execution.data_parallel", std::to_string(e.data_parallel),
+                  "replicas arrive after phased execution");
   PassManager pm(module.getContext());
   buildTrainingPipeline(pm);
   if (failed(pm.run(module)))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's first command: install what is missing, build, and run the main
-# job. For now the main job compiles configs/bert-tiny.yaml and prints a
-# summary of its IR; training on the CPU backend arrives with the next issue.
+# job: train configs/bert-tiny.yaml on the CPU backend for 40 updates, printing
+# the loss and throughput every 5.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

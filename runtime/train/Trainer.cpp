@@ -41,6 +41,11 @@ Trainer::Trainer(const ExecutableFile &executable, const Config &config)
         "{} was compiled for execution.backend {}; this runtime runs the cpu "
         "backend (the CUDA backend arrives with its issue)",
         exe_.path(), config_.execution.backend));
+  if (config_.execution.data_parallel != 1)
+    throw RuntimeError(fmt::format(
+        "execution.data_parallel {}: one process trains one replica so far; "
+        "use 1",
+        config_.execution.data_parallel));
   if (config_.data.path != "synthetic")
     throw RuntimeError(fmt::format(
         "data.path '{}': only `synthetic` data is read so far (HDF5 and "
