@@ -58,11 +58,12 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
                     const std::string &why) {
     return emitError(module.getLoc())
            << key << ": " << value << " is not supported yet (" << why
-           << "); use " << (key == "execution.mode"        ? "resident"
-                            : key == "execution.recompute" ? "none"
-                            : key == "training.precision"  ? "fp32"
-                            : key == "execution.backend"   ? "cpu"
-                                                           : "1");
+           << "); use "
+           << (key == "execution.mode"        ? "resident"
+               : key == "execution.recompute" ? "none"
+               : key == "training.precision"  ? "fp32"
+               : key == "execution.backend"   ? "cpu"
+                                              : "1");
   };
   const ExecutionConfig &e = config.execution;
   if (e.mode != "resident")

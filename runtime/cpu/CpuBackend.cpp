@@ -293,6 +293,135 @@ std::string CpuBackend::profileReport() const {
   return out;
 }
 
+// Index inputs must lie in [0, limit): positions within the sequence,
+// labels within the classes. Bad data is an error naming the field.
+void CpuBackend::checkIndices(const char *what, const int32_t *values,
+                              int64_t count, int64_t limit) {
+  for (int64_t i = 0; i < count; ++i)
+    if (values[i] < 0 || values[i] >= limit)
+      throw RuntimeError(fmt::format(
+          "{} {} at slot {} is outside [0, {}); the input data does not match "
+          "the model (sequence length, vocabulary or classes)",
+          what, values[i], i, limit));
+}
+
+// Each kernel's reach, from its integer parameters, against the byte ranges
+// it was given: a damaged or hand-edited program fails here, naming the
+// kernel, instead of reading or writing outside its buffers. Also checks the
+// index inputs a kernel dereferences (positions, labels).
+void CpuBackend::checkExtents(const fxe::Instr &in,
+                              const std::vector<int64_t> &registers) {
+  auto I = [&](size_t k) { return evaluate(in.ints()->Get(k), registers); };
+  size_t nb = in.buffers()->size();
+  std::vector<int64_t> need(nb, 0); // elements of 4 bytes
+  auto all = [&](int64_t n) { std::fill(need.begin(), need.end(), n); };
+  Kernel k = static_cast<Kernel>(in.kernel());
+  switch (k) {
+  case Kernel::Copy:
+    need = {(I(0) + 3) / 4, (I(0) + 3) / 4};
+    break;
+  case Kernel::Fill:
+  case Kernel::Add:
+  case Kernel::Sub:
+  case Kernel::Mul:
+  case Kernel::Div:
+  case Kernel::Accumulate:
+  case Kernel::Scale:
+  case Kernel::Gelu:
+  case Kernel::GeluGrad:
+  case Kernel::Tanh:
+  case Kernel::TanhGrad:
+  case Kernel::AttentionMask:
+  case Kernel::Dropout:
+    all(I(0));
+    break;
+  case Kernel::Gemm: {
+    int64_t batch = I(0), m = I(1), n = I(2), kk = I(3);
+    need = {(batch - 1) * I(6) + m * kk, (batch - 1) * I(7) + kk * n,
+            (batch - 1) * I(8) + m * n};
+    break;
+  }
+  case Kernel::Iota:
+    all(I(0) * I(1) * I(2));
+    break;
+  case Kernel::Embedding:
+    need = {I(2) * I(1), I(0), I(0) * I(1)};
+    break;
+  case Kernel::EmbeddingGrad:
+    need = {I(0), I(0) * I(1), I(2) * I(1)};
+    break;
+  case Kernel::GatherPositions:
+    need = {I(0) * I(1) * I(3), I(0) * I(2), I(0) * I(2) * I(3)};
+    break;
+  case Kernel::GatherPositionsGrad:
+    need = {I(0) * I(2), I(0) * I(2) * I(3), I(0) * I(1) * I(3)};
+    break;
+  case Kernel::Take:
+    need = {I(0) * I(1) * I(2), I(0) * I(2)};
+    break;
+  case Kernel::TakeGrad:
+    need = {I(0) * I(2), I(0) * I(1) * I(2)};
+    break;
+  case Kernel::BiasAdd:
+    need = {I(0) * I(1), I(1), I(0) * I(1)};
+    break;
+  case Kernel::LayerNorm:
+    need = {I(0) * I(1), I(1), I(1), I(0) * I(1)};
+    break;
+  case Kernel::LayerNormGrad:
+    need = {I(0) * I(1), I(1), I(0) * I(1), I(0) * I(1), I(1), I(1)};
+    break;
+  case Kernel::Softmax:
+    need = {I(0) * I(1) * I(2), I(0) * I(2), I(0) * I(1) * I(2)};
+    break;
+  case Kernel::SoftmaxGrad:
+    all(I(0) * I(1));
+    break;
+  case Kernel::Transpose: {
+    int64_t n = 1;
+    for (int64_t d = 0; d < I(0) && 1 + d < in.ints()->size(); ++d)
+      n *= I(1 + d);
+    all(n);
+    break;
+  }
+  case Kernel::Reduce:
+    need = {I(1) * I(2) * I(3), I(1) * I(3)};
+    break;
+  case Kernel::Broadcast:
+    need = {I(0) * I(2), I(0) * I(1) * I(2)};
+    break;
+  case Kernel::SoftmaxCrossEntropy:
+  case Kernel::ArgmaxCorrect:
+    need = {I(0) * I(1), I(0), I(0), 1};
+    break;
+  case Kernel::SoftmaxCrossEntropyGrad:
+    need = {I(0) * I(1), I(0), I(0), 1, I(0) * I(1)};
+    break;
+  case Kernel::GlobalNorm:
+    for (size_t t = 0; t + 1 < nb; ++t)
+      need[t] = I(t);
+    need[nb - 1] = 1;
+    break;
+  case Kernel::LearningRate:
+    need = {1};
+    break;
+  case Kernel::OptimizerUpdate: {
+    int64_t n = I(0) * I(1);
+    need = {n, n, n, n, 1, 1};
+    break;
+  }
+  case Kernel::Count:
+    break;
+  }
+  for (size_t b = 0; b < nb && b < need.size(); ++b)
+    if (need[b] < 0 || need[b] * 4 > in.buffers()->Get(b)->bytes())
+      throw RuntimeError(fmt::format(
+          "kernel {} needs {} bytes in buffer {} but was given {}; the "
+          "executable is damaged or was edited: recompile it",
+          kernelName(in.kernel()), need[b] * 4, b,
+          in.buffers()->Get(b)->bytes()));
+}
+
 void CpuBackend::execute(const fxe::Instr &in,
                          const std::vector<int64_t> &registers) {
   // Addresses, checked against the arena.
@@ -313,6 +442,7 @@ void CpuBackend::execute(const fxe::Instr &in,
   }
   auto I = [&](size_t k) { return evaluate(in.ints()->Get(k), registers); };
   auto F = [&](size_t k) { return in.floats()->Get(k); };
+  checkExtents(in, registers);
   auto f = [&](size_t b) { return reinterpret_cast<float *>(buf[b]); };
   auto i32 = [&](size_t b) { return reinterpret_cast<int32_t *>(buf[b]); };
 
@@ -351,9 +481,11 @@ void CpuBackend::execute(const fxe::Instr &in,
     cpu::embeddingGrad(i32(0), f(1), f(2), I(0), I(1), I(2));
     break;
   case Kernel::GatherPositions:
+    checkIndices("masked_lm_positions", i32(1), I(0) * I(2), I(1));
     cpu::gatherPositions(f(0), i32(1), f(2), I(0), I(1), I(2), I(3));
     break;
   case Kernel::GatherPositionsGrad:
+    checkIndices("masked_lm_positions", i32(0), I(0) * I(2), I(1));
     cpu::gatherPositionsGrad(i32(0), f(1), f(2), I(0), I(1), I(2), I(3));
     break;
   case Kernel::Take:
@@ -433,13 +565,16 @@ void CpuBackend::execute(const fxe::Instr &in,
     cpu::broadcast(f(0), f(1), I(0), I(1), I(2));
     break;
   case Kernel::SoftmaxCrossEntropy:
+    checkIndices("label", i32(1), I(0), I(2));
     cpu::softmaxCrossEntropy(f(0), i32(1), f(2), f(3), I(0), I(1), I(2));
     break;
   case Kernel::SoftmaxCrossEntropyGrad:
+    checkIndices("label", i32(1), I(0), I(2));
     cpu::softmaxCrossEntropyGrad(f(0), i32(1), f(2), f(3), f(4), I(0), I(1),
                                  I(2));
     break;
   case Kernel::ArgmaxCorrect:
+    checkIndices("label", i32(1), I(0), I(2));
     cpu::argmaxCorrect(f(0), i32(1), f(2), f(3), I(0), I(1), I(2));
     break;
   case Kernel::GlobalNorm: {

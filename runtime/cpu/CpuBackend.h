@@ -56,6 +56,10 @@ private:
   void runInstrs(const flatbuffers::Vector<flatbuffers::Offset<fxe::Instr>> &v,
                  size_t begin, size_t end, std::vector<int64_t> &registers);
   void execute(const fxe::Instr &instr, const std::vector<int64_t> &registers);
+  void checkExtents(const fxe::Instr &instr,
+                    const std::vector<int64_t> &registers);
+  static void checkIndices(const char *what, const int32_t *values,
+                           int64_t count, int64_t limit);
 
   const fxe::Executable &exe_;
   char *arena_ = nullptr;
