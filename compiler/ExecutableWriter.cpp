@@ -125,7 +125,10 @@ std::vector<uint8_t> ferry::serializeExecutable(ModuleOp module,
         fbb.CreateVector(shape),
         type.getElementType().isF32() ? fxe::DType_F32 : fxe::DType_I32, init,
         s.getInitStd().convertToDouble(), fbb.CreateString(s.getHf().str()),
-        s.getStacked(), s.getNoWeightDecay()));
+        s.getStacked(), s.getNoWeightDecay(),
+        s->hasAttr("init_rows")
+            ? s->getAttrOfType<IntegerAttr>("init_rows").getInt()
+            : 0));
   }
   std::vector<flatbuffers::Offset<fxe::Program>> programs;
   for (auto p : module.getOps<rt::ProgramOp>()) {

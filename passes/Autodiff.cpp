@@ -285,10 +285,19 @@ FailureOr<BlockGrad *> Autodiff::splitBlock(func::CallOp call,
     return call.emitOpError()
            << "calls @" << calleeName << ", which has no body to differentiate";
   Block &body = callee.getBody().front();
-  for (Operation &op : body.without_terminator())
+  Analysis reads(symbols);
+  for (Operation &op : body.without_terminator()) {
     if (op.getNumRegions() || isa<func::CallOp>(op))
       return op.emitOpError() << "inside differentiated block @" << calleeName
                               << ": blocks must be straight-line graph ops";
+    // Blocks take their weights as arguments, read by the caller, which
+    // accumulates their gradients (and phased execution loads them).
+    if (reads.isParameterRead(&op))
+      return op.emitOpError()
+             << "reads a parameter inside differentiated block @" << calleeName
+             << "; pass it as an argument (blocks take their "
+             << "weights as arguments, read by the caller)";
+  }
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   Location loc = callee.getLoc();
 
@@ -438,7 +447,7 @@ bool isRecomputable(Operation *op) {
 
 LogicalResult Autodiff::run() {
   auto entry = symbols.lookup<func::FuncOp>(entryName);
-  if (!entry)
+  if (!entry || entry.isExternal())
     return module.emitError() << "ferry-autodiff: no function @" << entryName
                               << " to differentiate";
   auto lossType = entry.getNumResults() < 1

@@ -116,6 +116,7 @@ struct StateInfo {
   RankedTensorType type;
   std::string role, init, hf;
   double std = 0;
+  int64_t initRows = 0; // rows the init applies to (0: all); the rest are 0
   bool stacked = false, noWeightDecay = false;
   int64_t offset = 0, bytes = 0;
 };
@@ -183,6 +184,11 @@ private:
   struct Frame {
     DenseMap<Value, Ref> refs;
     DenseMap<Value, Affine> ints;
+    // Splat constants are filled where they are first read, not where they
+    // are defined: canonicalisation hoists them to the top of the function,
+    // and a constant only ever stored (zeroing a gradient) needs no
+    // temporary at all.
+    DenseMap<Value, double> splats;
   };
 
   LogicalResult lowerBlock(Block &block, Frame &frame,
@@ -212,6 +218,13 @@ private:
     return instrs.back();
   }
   FailureOr<Ref> ref(Frame &f, Value v, Operation *user) {
+    if (auto splat = f.splats.find(v); splat != f.splats.end()) {
+      Ref r = temp(v.getType());
+      emit("fill", {r}, {numElements(v.getType())}, {splat->second});
+      f.refs[v] = r;
+      f.splats.erase(splat);
+      return r;
+    }
     auto it = f.refs.find(v);
     if (it == f.refs.end())
       return user->emitOpError() << "ferry-lower-to-rt: operand has no "
@@ -290,6 +303,16 @@ LogicalResult ProgramLowering::lowerLoop(scf::ForOp loop, Frame &frame) {
       st->c != 1 || lb->c != 0)
     return loop.emitOpError() << "ferry-lower-to-rt lowers loops from 0 "
                                  "with step 1 and constant bounds";
+  if (ub->c <= 0) { // runs no iteration: the results are the initial values
+    for (auto [init, result] :
+         llvm::zip(loop.getInitArgs(), loop.getResults())) {
+      FailureOr<Ref> src = ref(frame, init, loop);
+      if (failed(src))
+        return failure();
+      frame.refs[result] = *src;
+    }
+    return success();
+  }
   // Carried values: one buffer each, initialised before the loop.
   SmallVector<Ref> carried;
   for (auto [init, arg] :
@@ -362,9 +385,8 @@ LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
     }
     auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
     if (dense && dense.isSplat() && isa<FloatType>(dense.getElementType())) {
-      Ref r = out(c.getResult());
-      emit("fill", {r}, {numElements(c.getType())},
-           {dense.getSplatValue<APFloat>().convertToDouble()});
+      f.splats[c.getResult()] =
+          dense.getSplatValue<APFloat>().convertToDouble();
       return success();
     }
     return op.emitOpError() << "ferry-lower-to-rt supports integer and splat "
@@ -854,9 +876,20 @@ void LowerToRtPass::runOnOperation() {
   b.setInsertionPointToStart(module.getBody());
   for (const std::string &name : names) {
     auto fn = symbols.lookup<func::FuncOp>(name);
-    if (!fn) {
-      module.emitError() << "ferry-lower-to-rt: no function @" << name;
+    if (!fn || fn.isExternal()) {
+      module.emitError() << "ferry-lower-to-rt: no function @" << name
+                         << (fn ? " with a body" : "");
       return signalPassFailure();
+    }
+    for (Type type : fn.getResultTypes()) {
+      auto t = dyn_cast<RankedTensorType>(type);
+      if (!t ||
+          !(t.getElementType().isF32() || t.getElementType().isInteger(32))) {
+        fn.emitOpError() << "returns " << type
+                         << "; a program's results must be f32 or i32 "
+                            "tensors (they become output states)";
+        return signalPassFailure();
+      }
     }
     for (auto [i, type] : llvm::enumerate(fn.getArgumentTypes())) {
       auto t = dyn_cast<RankedTensorType>(type);
@@ -903,6 +936,8 @@ void LowerToRtPass::runOnOperation() {
     s.hf = (param ? param.getHfName() : var.getHfName()).str();
     s.stacked = param ? param.getStacked() : var.getStacked();
     s.noWeightDecay = param ? param.getNoWeightDecay() : false;
+    if (auto rows = op.getAttrOfType<IntegerAttr>("ferry.init_rows"))
+      s.initRows = rows.getInt();
     s.bytes = byteSize(t);
     s.offset = offset;
     offset = alignUp(offset + s.bytes);
@@ -954,6 +989,8 @@ void LowerToRtPass::runOnOperation() {
         b, module.getLoc(), s.name, s.type, s.role,
         static_cast<uint64_t>(s.offset), static_cast<uint64_t>(s.bytes), s.init,
         llvm::APFloat(s.std), s.hf, s.stacked, s.noWeightDecay);
+    if (s.initRows > 0)
+      op->setAttr("init_rows", b.getI64IntegerAttr(s.initRows));
     (void)op;
   }
   for (auto &l : lowered) {

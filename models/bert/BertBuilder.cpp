@@ -138,9 +138,14 @@ void BertBuilder::declareParameters(ModuleOp module) {
     FloatAttr std = spec.init == bert::Init::Normal
                         ? b.getF64FloatAttr(bert::kInitStd)
                         : FloatAttr();
-    ParameterOp::create(b, loc, spec.name, paramType(spec, spec.stacked()),
-                        init, std, spec.hfName, spec.stacked(),
-                        spec.noWeightDecay);
+    auto param = ParameterOp::create(
+        b, loc, spec.name, paramType(spec, spec.stacked()), init, std,
+        spec.hfName, spec.stacked(), spec.noWeightDecay);
+    // The padded vocabulary rows of the word embedding start (and, with no
+    // gradient, stay) zero, so norms and LAMB's trust ratio equal the
+    // unpadded model's.
+    if (&spec == &specs.front() && m.paddedVocabSize() != m.vocab_size)
+      param->setAttr("ferry.init_rows", b.getI64IntegerAttr(m.vocab_size));
   }
 }
 

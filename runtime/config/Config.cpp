@@ -547,6 +547,14 @@ void validateRelations(Config &c, const std::map<std::string, Raw> &raw) {
                       "execution.data_parallel >= 2 (found " +
                       std::to_string(e.data_parallel) +
                       "); raise data_parallel or set it to false");
+  if (c.training.lr_schedule.start_warmup_step > 0)
+    throw ConfigError(
+        where({"training.lr_schedule.start_warmup_step"}) +
+        ": training.lr_schedule.start_warmup_step " +
+        std::to_string(c.training.lr_schedule.start_warmup_step) +
+        " is positive, which would make the warmup's learning rate negative "
+        "for the first updates; use 0, or a negative value to start part-way "
+        "through the warmup (MLPerf uses -76)");
   if (c.data.path.empty())
     throw ConfigError(where({"data.path"}) +
                       ": data.path is empty; use 'synthetic' or a file, "

@@ -117,8 +117,14 @@ int64_t evaluate(const fxe::Affine *a, const std::vector<int64_t> &registers) {
   int64_t v = a->constant();
   if (const auto *coeffs = a->coeffs())
     for (flatbuffers::uoffset_t r = 0; r < coeffs->size(); ++r)
-      if (int64_t c = coeffs->Get(r))
-        v += c * registers[r];
+      if (int64_t c = coeffs->Get(r)) {
+        int64_t term = 0;
+        if (__builtin_mul_overflow(c, registers[r], &term) ||
+            __builtin_add_overflow(v, term, &v))
+          throw RuntimeError("an address or parameter of the program "
+                             "overflows 64 bits; the executable is damaged: "
+                             "recompile it");
+      }
   return v;
 }
 
@@ -134,21 +140,45 @@ CpuBackend::CpuBackend(const fxe::Executable &executable,
         "execution.device_memory_limit is {}; raise the limit or recompile "
         "for a smaller plan",
         formatByteSize(arenaBytes_), arenaBytes_, formatByteSize(*limitBytes)));
+  // States: inside the arena, sized as their shape says.
+  if (exe_.state_bytes() < 0 ||
+      static_cast<uint64_t>(exe_.state_bytes()) > arenaBytes_)
+    throw RuntimeError("the executable's states end outside its arena");
+  for (const fxe::State *s : *exe_.states()) {
+    int64_t elements = 1;
+    for (int64_t d : *s->shape())
+      if (d < 0 || __builtin_mul_overflow(elements, d, &elements))
+        throw RuntimeError("state " + s->name()->str() + " has a bad shape");
+    if (s->offset() < 0 || s->bytes() != elements * 4 ||
+        s->offset() + s->bytes() > exe_.state_bytes() ||
+        (s->stacked() && (s->shape()->size() == 0 || s->shape()->Get(0) < 1)))
+      throw RuntimeError(fmt::format(
+          "state {} (offset {}, {} bytes) does not fit the executable's "
+          "layout; the executable is damaged: recompile it",
+          s->name()->str(), s->offset(), s->bytes()));
+  }
   // Check every instruction once, so a damaged or foreign program fails here
   // with its position rather than in a kernel.
   for (const fxe::Program *p : *exe_.programs()) {
-    if (!p->instrs() || !p->name())
-      throw RuntimeError("executable has a program without a name or body");
+    if (p->registers() < 0 ||
+        p->inputs()->size() > static_cast<uint32_t>(p->registers()))
+      throw RuntimeError("program " + p->name()->str() +
+                         " has fewer registers than inputs");
+    // Ends of the enclosing loop bodies, to check nesting.
+    std::vector<size_t> bodyEnds = {p->instrs()->size()};
     for (flatbuffers::uoffset_t i = 0; i < p->instrs()->size(); ++i) {
+      while (bodyEnds.size() > 1 && i >= bodyEnds.back())
+        bodyEnds.pop_back();
       const fxe::Instr *in = p->instrs()->Get(i);
       auto where = [&] {
         return fmt::format("program {} instruction {}", p->name()->str(), i);
       };
       if (in->loop_count() > 0) {
         if (in->loop_body() < 0 ||
-            i + static_cast<uint64_t>(in->loop_body()) >= p->instrs()->size() ||
+            i + 1 + static_cast<uint64_t>(in->loop_body()) > bodyEnds.back() ||
             in->loop_register() < 0 || in->loop_register() >= p->registers())
           throw RuntimeError(where() + ": malformed loop");
+        bodyEnds.push_back(i + 1 + in->loop_body());
         continue;
       }
       if (in->kernel() >= static_cast<uint16_t>(Kernel::Count))
@@ -222,6 +252,13 @@ void CpuBackend::initialiseStates(uint64_t seed) {
           data[l * perLayer + e] =
               std * random::normal(seed, purpose, static_cast<uint32_t>(l),
                                    static_cast<uint64_t>(e));
+      // Rows past init_rows (the padded vocabulary) start at zero.
+      if (s->init_rows() > 0 && !s->stacked() && s->shape()->size() > 0 &&
+          s->init_rows() < s->shape()->Get(0)) {
+        int64_t width = n / s->shape()->Get(0);
+        cpu::fill(data + s->init_rows() * width, n - s->init_rows() * width,
+                  0.0f);
+      }
       break;
     }
     }
@@ -378,9 +415,18 @@ void CpuBackend::checkExtents(const fxe::Instr &in,
     all(I(0) * I(1));
     break;
   case Kernel::Transpose: {
-    int64_t n = 1;
-    for (int64_t d = 0; d < I(0) && 1 + d < in.ints()->size(); ++d)
+    int64_t rank = I(0), n = 1;
+    if (rank < 1 || rank > 6 ||
+        in.ints()->size() < static_cast<uint32_t>(1 + 2 * rank))
+      throw RuntimeError("transpose with a malformed shape");
+    bool seen[6] = {};
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t p = I(1 + rank + d);
+      if (p < 0 || p >= rank || seen[p])
+        throw RuntimeError("transpose with a permutation that is not one");
+      seen[p] = true;
       n *= I(1 + d);
+    }
     all(n);
     break;
   }

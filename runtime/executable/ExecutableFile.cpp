@@ -16,6 +16,29 @@ namespace {
 constexpr char kMagic[8] = {'F', 'E', 'R', 'R', 'Y', 'F', 'X', 'E'};
 constexpr size_t kHeaderBytes = 32;
 
+// FlatBuffers' verifier accepts absent fields; the runtime needs these.
+void requireFields(const fxe::Executable &exe, const std::string &path) {
+  auto missing = [&](const std::string &what) {
+    return ExecutableError(fmt::format(
+        "'{}' has no {}; it was not written by ferry compile: recompile it",
+        path, what));
+  };
+  if (!exe.compiler_version() || !exe.config_yaml() || !exe.backend())
+    throw missing("compiler version, config or backend");
+  if (!exe.states() || !exe.programs())
+    throw missing("states or programs");
+  for (const fxe::State *s : *exe.states())
+    if (!s->name() || !s->shape() || !s->hf_name())
+      throw missing("name, shape or HF name for a state");
+  for (const fxe::Program *p : *exe.programs()) {
+    if (!p->name() || !p->instrs() || !p->inputs())
+      throw missing("name, inputs or instructions for a program");
+    for (const fxe::Instr *in : *p->instrs())
+      if (in->loop_count() <= 0 && (!in->buffers() || !in->ints()))
+        throw missing("buffers or parameters for a kernel call");
+  }
+}
+
 template <typename T> void put(std::string &out, T v) {
   char bytes[sizeof(T)];
   std::memcpy(bytes, &v, sizeof(T)); // x86-64 and aarch64: little-endian
@@ -83,6 +106,7 @@ ExecutableFile ExecutableFile::load(const std::string &path) {
         "'{}' passed its checksum but its program does not verify; it was "
         "written by an incompatible ferry: recompile it",
         path));
+  requireFields(file.root(), path);
   return file;
 }
 
@@ -96,5 +120,6 @@ ExecutableFile ExecutableFile::fromPayload(std::vector<uint8_t> payload,
   if (!fxe::VerifyExecutableBuffer(verifier))
     throw ExecutableError("the executable compiled for " + name +
                           " does not verify; this is a bug in ferry");
+  requireFields(file.root(), name);
   return file;
 }

@@ -46,6 +46,22 @@ Trainer::Trainer(const ExecutableFile &executable, const Config &config)
         "execution.data_parallel {}: one process trains one replica so far; "
         "use 1",
         config_.execution.data_parallel));
+  if (!config_.checkpoint.init.empty() ||
+      !config_.checkpoint.save_dir.empty() ||
+      config_.checkpoint.every_steps != 0)
+    throw RuntimeError(
+        "checkpoint.init, checkpoint.save_dir and checkpoint.every_steps are "
+        "not read yet (checkpoints arrive with the MLPerf workflow issue); "
+        "leave them empty and 0 rather than have them ignored");
+  if (config_.data.path == "synthetic" &&
+      (config_.model.vocab_size < 8 || config_.model.seq_length < 8 ||
+       config_.model.type_vocab_size < 2))
+    throw RuntimeError(fmt::format(
+        "synthetic data needs model.vocab_size >= 8 (found {}), "
+        "model.seq_length >= 8 (found {}) and model.type_vocab_size >= 2 "
+        "(found {}): it writes special tokens and two segments",
+        config_.model.vocab_size, config_.model.seq_length,
+        config_.model.type_vocab_size));
   if (config_.data.path != "synthetic")
     throw RuntimeError(fmt::format(
         "data.path '{}': only `synthetic` data is read so far (HDF5 and "

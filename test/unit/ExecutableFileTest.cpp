@@ -22,9 +22,11 @@ std::vector<uint8_t> smallExecutable() {
                                 0, 24, fbb.CreateVector(shape), fxe::DType_F32,
                                 fxe::Init_Normal, 0.02, fbb.CreateString("w"));
   std::vector<flatbuffers::Offset<fxe::State>> states = {state};
+  std::vector<flatbuffers::Offset<fxe::Program>> programs;
   auto root = fxe::CreateExecutable(
       fbb, fbb.CreateString("test"), fbb.CreateString("model: {}\n"),
-      fbb.CreateString("cpu"), 64, 64, 64, 6, fbb.CreateVector(states));
+      fbb.CreateString("cpu"), 64, 64, 64, 6, fbb.CreateVector(states),
+      fbb.CreateVector(programs));
   fbb.Finish(root);
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }
@@ -121,5 +123,21 @@ TEST(ExecutableFile, ValidChecksumBadStructure) {
   std::vector<uint8_t> junk(64, 0xff);
   writeExecutableFile(path, junk);
   EXPECT_NE(loadError(path).find("does not verify"), std::string::npos);
+  std::remove(path.c_str());
+}
+
+TEST(ExecutableFile, MissingProgramsAreRefused) {
+  // Verifies as a FlatBuffer (fields are optional) but cannot run.
+  flatbuffers::FlatBufferBuilder fbb;
+  auto root =
+      fxe::CreateExecutable(fbb, fbb.CreateString("test"), fbb.CreateString(""),
+                            fbb.CreateString("cpu"));
+  fbb.Finish(root);
+  std::string path = tempPath("noprograms");
+  writeExecutableFile(
+      path, {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()});
+  EXPECT_NE(loadError(path).find("has no states or programs"),
+            std::string::npos)
+      << loadError(path);
   std::remove(path.c_str());
 }

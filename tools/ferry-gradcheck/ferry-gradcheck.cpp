@@ -170,6 +170,7 @@ int run(const Options &opts) {
     if (!g) {
       std::printf("FAIL %-40s no gradient\n", s->name()->c_str());
       ++failures;
+      ++checked;
       continue;
     }
     float *w = backend.f32(s);
