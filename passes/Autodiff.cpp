@@ -14,9 +14,10 @@
 //   iteration's stash into stacked @stash.* variables at the layer index, the
 //   backward loop runs from the last layer to the first, reloading it.
 //   Parameter slices and index arithmetic are recomputed, not stored.
-// * Gradients of a value used several times are summed; so the tied word
+// * Gradients of a value used several times are summed; a parameter read
+//   used several times gets one accumulate per use instead. So the tied word
 //   embedding's gradient is the sum of the embedding gather's and the MLM
-//   decoder's before it is added to @grad.embeddings.word.
+//   decoder's, both added into @grad.embeddings.word.
 //
 // Only values that depend on a parameter (active) and feed the loss (useful)
 // get gradients.
@@ -54,17 +55,39 @@ Value zerosLike(OpBuilder &b, Location loc, Type type) {
 }
 
 // Values whose gradients accumulate: a use adds to what other uses gave.
+// A parameter read keeps its contributions apart instead: each is added into
+// the parameter's gradient variable on its own (the tied word embedding's
+// gather and decoder gradients), which the lowering turns into kernels that
+// add straight into the accumulator, with no temporary for their sum.
 class GradMap {
 public:
   void add(OpBuilder &b, Location loc, Value of, Value grad) {
+    if (of.getDefiningOp<ParameterRefOp>() ||
+        of.getDefiningOp<ParameterSliceOp>()) {
+      parts[of].push_back(grad);
+      return;
+    }
     auto [it, inserted] = grads.try_emplace(of, grad);
     if (!inserted)
       it->second = AddOp::create(b, loc, it->second, grad);
   }
   Value lookup(Value v) const { return grads.lookup(v); }
+  // The contributions to a parameter read's gradient.
+  ArrayRef<Value> partsOf(Value v) const {
+    auto it = parts.find(v);
+    return it == parts.end() ? ArrayRef<Value>() : ArrayRef<Value>(it->second);
+  }
+  // The whole gradient of any value, summing a read's contributions.
+  Value total(OpBuilder &b, Location loc, Value v) const {
+    Value sum = grads.lookup(v);
+    for (Value part : partsOf(v))
+      sum = sum ? AddOp::create(b, loc, sum, part).getResult() : part;
+    return sum;
+  }
 
 private:
   DenseMap<Value, Value> grads;
+  DenseMap<Value, SmallVector<Value, 2>> parts;
 };
 
 // Active = depends on a graph.parameter; useful = the loss depends on it.
@@ -629,13 +652,12 @@ LogicalResult Autodiff::run() {
       continue;
     }
     if (analysis.isParameterRead(op)) {
-      if (Value g = grads.lookup(op->getResult(0))) {
-        Value layer;
-        if (auto slice = dyn_cast<ParameterSliceOp>(op))
-          layer = slice.getLayer();
+      Value layer;
+      if (auto slice = dyn_cast<ParameterSliceOp>(op))
+        layer = slice.getLayer();
+      for (Value g : grads.partsOf(op->getResult(0)))
         if (failed(accumulateParameterGrad(op, g, layer)))
           return failure();
-      }
       continue;
     }
     if (auto loop = dyn_cast<scf::ForOp>(op)) {
@@ -728,13 +750,14 @@ LogicalResult Autodiff::run() {
             continue;
           }
           if (analysis.isParameterRead(o)) {
-            if (Value g = inner.lookup(o->getResult(0))) {
-              Value idx;
-              if (auto slice = dyn_cast<ParameterSliceOp>(o))
-                idx = materialize(slice.getLayer());
+            ArrayRef<Value> parts = inner.partsOf(o->getResult(0));
+            Value idx;
+            if (auto slice = dyn_cast<ParameterSliceOp>(o);
+                slice && !parts.empty())
+              idx = materialize(slice.getLayer());
+            for (Value g : parts)
               if (failed(accumulateParameterGrad(o, g, idx)))
                 return failure();
-            }
           }
         }
         SmallVector<Value> yields;
@@ -745,7 +768,7 @@ LogicalResult Autodiff::run() {
         }
         for (auto [k, v] : llvm::enumerate(invariant)) {
           Value sum = back.getRegionIterArgs()[carried.size() + k];
-          if (Value g = inner.lookup(v))
+          if (Value g = inner.total(b, loc, v))
             sum = AddOp::create(b, loc, sum, g);
           yields.push_back(sum);
         }

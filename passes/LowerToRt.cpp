@@ -596,7 +596,7 @@ LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
     ArrayRef<int64_t> t = shapeOf(r0);
     std::swap(ins[0], ins[1]); // the kernel takes [ids, dy, dtable]
     emit("embedding_grad", all(),
-         {numElements(e.getIds().getType()), t[1], t[0]});
+         {numElements(e.getIds().getType()), t[1], t[0], 0});
   } else if (auto g = dyn_cast<GatherPositionsOp>(op)) {
     ArrayRef<int64_t> x = shapeOf(g.getInput()), p = shapeOf(g.getPositions());
     emit("gather_positions", all(), {x[0], x[1], p[1], x[2]});
@@ -756,19 +756,24 @@ void forwardIntoDestinations(std::vector<Buffer> &buffers,
     if (!sameScope(tUses, p) || tUses.front() >= p)
       continue;
     if (isAccumulate) {
-      // gemm -> T, accumulate T into D.
+      // gemm (or embedding_grad) -> T, accumulate T into D: the producer
+      // adds into D itself.
       if (tUses.size() != 2 || tUses[1] != p)
         continue;
       Instr &producer = instrs[tUses[0]];
-      if (producer.kernel != "gemm" ||
-          producer.buffers[2].buffer != src.buffer || producer.ints[9].c != 0 ||
-          producer.buffers[0].buffer == src.buffer ||
-          producer.buffers[1].buffer == src.buffer)
+      bool gemm = producer.kernel == "gemm";
+      bool scatter = producer.kernel == "embedding_grad";
+      size_t out = 2, flag = gemm ? 9 : 3;
+      if ((!gemm && !scatter) || producer.buffers[out].buffer != src.buffer ||
+          producer.ints[flag].c != 0)
         continue;
-      if (!untouchedBetween(dst.buffer, tUses[0], p, p))
+      bool readsT = false;
+      for (size_t b = 0; b < producer.buffers.size(); ++b)
+        readsT |= b != out && producer.buffers[b].buffer == src.buffer;
+      if (readsT || !untouchedBetween(dst.buffer, tUses[0], p, p))
         continue;
-      producer.buffers[2] = dst;
-      producer.ints[9] = Affine::constant(1);
+      producer.buffers[out] = dst;
+      producer.ints[flag] = Affine::constant(1);
       uses[dst.buffer].push_back(tUses[0]);
       std::sort(uses[dst.buffer].begin(), uses[dst.buffer].end());
       deleted[p] = true;

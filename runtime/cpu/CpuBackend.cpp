@@ -524,7 +524,8 @@ void CpuBackend::execute(const fxe::Instr &in,
     break;
   }
   case Kernel::EmbeddingGrad:
-    cpu::embeddingGrad(i32(0), f(1), f(2), I(0), I(1), I(2));
+    cpu::embeddingGrad(i32(0), f(1), f(2), I(0), I(1), I(2),
+                       in.ints()->size() > 3 && I(3) != 0);
     break;
   case Kernel::GatherPositions:
     checkIndices("masked_lm_positions", i32(1), I(0) * I(2), I(1));

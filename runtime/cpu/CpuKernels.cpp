@@ -204,15 +204,18 @@ inline float rowMax(const float *x, int64_t n) {
   return m;
 }
 
-// dst = 0 (dstRows x width), then dst[rowOf(r), :] += src[r, :] for r in
-// [0, srcRows) in increasing r. Threads split the columns, so every element
-// is summed in the same order whatever the thread count, without atomics.
+// dst = 0 (dstRows x width) unless `accumulate`, then dst[rowOf(r), :] +=
+// src[r, :] for r in [0, srcRows) in increasing r. Threads split the columns,
+// so every element is summed in the same order whatever the thread count,
+// without atomics.
 template <class RowOf>
 void scatterAddRows(float *dst, int64_t dstRows, const float *src,
-                    int64_t srcRows, int64_t width, RowOf rowOf) {
+                    int64_t srcRows, int64_t width, RowOf rowOf,
+                    bool accumulate = false) {
   const int64_t dstSize = dstRows * width;
   if (dstSize + srcRows * width < kParallelMin) {
-    std::fill(dst, dst + dstSize, 0.0f);
+    if (!accumulate)
+      std::fill(dst, dst + dstSize, 0.0f);
     for (int64_t r = 0; r < srcRows; ++r) {
       float *d = dst + rowOf(r) * width;
       const float *s = src + r * width;
@@ -224,9 +227,11 @@ void scatterAddRows(float *dst, int64_t dstRows, const float *src,
   }
 #pragma omp parallel
   {
+    if (!accumulate) {
 #pragma omp for simd schedule(static)
-    for (int64_t i = 0; i < dstSize; ++i)
-      dst[i] = 0.0f;
+      for (int64_t i = 0; i < dstSize; ++i)
+        dst[i] = 0.0f;
+    }
     // The implicit barrier above orders the zeroing before the sums.
     const int64_t threads = omp_get_num_threads();
     const int64_t thread = omp_get_thread_num();
@@ -325,9 +330,11 @@ void embedding(const float *table, const int32_t *ids, float *out, int64_t rows,
 }
 
 void embeddingGrad(const int32_t *ids, const float *dy, float *dtable,
-                   int64_t rows, int64_t width, int64_t vocab) {
-  scatterAddRows(dtable, vocab, dy, rows, width,
-                 [ids](int64_t r) { return static_cast<int64_t>(ids[r]); });
+                   int64_t rows, int64_t width, int64_t vocab,
+                   bool accumulate) {
+  scatterAddRows(
+      dtable, vocab, dy, rows, width,
+      [ids](int64_t r) { return static_cast<int64_t>(ids[r]); }, accumulate);
 }
 
 void gatherPositions(const float *x, const int32_t *positions, float *out,

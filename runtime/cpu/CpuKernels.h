@@ -32,9 +32,11 @@ void attentionMask(const int32_t *mask, float *out, int64_t n, float fill);
 // [0, vocab).
 void embedding(const float *table, const int32_t *ids, float *out, int64_t rows,
                int64_t width);
-// dtable = 0, then dtable[ids[r], :] += dy[r, :]. Deterministic (no atomics).
+// dtable = 0 (unless `accumulate`: then it adds into dtable), then
+// dtable[ids[r], :] += dy[r, :]. Deterministic (no atomics).
 void embeddingGrad(const int32_t *ids, const float *dy, float *dtable,
-                   int64_t rows, int64_t width, int64_t vocab);
+                   int64_t rows, int64_t width, int64_t vocab,
+                   bool accumulate = false);
 
 // out[b, p, :] = x[b, positions[b, p], :]  (x: [B, S, H], positions [B, P]).
 void gatherPositions(const float *x, const int32_t *positions, float *out,

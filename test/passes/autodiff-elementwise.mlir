@@ -127,8 +127,9 @@ func.func @forward() -> tensor<f32> {
 
 // -----
 
-// A value used twice (a * a) gets the sum of both uses' gradients, then one
-// accumulate. Operands that do not depend on a parameter (the input %x) get
+// A parameter read used twice (a * a) adds both uses' gradients into its
+// gradient variable, one accumulate each (the lowering makes each producer
+// add straight into the accumulator). Operands that do not depend on a parameter (the input %x) get
 // no gradient variable; a parameter read only for result 1 (@b) or not at
 // all (@unused) gets none either.
 // CHECK-LABEL: module {
@@ -152,8 +153,8 @@ func.func @forward() -> tensor<f32> {
 // CHECK-NEXT: graph.mul [[G]], [[SQ]] : tensor<2x4xf32>
 // CHECK-NEXT: [[D1:%.*]] = graph.mul [[DSQ]], [[A]] : tensor<2x4xf32>
 // CHECK-NEXT: [[D2:%.*]] = graph.mul [[DSQ]], [[A]] : tensor<2x4xf32>
-// CHECK-NEXT: [[DA:%.*]] = graph.add [[D1]], [[D2]] : tensor<2x4xf32>
-// CHECK-NEXT: graph.accumulate [[DA]] into @grad.a : tensor<2x4xf32>
+// CHECK-NEXT: graph.accumulate [[D1]] into @grad.a : tensor<2x4xf32>
+// CHECK-NEXT: graph.accumulate [[D2]] into @grad.a : tensor<2x4xf32>
 // CHECK-NOT: graph.accumulate
 // CHECK: return
 graph.parameter @a : tensor<2x4xf32> init(normal, 2.000000e-02) hf "a"
@@ -172,8 +173,8 @@ func.func @forward(%x: tensor<2x4xf32>) -> (tensor<f32>, tensor<2x4xf32>) {
 
 // -----
 
-// A chain: the gradients of @b from sub, div and add are summed in the order
-// the reverse sweep meets them.
+// A chain: the gradients of @b from div, sub and add are each added into
+// @grad.b, in the order the reverse sweep meets them.
 // CHECK-LABEL: func.func @forward_grad() -> tensor<f32>
 // CHECK-NEXT: [[A:%.*]] = graph.parameter_ref @a : tensor<4xf32>
 // CHECK-NEXT: [[B:%.*]] = graph.parameter_ref @b : tensor<4xf32>
@@ -187,9 +188,9 @@ func.func @forward(%x: tensor<2x4xf32>) -> (tensor<f32>, tensor<2x4xf32>) {
 // CHECK-NEXT: [[T:%.*]] = graph.mul [[DD]], [[Q]] : tensor<4xf32>
 // CHECK-NEXT: [[DB1:%.*]] = graph.scale [[T]] by -1.000000e+00 : tensor<4xf32>
 // CHECK-NEXT: [[DB2:%.*]] = graph.scale [[DD]] by -1.000000e+00 : tensor<4xf32>
-// CHECK-NEXT: [[DB12:%.*]] = graph.add [[DB1]], [[DB2]] : tensor<4xf32>
-// CHECK-NEXT: [[DB:%.*]] = graph.add [[DB12]], [[DD]] : tensor<4xf32>
-// CHECK-NEXT: graph.accumulate [[DB]] into @grad.b : tensor<4xf32>
+// CHECK-NEXT: graph.accumulate [[DB1]] into @grad.b : tensor<4xf32>
+// CHECK-NEXT: graph.accumulate [[DB2]] into @grad.b : tensor<4xf32>
+// CHECK-NEXT: graph.accumulate [[DD]] into @grad.b : tensor<4xf32>
 // CHECK-NEXT: graph.accumulate [[DD]] into @grad.a : tensor<4xf32>
 // CHECK-NEXT: return
 graph.parameter @a : tensor<4xf32> init(normal, 2.000000e-02) hf "a"
