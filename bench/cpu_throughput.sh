@@ -51,10 +51,22 @@ PY
 )
 echo "ferry    median $ferry_rate samples/s"
 
-torch_python=""
-for py in python3 /usr/bin/python3; do
-  if "$py" -c "import torch" 2>/dev/null; then torch_python=$py; break; fi
-done
+find_torch() {
+  torch_python=""
+  for py in python3 /usr/bin/python3; do
+    if "$py" -c "import torch" 2>/dev/null; then torch_python=$py; return; fi
+  done
+}
+find_torch
+# The reference needs Debian's PyTorch and the same OpenBLAS ferry uses
+# (Debian's default libblas3 is the slow reference BLAS, which would flatter
+# ferry). As root, install them; otherwise say how.
+if [[ -z $torch_python || ! -e /usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 ]] &&
+   [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+  echo "bench: installing python3-torch libopenblas0-pthread for the PyTorch reference"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch libopenblas0-pthread >/dev/null
+  find_torch
+fi
 if [[ -z $torch_python ]]; then
   echo "pytorch  not importable (apt-get install python3-torch libopenblas0-pthread); no ratio"
   exit 0
