@@ -624,16 +624,21 @@ LogicalResult Autodiff::run() {
                     lossType, b.getFloatAttr(lossType.getElementType(), 1.0))));
 
   // Backward of a rewritten call: @<block>_bwd, its grads added to `into`.
-  auto callBackward = [&](func::CallOp call, ArrayRef<Value> operands,
-                          GradMap &from, GradMap &into) {
+  // Backward of a rewritten call: @<block>_bwd on the call's operands and
+  // stash (through `remap`, which rebuilds them inside a backward loop) and
+  // the gradients of its results; adds the argument gradients to `grads`.
+  auto callBackward = [&](func::CallOp call, function_ref<Value(Value)> remap,
+                          GradMap &grads) {
     BlockGrad *block = records[call].block;
-    SmallVector<Value> args(operands);
+    SmallVector<Value> args;
+    for (Value v : call.getOperands())
+      args.push_back(remap(v));
     for (unsigned i = block->numResults; i < call.getNumResults(); ++i)
-      args.push_back(call.getResult(i));
+      args.push_back(remap(call.getResult(i)));
     for (unsigned i = 0; i < block->numResults; ++i) {
       if (!block->resultHasGrad[i])
         continue;
-      Value g = from.lookup(call.getResult(i));
+      Value g = grads.lookup(call.getResult(i));
       args.push_back(
           g ? g : zerosLike(b, call.getLoc(), call.getResult(i).getType()));
     }
@@ -641,14 +646,14 @@ LogicalResult Autodiff::run() {
     unsigned k = 0;
     for (unsigned i = 0; i < block->argNeedsGrad.size(); ++i)
       if (block->argNeedsGrad[i])
-        into.add(b, call.getLoc(), call.getOperand(i), bcall.getResult(k++));
+        grads.add(b, call.getLoc(), call.getOperand(i), bcall.getResult(k++));
   };
 
   for (Operation *op : llvm::reverse(topOps)) {
     if (auto call = dyn_cast<func::CallOp>(op)) {
       if (records.count(call))
-        callBackward(call, SmallVector<Value>(call.getOperands()), grads,
-                     grads);
+        callBackward(
+            call, [](Value v) { return v; }, grads);
       continue;
     }
     if (analysis.isParameterRead(op)) {
@@ -724,29 +729,9 @@ LogicalResult Autodiff::run() {
           innerOps.push_back(&o);
         for (Operation *o : llvm::reverse(innerOps)) {
           if (auto call = dyn_cast<func::CallOp>(o)) {
-            if (!records.count(call))
-              continue;
-            SmallVector<Value> operands;
-            for (Value v : call.getOperands())
-              operands.push_back(materialize(v));
-            // Stash results are reloaded through `remat`.
-            BlockGrad *block = records[call].block;
-            SmallVector<Value> args(operands);
-            for (unsigned i = block->numResults; i < call.getNumResults(); ++i)
-              args.push_back(materialize(call.getResult(i)));
-            for (unsigned i = 0; i < block->numResults; ++i) {
-              if (!block->resultHasGrad[i])
-                continue;
-              Value g = inner.lookup(call.getResult(i));
-              args.push_back(
-                  g ? g : zerosLike(b, loc, call.getResult(i).getType()));
-            }
-            auto bcall =
-                func::CallOp::create(b, call.getLoc(), block->bwd, args);
-            unsigned k = 0;
-            for (unsigned i = 0; i < block->argNeedsGrad.size(); ++i)
-              if (block->argNeedsGrad[i])
-                inner.add(b, loc, call.getOperand(i), bcall.getResult(k++));
+            // Operands and stash are rebuilt or reloaded for this layer.
+            if (records.count(call))
+              callBackward(call, materialize, inner);
             continue;
           }
           if (analysis.isParameterRead(o)) {
