@@ -845,6 +845,51 @@ void computeLiveness(std::vector<Buffer> &buffers,
   }
 }
 
+// State reads lower to views of the state, read where they are used. So a
+// read whose value is still used after a write to the same declaration would
+// see the new contents; the training passes never emit that, and this check
+// keeps any future pass from doing it silently.
+LogicalResult checkReadsPrecedeWrites(func::FuncOp fn) {
+  auto symbolOf = [](Operation *op) -> StringRef {
+    if (auto ref = dyn_cast<ParameterRefOp>(op))
+      return ref.getName();
+    if (auto slice = dyn_cast<ParameterSliceOp>(op))
+      return slice.getName();
+    return {};
+  };
+  auto written = [](Operation *op) -> SmallVector<StringRef> {
+    if (isa<StoreOp, AccumulateOp>(op))
+      return {op->getAttrOfType<FlatSymbolRefAttr>("name").getValue()};
+    if (auto up = dyn_cast<OptimizerUpdateOp>(op))
+      return {up.getParam(), up.getM(), up.getV()};
+    return {};
+  };
+  WalkResult result = fn.walk([&](Operation *write) {
+    for (StringRef symbol : written(write)) {
+      Block *block = write->getBlock();
+      for (Operation &read : *block) {
+        if (&read == write)
+          break;
+        if (symbolOf(&read) != symbol)
+          continue;
+        for (Operation *user : read.getResult(0).getUsers()) {
+          Operation *inBlock = block->findAncestorOpInBlock(*user);
+          if (inBlock && write->isBeforeInBlock(inBlock)) {
+            write->emitOpError()
+                << "writes @" << symbol
+                << " while an earlier read of it is still used below; "
+                   "ferry-lower-to-rt lowers reads as views, so copy the "
+                   "value (or move the read after the write)";
+            return WalkResult::interrupt();
+          }
+        }
+      }
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 struct LowerToRtPass
     : public PassWrapper<LowerToRtPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerToRtPass)
@@ -876,6 +921,10 @@ void LowerToRtPass::runOnOperation() {
   SmallVector<std::string> names(programs.begin(), programs.end());
   if (names.empty())
     names.push_back("train_step");
+
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (!fn.isExternal() && failed(checkReadsPrecedeWrites(fn)))
+      return signalPassFailure();
 
   // Input and output states of each program's tensor arguments and results.
   b.setInsertionPointToStart(module.getBody());

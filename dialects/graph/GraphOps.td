@@ -77,8 +77,10 @@ def Graph_VariableOp : Graph_DeclOp<"variable"> {
   }];
 }
 
+// Reads have a read effect (not Pure): CSE must not merge two reads of a
+// declaration across a store to it.
 def Graph_ParameterRefOp : Graph_Op<"parameter_ref",
-    [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+    [MemoryEffects<[MemRead]>, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "reads a declared parameter or variable";
   let description = [{
     The current value of a `graph.parameter` or `graph.variable`: all of it,
@@ -95,7 +97,7 @@ def Graph_ParameterRefOp : Graph_Op<"parameter_ref",
 }
 
 def Graph_ParameterSliceOp : Graph_Op<"parameter_slice",
-    [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+    [MemoryEffects<[MemRead]>, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "reads one layer's entry of a stacked parameter";
   let description = [{
     The entry at `layer` of a `stacked` parameter or variable: its declared

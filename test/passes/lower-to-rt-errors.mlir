@@ -145,3 +145,17 @@ func.func @forward(%x: tensor<4xf32> {ferry.input = "x"}) -> tensor<4xf32> {
   %y = func.call @ext(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// A read still used after a write to the same declaration: reads are lowered
+// as views, so this would see the written value; refused.
+graph.variable @v : tensor<4xf32> init(zeros) hf "v"
+func.func @forward() -> tensor<4xf32> {
+  %a = graph.parameter_ref @v : tensor<4xf32>
+  %two = arith.constant dense<2.0> : tensor<4xf32>
+  // expected-error @+1 {{writes @v while an earlier read of it is still used below; ferry-lower-to-rt lowers reads as views, so copy the value (or move the read after the write)}}
+  graph.store %two into @v : tensor<4xf32>
+  %s = graph.add %a, %a : tensor<4xf32>
+  return %s : tensor<4xf32>
+}
