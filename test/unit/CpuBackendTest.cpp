@@ -67,6 +67,17 @@ struct ProgramBuilder {
   }
 };
 
+// The message of the RuntimeError running program "p" throws ("" if none).
+std::string runError(const fxe::Executable &exe) {
+  CpuBackend backend(exe, std::nullopt);
+  try {
+    backend.run("p", {});
+  } catch (const RuntimeError &e) {
+    return e.what();
+  }
+  return "";
+}
+
 } // namespace
 
 TEST(CpuBackend, LoopRegistersAddressEntries) {
@@ -86,32 +97,17 @@ TEST(CpuBackend, GemmReachingPastItsBufferIsRefused) {
   // C = A B with m = n = k = 4 needs 64 bytes per operand; C is given 32.
   p.kernel(kGemm, {{0, 64, {}}, {64, 64, {}}, {128, 32, {}}},
            {1, 4, 4, 4, 0, 0, 16, 16, 16, 0}, {1.0});
-  const fxe::Executable &exe = p.finish(192, 0);
-  CpuBackend backend(exe, std::nullopt);
-  try {
-    backend.run("p", {});
-    FAIL() << "expected an error";
-  } catch (const RuntimeError &e) {
-    EXPECT_STREQ(e.what(),
-                 "kernel gemm needs 64 bytes in buffer 2 but was given 32; "
-                 "the executable is damaged or was edited: recompile it");
-  }
+  EXPECT_EQ(runError(p.finish(192, 0)),
+            "kernel gemm needs 64 bytes in buffer 2 but was given 32; "
+            "the executable is damaged or was edited: recompile it");
 }
 
 TEST(CpuBackend, AddressOutsideTheArenaIsRefused) {
   ProgramBuilder p;
   p.loop(3, 1, 0);
   p.kernel(kFill, {{0, 32, {32}}}, {8}, {0.0}); // third entry ends at 96 > 64
-  const fxe::Executable &exe = p.finish(64, 1);
-  CpuBackend backend(exe, std::nullopt);
-  try {
-    backend.run("p", {});
-    FAIL() << "expected an error";
-  } catch (const RuntimeError &e) {
-    EXPECT_STREQ(e.what(),
-                 "kernel fill addresses bytes [64, 96) outside the 64-byte "
-                 "arena");
-  }
+  EXPECT_EQ(runError(p.finish(64, 1)),
+            "kernel fill addresses bytes [64, 96) outside the 64-byte arena");
 }
 
 TEST(CpuBackend, MalformedLoopAndUnknownKernelAreRefusedOnLoad) {
