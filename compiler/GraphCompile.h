@@ -34,12 +34,11 @@ mlir::LogicalResult lowerGraph(mlir::ModuleOp module, const Config &config,
                                const std::string &stopAfter = "rt");
 
 // config -> graph -> training passes -> rt -> the executable's payload
-// (ExecutableWriter), with `programs` (default: train_step). Returns an empty
-// vector after emitting diagnostics.
-std::vector<uint8_t>
-compileExecutable(mlir::MLIRContext &context, const Config &config,
-                  const std::string &name,
-                  const std::vector<std::string> &programs = {"train_step"});
+// (ExecutableWriter), with `programs` (default: train_step and eval_step).
+// Returns an empty vector after emitting diagnostics.
+std::vector<uint8_t> compileExecutable(
+    mlir::MLIRContext &context, const Config &config, const std::string &name,
+    const std::vector<std::string> &programs = {"train_step", "eval_step"});
 
 } // namespace ferry
 

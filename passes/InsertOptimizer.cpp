@@ -178,7 +178,7 @@ void InsertOptimizerPass::runOnOperation() {
 
   // Metrics, summed over the micro-batches.
   SmallVector<StringRef> metricNames = {"loss", "mlm_loss", "nsp_loss",
-                                        "mlm_correct"};
+                                        "mlm_correct", "nsp_correct"};
   SmallVector<StringRef> metrics;
   for (StringRef m : metricNames) {
     std::string name = ("metric." + m).str();

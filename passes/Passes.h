@@ -29,6 +29,11 @@ std::unique_ptr<mlir::Pass> createAutodiffPass(std::string entry = "forward");
 // parameter, from the module's ferry.training attributes.
 std::unique_ptr<mlir::Pass> createInsertOptimizerPass();
 
+// ferry-insert-eval: builds @eval_step() beside @train_step: the forward
+// pass without dropout over the micro-batches of @train_step's inputs,
+// summing the MLM and NSP losses and hits into @metric.eval.*.
+std::unique_ptr<mlir::Pass> createInsertEvalPass();
+
 // ferry-lower-to-rt: graph IR -> rt programs (one per named entry function)
 // and rt.state ops, with a liveness-based plan of the device arena.
 std::unique_ptr<mlir::Pass>

@@ -28,6 +28,9 @@ void ferry::buildTrainingPipeline(mlir::OpPassManager &pm) {
   // @train_step: accumulation over micro-batches, global norm, schedule,
   // LAMB/AdamW. Needs @forward_grad.
   pm.addPass(createInsertOptimizerPass());
+  // @eval_step: the forward without dropout over the same inputs, for
+  // `ferry eval` and evaluation during training. Needs @train_step's inputs.
+  pm.addPass(createInsertEvalPass());
   // Autodiff leaves duplicate constants and zero-gradient seeds; merge and
   // fold them before the memory plan sees them.
   pm.addPass(mlir::createCSEPass());
@@ -37,6 +40,7 @@ void ferry::buildTrainingPipeline(mlir::OpPassManager &pm) {
 void ferry::registerFerryPasses() {
   mlir::registerPass([] { return createAutodiffPass(); });
   mlir::registerPass([] { return createInsertOptimizerPass(); });
+  mlir::registerPass([] { return createInsertEvalPass(); });
   mlir::registerPass([] { return createLowerToRtPass(); });
 }
 
@@ -44,7 +48,7 @@ void ferry::registerFerryPipelines() {
   registerFerryPasses();
   mlir::PassPipelineRegistration<>(
       "ferry-training",
-      "autodiff + optimizer insertion + clean-up, as `ferry compile` runs "
+      "autodiff + optimizer and evaluation insertion + clean-up, as `ferry compile` runs "
       "them after the builder",
       buildTrainingPipeline);
   mlir::PassPipelineRegistration<>(

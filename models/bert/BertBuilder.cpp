@@ -231,26 +231,24 @@ func::FuncOp BertBuilder::buildEncoderLayer(ModuleOp module) {
 }
 
 // @heads(x, masked_lm_positions, masked_lm_ids, masked_lm_weights,
-//        next_sentence_labels, mlm_count, word (tied), head weights)
-//   -> (loss, mlm_loss, nsp_loss, mlm_correct)
+//        next_sentence_labels, next_sentence_weights, mlm_count, word (tied),
+//        head weights) -> (loss, mlm_loss, nsp_loss, mlm_correct, nsp_correct)
 func::FuncOp BertBuilder::buildHeads(ModuleOp module) {
   int64_t p = m.max_predictions, h = m.hidden_size;
   const bert::ParameterSpec &wordSpec = specs.front();
-  SmallVector<Type> inputs = {hiddenType(),
-                              ints({batch, p}),
-                              ints({batch, p}),
-                              floats({batch, p}),
-                              ints({batch}),
-                              scalar(),
-                              paramType(wordSpec, false)};
+  SmallVector<Type> inputs = {hiddenType(),     ints({batch, p}),
+                              ints({batch, p}), floats({batch, p}),
+                              ints({batch}),    floats({batch}),
+                              scalar(),         paramType(wordSpec, false)};
   for (const bert::ParameterSpec *spec : blockParams(bert::Block::Heads))
     inputs.push_back(paramType(*spec, false));
-  func::FuncOp fn = beginFunction(module, bert::kHeadsFn, inputs,
-                                  {scalar(), scalar(), scalar(), scalar()});
+  func::FuncOp fn =
+      beginFunction(module, bert::kHeadsFn, inputs,
+                    {scalar(), scalar(), scalar(), scalar(), scalar()});
   auto a = fn.getArguments();
   Value x = a[0], positions = a[1], labels = a[2], weights = a[3];
-  Value nspLabels = a[4], mlmCount = a[5], word = a[6];
-  auto w = a.drop_front(7); // in BertParameters order
+  Value nspLabels = a[4], nspWeights = a[5], mlmCount = a[6], word = a[7];
+  auto w = a.drop_front(8); // in BertParameters order
   Value poolW = w[0], poolB = w[1], trW = w[2], trB = w[3];
   Value trLnS = w[4], trLnB = w[5], decoderBias = w[6], nspW = w[7],
         nspB = w[8];
@@ -270,40 +268,45 @@ func::FuncOp BertBuilder::buildHeads(ModuleOp module) {
   Value cls = TakeOp::create(b, loc, floats({batch, h}), x, 1, 0);
   Value pooled = TanhOp::create(b, loc, linear(cls, poolW, poolB));
   Value nspLogits = linear(pooled, nspW, nspB);
-  Value ones = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(floats({batch}), b.getF32FloatAttr(1.0f)));
+  // nspWeights is 1 for every sample in training; 0 marks the rows that pad
+  // a partial evaluation batch.
   Value nspSum = SoftmaxCrossEntropyOp::create(b, loc, scalar(), nspLogits,
-                                               nspLabels, ones, 2);
+                                               nspLabels, nspWeights, 2);
   Value nspLoss = ScaleOp::create(
       b, loc, nspSum,
       b.getF64FloatAttr(1.0 /
                         static_cast<double>(cfg.training.global_batch_size)));
 
   Value loss = AddOp::create(b, loc, mlmLoss, nspLoss);
-  // The numerator of the MLM accuracy (a metric; not differentiated).
+  // The numerators of the MLM and NSP accuracies (metrics; not
+  // differentiated).
   Value mlmCorrect = ArgmaxCorrectOp::create(b, loc, scalar(), logits, labels,
                                              weights, m.vocab_size);
-  func::ReturnOp::create(b, loc,
-                         ValueRange{loss, mlmLoss, nspLoss, mlmCorrect});
+  Value nspCorrect = ArgmaxCorrectOp::create(b, loc, scalar(), nspLogits,
+                                             nspLabels, nspWeights, 2);
+  func::ReturnOp::create(
+      b, loc, ValueRange{loss, mlmLoss, nspLoss, mlmCorrect, nspCorrect});
   return fn;
 }
 
 // @forward(input_ids, segment_ids, input_mask, masked_lm_positions,
-//          masked_lm_ids, masked_lm_weights, next_sentence_labels, mlm_count,
-//          seed, sample_offset) -> (loss, mlm_loss, nsp_loss, mlm_correct)
+//          masked_lm_ids, masked_lm_weights, next_sentence_labels,
+//          next_sentence_weights, mlm_count, seed, sample_offset)
+//   -> (loss, mlm_loss, nsp_loss, mlm_correct, nsp_correct)
 void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
                                func::FuncOp layer, func::FuncOp heads) {
   int64_t s = m.seq_length, p = m.max_predictions;
   SmallVector<Type> inputs = {
       ints({batch, s}), ints({batch, s}),   ints({batch, s}), ints({batch, p}),
-      ints({batch, p}), floats({batch, p}), ints({batch}),    scalar(),
-      b.getI64Type(),   b.getIndexType()};
-  func::FuncOp fn = beginFunction(module, bert::kForwardFn, inputs,
-                                  {scalar(), scalar(), scalar(), scalar()});
+      ints({batch, p}), floats({batch, p}), ints({batch}),    floats({batch}),
+      scalar(),         b.getI64Type(),     b.getIndexType()};
+  func::FuncOp fn =
+      beginFunction(module, bert::kForwardFn, inputs,
+                    {scalar(), scalar(), scalar(), scalar(), scalar()});
   auto a = fn.getArguments();
   Value ids = a[0], segments = a[1], inputMask = a[2], positions = a[3];
-  Value labels = a[4], weights = a[5], nspLabels = a[6], mlmCount = a[7];
-  Value seed = a[8], offset = a[9];
+  Value labels = a[4], weights = a[5], nspLabels = a[6], nspWeights = a[7];
+  Value mlmCount = a[8], seed = a[9], offset = a[10];
   SmallVector<StringRef> argNames = {"input_ids",
                                      "segment_ids",
                                      "input_mask",
@@ -311,6 +314,7 @@ void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
                                      "masked_lm_ids",
                                      "masked_lm_weights",
                                      "next_sentence_labels",
+                                     "next_sentence_weights",
                                      "mlm_count",
                                      "seed",
                                      "sample_offset"};
@@ -350,8 +354,9 @@ void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
     scf::YieldOp::create(b, loc, y);
   }
 
-  SmallVector<Value> headArgs = {loop.getResult(0), positions, labels, weights,
-                                 nspLabels,         mlmCount,  word};
+  SmallVector<Value> headArgs = {loop.getResult(0), positions, labels,
+                                 weights,           nspLabels, nspWeights,
+                                 mlmCount,          word};
   for (const bert::ParameterSpec *spec : blockParams(bert::Block::Heads))
     headArgs.push_back(ref(*spec));
   auto call = func::CallOp::create(b, loc, heads, headArgs);

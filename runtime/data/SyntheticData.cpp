@@ -52,13 +52,6 @@ void require(bool ok, const std::string &message) {
 
 } // namespace
 
-double HostBatch::countedSlots() const {
-  double total = 0.0;
-  for (float weight : maskedWeights)
-    total += weight;
-  return total;
-}
-
 SyntheticData::SyntheticData(int64_t seq, int64_t predictions, int64_t vocab,
                              uint64_t seed, int64_t poolSize)
     : seq_(seq), predictions_(predictions), vocab_(vocab), poolSize_(poolSize),
@@ -89,14 +82,8 @@ void SyntheticData::fill(int64_t firstSample, int64_t count,
   const auto seq = static_cast<size_t>(seq_);
   const auto preds = static_cast<size_t>(predictions_);
 
-  out.samples = count;
-  out.inputIds.assign(rows * seq, 0);
-  out.segmentIds.assign(rows * seq, 0);
-  out.inputMask.assign(rows * seq, 0);
-  out.maskedPositions.assign(rows * preds, 0);
-  out.maskedIds.assign(rows * preds, 0);
-  out.maskedWeights.assign(rows * preds, 0.0f);
-  out.nspLabels.assign(rows, 0);
+  out.resize(count, seq_, predictions_);
+  out.nspWeights.assign(rows, 1.0f);
 
   // (draw, position) pairs for choosing masked positions; reused per row.
   std::vector<std::pair<uint32_t, int64_t>> candidates;

@@ -5,25 +5,11 @@
 // index within the pool, element), through the counter-based generator.
 #pragma once
 
+#include "runtime/data/HostBatch.h"
+
 #include <cstdint>
-#include <vector>
 
 namespace ferry::data {
-
-// A batch as the program's inputs take it, row-major: [samples, seq] for the
-// token fields, [samples, predictions] for the masked-LM fields, [samples]
-// for the NSP labels. A masked slot counts when its weight is 1; slots after
-// the last counted one have position 0, id 0 and weight 0 (so the HDF5 rule,
-// "counted when before the first zero position", agrees).
-struct HostBatch {
-  int64_t samples = 0;
-  std::vector<int32_t> inputIds, segmentIds, inputMask;
-  std::vector<int32_t> maskedPositions, maskedIds;
-  std::vector<float> maskedWeights;
-  std::vector<int32_t> nspLabels;
-  // Sum of maskedWeights over the batch.
-  double countedSlots() const;
-};
 
 class SyntheticData {
 public:

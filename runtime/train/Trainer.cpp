@@ -87,6 +87,7 @@ void Trainer::feed(int64_t s) {
   copyInto(*backend_, "input.masked_lm_ids", batch_.maskedIds);
   copyInto(*backend_, "input.masked_lm_weights", batch_.maskedWeights);
   copyInto(*backend_, "input.next_sentence_labels", batch_.nspLabels);
+  copyInto(*backend_, "input.next_sentence_weights", batch_.nspWeights);
   // The MLM loss is normalised by the global batch's count of counted slots.
   std::vector<float> count = {static_cast<float>(batch_.countedSlots())};
   copyInto(*backend_, "input.mlm_count", count);

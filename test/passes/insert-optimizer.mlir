@@ -37,6 +37,8 @@
 // CHECK-NEXT: graph.store [[Z2]] into @metric.nsp_loss : tensor<f32>
 // CHECK-NEXT: [[Z3:%.*]] = arith.constant dense<0.000000e+00> : tensor<f32>
 // CHECK-NEXT: graph.store [[Z3]] into @metric.mlm_correct : tensor<f32>
+// CHECK-NEXT: [[Z4:%.*]] = arith.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-NEXT: graph.store [[Z4]] into @metric.nsp_correct : tensor<f32>
 // CHECK-NEXT: [[C0:%.*]] = arith.constant 0 : index
 // CHECK-NEXT: [[GA:%.*]] = arith.constant 4 : index
 // CHECK-NEXT: [[C1:%.*]] = arith.constant 1 : index

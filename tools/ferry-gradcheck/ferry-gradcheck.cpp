@@ -80,6 +80,8 @@ void feedInputs(CpuBackend &backend, const Config *config,
       batch.maskedWeights.size() * 4);
   put("next_sentence_labels", batch.nspLabels.data(),
       batch.nspLabels.size() * 4);
+  put("next_sentence_weights", batch.nspWeights.data(),
+      batch.nspWeights.size() * 4);
   float count = static_cast<float>(batch.countedSlots());
   put("mlm_count", &count, 4);
 }

@@ -88,8 +88,8 @@ int runCompile(const CompileOptions &opts) {
   std::string stage = opts.emit.empty() ? "graph" : opts.emit;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       compileGraph(context, config, name);
-  if (!module ||
-      mlir::failed(lowerGraph(*module, config, {"train_step"}, stage)))
+  if (!module || mlir::failed(lowerGraph(*module, config,
+                                         {"train_step", "eval_step"}, stage)))
     return 1;
   double ms = elapsedMs();
 

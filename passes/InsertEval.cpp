@@ -1,0 +1,222 @@
+//===- InsertEval.cpp - the evaluation program beside @train_step ---------===//
+//
+// ferry-insert-eval builds @eval_step(), the forward pass over one batch of
+// evaluation samples, without dropout and without gradients:
+//
+//   zero @metric.eval.{loss, mlm_loss, nsp_loss, mlm_correct, nsp_correct}
+//   for each of the GA micro-batches:
+//     read the micro-batch's inputs from the stacked @input.* variables
+//     call @forward_eval (a copy of @forward and of every function it calls,
+//                         with each graph.dropout replaced by its input)
+//     add each of its results into @metric.eval.* (loss, MLM loss, NSP loss,
+//     MLM hits, NSP hits: as many as @forward returns)
+//
+// It reuses the inputs @train_step reads (so run it after
+// ferry-insert-optimizer): the runtime fills them with an evaluation batch,
+// padding a partial last batch with rows whose masked-LM and NSP weights are
+// 0. The sums are then what an evaluation needs: @forward divides the MLM
+// loss by the @input.mlm_count the runtime feeds and scales the NSP loss by
+// 1/global_batch_size, both known to the runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialects/graph/GraphDialect.h"
+#include "dialects/graph/GraphOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+
+using namespace mlir;
+using namespace ferry::graph;
+
+namespace {
+
+struct InsertEvalPass
+    : public PassWrapper<InsertEvalPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(InsertEvalPass)
+
+  StringRef getArgument() const override { return "ferry-insert-eval"; }
+  StringRef getDescription() const override {
+    return "Builds @eval_step: the forward pass without dropout over the "
+           "micro-batches of @train_step's inputs, summing the evaluation "
+           "metrics";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<GraphDialect, arith::ArithDialect, scf::SCFDialect,
+                    func::FuncDialect>();
+  }
+  void runOnOperation() override;
+};
+
+// The metric variable each result of @forward is summed into, by position
+// (the BERT builder's results; a smaller model may return fewer).
+constexpr const char *kEvalMetrics[] = {
+    "metric.eval.loss",        "metric.eval.mlm_loss",
+    "metric.eval.nsp_loss",    "metric.eval.mlm_correct",
+    "metric.eval.nsp_correct",
+};
+
+// Copies `fn` as @<name>_eval, and every function it calls (transitively),
+// with each graph.dropout replaced by its input. Returns the copy of `fn`.
+func::FuncOp cloneWithoutDropout(func::FuncOp fn, SymbolTable &symbols,
+                                 llvm::StringMap<func::FuncOp> &copies) {
+  std::string name = (fn.getSymName() + "_eval").str();
+  if (auto it = copies.find(name); it != copies.end())
+    return it->second;
+  OpBuilder b(fn);
+  b.setInsertionPointAfter(fn);
+  auto copy = cast<func::FuncOp>(b.clone(*fn));
+  copy.setSymName(name);
+  copy.setPrivate();
+  symbols.insert(copy);
+  copies[name] = copy;
+  copy.walk([](DropoutOp dropout) {
+    dropout.getResult().replaceAllUsesWith(dropout.getInput());
+    dropout.erase();
+  });
+  SmallVector<func::CallOp> calls;
+  copy.walk([&](func::CallOp call) { calls.push_back(call); });
+  for (func::CallOp call : calls) {
+    auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+    if (!callee || callee.isExternal())
+      continue;
+    func::FuncOp calleeCopy = cloneWithoutDropout(callee, symbols, copies);
+    call.setCallee(calleeCopy.getSymName());
+  }
+  return copy;
+}
+
+void InsertEvalPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  SymbolTable symbols(module);
+  auto forward = symbols.lookup<func::FuncOp>("forward");
+  if (!forward || forward.isExternal()) {
+    module.emitError() << "ferry-insert-eval needs @forward with a body (the "
+                          "model builder writes it)";
+    return signalPassFailure();
+  }
+  if (forward.getNumResults() < 1 ||
+      forward.getNumResults() > std::size(kEvalMetrics)) {
+    forward.emitOpError()
+        << "returns " << forward.getNumResults()
+        << " results; ferry-insert-eval sums 1 to 5 of them: (loss, "
+           "mlm_loss, nsp_loss, mlm_correct, nsp_correct)";
+    return signalPassFailure();
+  }
+  for (Type type : forward.getResultTypes())
+    if (type != RankedTensorType::get({}, Float32Type::get(&getContext()))) {
+      forward.emitOpError() << "returns " << type
+                            << "; ferry-insert-eval sums f32 scalar results";
+      return signalPassFailure();
+    }
+  if (symbols.lookup("eval_step")) {
+    module.emitError() << "@eval_step already exists; ferry-insert-eval runs "
+                          "once";
+    return signalPassFailure();
+  }
+
+  // The stacked inputs of @train_step: [GA, micro-batch, ...] each.
+  SmallVector<std::pair<StringRef, Type>> args;
+  int64_t accumulation = -1;
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
+    auto name = forward.getArgAttrOfType<StringAttr>(i, "ferry.input");
+    if (!name) {
+      forward.emitOpError() << "argument " << i
+                            << " has no ferry.input name; @eval_step "
+                               "cannot feed it";
+      return signalPassFailure();
+    }
+    Type type = forward.getArgumentTypes()[i];
+    args.push_back({name.getValue(), type});
+    if (!isa<RankedTensorType>(type))
+      continue;
+    std::string var = ("input." + name.getValue()).str();
+    auto decl = symbols.lookup<VariableOp>(var);
+    if (!decl) {
+      module.emitError() << "ferry-insert-eval needs @" << var << ", the "
+                         << (name.getValue() == "mlm_count" ? "" : "stacked ")
+                         << "input of @train_step: run ferry-insert-optimizer "
+                            "first";
+      return signalPassFailure();
+    }
+    if (name.getValue() != "mlm_count")
+      accumulation = decl.getTensorType().getShape().front();
+  }
+  if (accumulation < 1) {
+    forward.emitOpError() << "has no tensor inputs; nothing to evaluate";
+    return signalPassFailure();
+  }
+
+  llvm::StringMap<func::FuncOp> copies;
+  func::FuncOp forwardEval = cloneWithoutDropout(forward, symbols, copies);
+
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(ctx);
+  Location loc = forward.getLoc();
+  auto f32Scalar = RankedTensorType::get({}, b.getF32Type());
+  SmallVector<StringRef> metrics;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(*module.getOps<func::FuncOp>().begin());
+    for (unsigned k = 0; k < forward.getNumResults(); ++k) {
+      StringRef name = kEvalMetrics[k];
+      auto var = VariableOp::create(b, loc, name, f32Scalar, InitKind::zeros,
+                                    FloatAttr(), name, false, false);
+      symbols.insert(var);
+      metrics.push_back(var.getSymName());
+    }
+  }
+
+  b.setInsertionPointToEnd(module.getBody());
+  auto step =
+      func::FuncOp::create(b, loc, "eval_step", b.getFunctionType({}, {}));
+  symbols.insert(step);
+  b.setInsertionPointToStart(step.addEntryBlock());
+  Value zero = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(f32Scalar, b.getF32FloatAttr(0.0f)));
+  for (StringRef metric : metrics)
+    ferry::graph::StoreOp::create(b, loc, zero, metric, Value());
+
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value cGA = arith::ConstantIndexOp::create(b, loc, accumulation);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  auto loop = scf::ForOp::create(b, loc, c0, cGA, c1);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  Value mb = loop.getInductionVar();
+  SmallVector<Value> callArgs;
+  for (auto [name, type] : args) {
+    std::string var = ("input." + name).str();
+    if (name == "seed") {
+      // No dropout remains, so the seed and offset reach nothing.
+      callArgs.push_back(
+          arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)));
+    } else if (name == "sample_offset") {
+      callArgs.push_back(c0);
+    } else if (name == "mlm_count") {
+      callArgs.push_back(ParameterRefOp::create(b, loc, type, var));
+    } else if (isa<RankedTensorType>(type)) {
+      callArgs.push_back(ParameterSliceOp::create(b, loc, type, var, mb));
+    } else {
+      forward.emitOpError() << "input '" << name
+                            << "' is neither a tensor nor a known scalar "
+                               "(seed, sample_offset)";
+      return signalPassFailure();
+    }
+  }
+  auto call = func::CallOp::create(b, loc, forwardEval, callArgs);
+  for (auto [k, metric] : llvm::enumerate(metrics))
+    AccumulateOp::create(b, loc, call.getResult(k), metric, Value());
+  b.setInsertionPointToEnd(&step.getBody().front());
+  func::ReturnOp::create(b, loc);
+}
+
+} // namespace
+
+std::unique_ptr<Pass> ferry::createInsertEvalPass() {
+  return std::make_unique<InsertEvalPass>();
+}
