@@ -1,0 +1,409 @@
+// The NVIDIA/MLPerf HDF5 layout through the HDF5 C API: openHdf5 checks the
+// six datasets' presence, integer types and shapes against the model, reads
+// one sample at a time with a one-row hyperslab per dataset, and writeHdf5
+// writes a batch as int32 datasets. Every HDF5 failure becomes a DataError
+// naming the file and the dataset; HDF5's own printing to stderr is off.
+#include "runtime/data/MlperfData.h"
+
+#include "runtime/data/SampleChecks.h"
+
+#include <hdf5.h>
+
+#include <filesystem>
+#include <mutex>
+#include <system_error>
+
+namespace ferry::data {
+namespace {
+
+using detail::Field;
+
+// Serialises ferry's HDF5 calls (the data loader's background thread and the
+// caller's thread) whether or not the library was built thread-safe, and
+// turns off HDF5's printing of errors, which is per thread.
+std::recursive_mutex &hdf5Mutex() {
+  static std::recursive_mutex mutex;
+  return mutex;
+}
+
+class Hdf5Lock {
+public:
+  Hdf5Lock() : lock_(hdf5Mutex()) {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
+
+private:
+  std::lock_guard<std::recursive_mutex> lock_;
+};
+
+// The description of the innermost entries of HDF5's error stack, which is
+// then cleared: "unable to open file; ...".
+herr_t collectError(unsigned depth, const H5E_error2_t *error, void *data) {
+  auto *text = static_cast<std::string *>(data);
+  if (depth < 2 && error->desc && *error->desc) {
+    if (!text->empty())
+      *text += "; ";
+    *text += error->desc;
+  }
+  return 0;
+}
+
+std::string hdf5Error() {
+  std::string text;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collectError, &text);
+  H5Eclear2(H5E_DEFAULT);
+  return text.empty() ? "HDF5 reported an error" : "HDF5: " + text;
+}
+
+// Owns one HDF5 identifier and closes it with the matching H5?close.
+class Hid {
+public:
+  Hid() = default;
+  Hid(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
+  Hid(Hid &&other) noexcept : id_(other.id_), close_(other.close_) {
+    other.id_ = -1;
+  }
+  Hid &operator=(Hid &&other) noexcept {
+    if (this != &other) {
+      reset();
+      id_ = other.id_;
+      close_ = other.close_;
+      other.id_ = -1;
+    }
+    return *this;
+  }
+  Hid(const Hid &) = delete;
+  Hid &operator=(const Hid &) = delete;
+  ~Hid() { reset(); }
+
+  hid_t get() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+  // Closes now; returns false when HDF5 reports a failure.
+  bool close() {
+    if (id_ < 0)
+      return true;
+    Hdf5Lock lock;
+    bool ok = close_(id_) >= 0;
+    id_ = -1;
+    return ok;
+  }
+
+private:
+  void reset() {
+    if (id_ >= 0) {
+      Hdf5Lock lock;
+      close_(id_);
+      id_ = -1;
+    }
+  }
+  hid_t id_ = -1;
+  herr_t (*close_)(hid_t) = nullptr;
+};
+
+std::string shapeText(const std::vector<hsize_t> &dims) {
+  std::string text = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(dims[i]);
+  return text + "]";
+}
+
+// "float64", "string", ...: a type HDF5 holds where integers are expected.
+std::string typeName(hid_t type) {
+  size_t bits = H5Tget_size(type) * 8;
+  switch (H5Tget_class(type)) {
+  case H5T_INTEGER:
+    return (H5Tget_sign(type) == H5T_SGN_NONE ? "uint" : "int") +
+           std::to_string(bits);
+  case H5T_FLOAT:
+    return "float" + std::to_string(bits);
+  case H5T_STRING:
+    return "string";
+  case H5T_BITFIELD:
+    return "bitfield";
+  case H5T_OPAQUE:
+    return "opaque";
+  case H5T_COMPOUND:
+    return "compound";
+  case H5T_REFERENCE:
+    return "reference";
+  case H5T_ENUM:
+    return "enum";
+  case H5T_VLEN:
+    return "variable-length";
+  case H5T_ARRAY:
+    return "array";
+  default:
+    return "unknown-type";
+  }
+}
+
+// The datasets of the layout, in the order they are checked and read.
+struct ColumnSpec {
+  Field field;
+  bool perPrediction; // [N, predictions] rather than [N, seq]
+  bool perSample;     // [N] (or [N, 1])
+};
+constexpr ColumnSpec kColumns[] = {
+    {Field::InputIds, false, false},   {Field::InputMask, false, false},
+    {Field::SegmentIds, false, false}, {Field::MaskedPositions, true, false},
+    {Field::MaskedIds, true, false},   {Field::NspLabels, false, true},
+};
+constexpr int kColumnCount = sizeof kColumns / sizeof kColumns[0];
+
+std::vector<int32_t> &columnOf(HostBatch &batch, Field field) {
+  switch (field) {
+  case Field::InputIds:
+    return batch.inputIds;
+  case Field::InputMask:
+    return batch.inputMask;
+  case Field::SegmentIds:
+    return batch.segmentIds;
+  case Field::MaskedPositions:
+    return batch.maskedPositions;
+  case Field::MaskedIds:
+    return batch.maskedIds;
+  case Field::NspLabels:
+    break;
+  }
+  return batch.nspLabels;
+}
+
+const std::vector<int32_t> &columnOf(const HostBatch &batch, Field field) {
+  return columnOf(const_cast<HostBatch &>(batch), field);
+}
+
+class Hdf5File final : public SampleFile {
+public:
+  Hdf5File(const std::string &path, const SampleShape &shape)
+      : path_(path), shape_(shape) {
+    Hdf5Lock lock;
+    file_ = Hid(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+    if (!file_.valid())
+      throw DataError(path + ": cannot open as an HDF5 file (" + hdf5Error() +
+                      ")");
+    const char *countedBy = nullptr;
+    for (int c = 0; c < kColumnCount; ++c) {
+      openColumn(c);
+      if (c == 0) {
+        samples_ = columns_[c].rows;
+        countedBy = detail::fieldName(kColumns[c].field);
+      } else if (columns_[c].rows != samples_) {
+        throw DataError(path_ + ": dataset " +
+                        detail::fieldName(kColumns[c].field) + " has " +
+                        std::to_string(columns_[c].rows) + " samples but " +
+                        countedBy + " has " + std::to_string(samples_) +
+                        "; every dataset needs one row per sample");
+      }
+    }
+  }
+
+  const std::string &path() const override { return path_; }
+  int64_t samples() const override { return samples_; }
+
+  void read(int64_t index, HostBatch &out, int64_t row) override {
+    if (index < 0 || index >= samples_)
+      throw DataError(path_ + ": sample " + std::to_string(index) +
+                      " requested; the file has " + std::to_string(samples_));
+    if (row < 0 || row >= out.samples || out.seq != shape_.seq ||
+        out.predictions != shape_.predictions)
+      throw std::invalid_argument(
+          path_ + ": read into a row or a batch shape that does not match");
+    {
+      Hdf5Lock lock;
+      for (int c = 0; c < kColumnCount; ++c) {
+        Column &column = columns_[c];
+        // A [N] dataset takes only the first entry of start and count.
+        hsize_t start[2] = {static_cast<hsize_t>(index), 0};
+        hsize_t count[2] = {1, static_cast<hsize_t>(column.width)};
+        int32_t *target =
+            columnOf(out, kColumns[c].field).data() + row * column.width;
+        if (H5Sselect_hyperslab(column.fileSpace.get(), H5S_SELECT_SET, start,
+                                nullptr, count, nullptr) < 0 ||
+            H5Dread(column.dataset.get(), H5T_NATIVE_INT32,
+                    column.memorySpace.get(), column.fileSpace.get(),
+                    H5P_DEFAULT, target) < 0)
+          throw DataError(path_ + ": cannot read sample " +
+                          std::to_string(index) + " of dataset " +
+                          detail::fieldName(kColumns[c].field) + " (" +
+                          hdf5Error() + ")");
+      }
+    }
+    // A slot counts when it lies before the first zero position; the slots
+    // from there on are padding and become position 0, id 0, weight 0.
+    int64_t p = shape_.predictions;
+    int32_t *positions = out.maskedPositions.data() + row * p;
+    int32_t *ids = out.maskedIds.data() + row * p;
+    float *weights = out.maskedWeights.data() + row * p;
+    bool counted = true;
+    for (int64_t j = 0; j < p; ++j) {
+      counted = counted && positions[j] != 0;
+      weights[j] = counted ? 1.0f : 0.0f;
+      if (!counted)
+        positions[j] = ids[j] = 0;
+    }
+    out.nspWeights[row] = 1.0f;
+    detail::checkRow(path_ + ": sample " + std::to_string(index), out, row,
+                     shape_);
+  }
+
+private:
+  struct Column {
+    Hid dataset, fileSpace, memorySpace;
+    int64_t rows = 0, width = 0;
+  };
+
+  // Lists the file's top-level names for an error message.
+  std::string contents() {
+    H5G_info_t info;
+    if (H5Gget_info(file_.get(), &info) < 0)
+      return "(cannot list: " + hdf5Error() + ")";
+    std::string names;
+    for (hsize_t i = 0; i < info.nlinks; ++i) {
+      char name[256] = {};
+      if (H5Lget_name_by_idx(file_.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i,
+                             name, sizeof name, H5P_DEFAULT) < 0)
+        continue;
+      names += (names.empty() ? "" : ", ") + std::string(name);
+    }
+    return names.empty() ? "nothing" : names;
+  }
+
+  void openColumn(int c) {
+    const ColumnSpec &spec = kColumns[c];
+    const char *name = detail::fieldName(spec.field);
+    Column &column = columns_[c];
+    htri_t exists = H5Lexists(file_.get(), name, H5P_DEFAULT);
+    if (exists > 0)
+      column.dataset = Hid(H5Dopen2(file_.get(), name, H5P_DEFAULT), H5Dclose);
+    if (!column.dataset.valid()) {
+      H5Eclear2(H5E_DEFAULT);
+      throw DataError(path_ + ": has no dataset " + name + "; it has " +
+                      contents() +
+                      " (the MLPerf HDF5 layout needs input_ids, "
+                      "input_mask, segment_ids, masked_lm_positions, "
+                      "masked_lm_ids and next_sentence_labels)");
+    }
+
+    Hid type(H5Dget_type(column.dataset.get()), H5Tclose);
+    if (!type.valid())
+      throw DataError(path_ + ": dataset " + name + ": cannot read its type (" +
+                      hdf5Error() + ")");
+    if (H5Tget_class(type.get()) != H5T_INTEGER)
+      throw DataError(path_ + ": dataset " + name + " holds " +
+                      typeName(type.get()) +
+                      " values; expected integers (any integer type)");
+
+    column.fileSpace = Hid(H5Dget_space(column.dataset.get()), H5Sclose);
+    int rank = column.fileSpace.valid()
+                   ? H5Sget_simple_extent_ndims(column.fileSpace.get())
+                   : -1;
+    if (rank < 0)
+      throw DataError(path_ + ": dataset " + name +
+                      ": cannot read its shape (" + hdf5Error() + ")");
+    std::vector<hsize_t> dims(static_cast<size_t>(rank));
+    if (rank > 0)
+      H5Sget_simple_extent_dims(column.fileSpace.get(), dims.data(), nullptr);
+
+    std::string expected;
+    bool fits;
+    if (spec.perSample) {
+      column.width = 1;
+      expected = "[N] (one label per sample)";
+      fits = rank == 1 || (rank == 2 && dims[1] == 1);
+    } else {
+      column.width = spec.perPrediction ? shape_.predictions : shape_.seq;
+      expected = "[N, " + std::to_string(column.width) + "] (" +
+                 (spec.perPrediction ? "model.max_predictions "
+                                     : "model.seq_length ") +
+                 std::to_string(column.width) + ")";
+      fits = rank == 2 && dims[1] == static_cast<hsize_t>(column.width);
+    }
+    if (!fits)
+      throw DataError(path_ + ": dataset " + name + " has shape " +
+                      shapeText(dims) + "; the model expects " + expected);
+    column.rows = static_cast<int64_t>(dims[0]);
+
+    // The file-space selection is set per read; the memory side is one row.
+    hsize_t rowDims[1] = {static_cast<hsize_t>(column.width)};
+    column.memorySpace = Hid(H5Screate_simple(1, rowDims, nullptr), H5Sclose);
+    if (!column.memorySpace.valid())
+      throw DataError(path_ + ": dataset " + name + ": " + hdf5Error());
+  }
+
+  std::string path_;
+  SampleShape shape_;
+  int64_t samples_ = 0;
+  Hid file_;
+  Column columns_[kColumnCount];
+};
+
+} // namespace
+
+std::unique_ptr<SampleFile> openHdf5(const std::string &path,
+                                     const SampleShape &shape) {
+  return std::make_unique<Hdf5File>(path, shape);
+}
+
+void writeHdf5(const std::string &path, const HostBatch &batch) {
+  detail::checkBatchLayout("writeHdf5", batch);
+  // There is no weights dataset: a slot counts exactly when it lies before
+  // the first zero position, so the batch must say the same.
+  for (int64_t r = 0; r < batch.samples; ++r) {
+    bool counted = true;
+    for (int64_t j = 0; j < batch.predictions; ++j) {
+      int64_t at = r * batch.predictions + j;
+      counted = counted && batch.maskedPositions[at] != 0;
+      if (batch.maskedWeights[at] != (counted ? 1.0f : 0.0f))
+        throw std::invalid_argument(
+            "writeHdf5 " + path + ": row " + std::to_string(r) + " slot " +
+            std::to_string(j) + " has position " +
+            std::to_string(batch.maskedPositions[at]) + " and weight " +
+            std::to_string(batch.maskedWeights[at]) +
+            "; HDF5 counts exactly the slots before the first zero position");
+    }
+  }
+
+  std::string temp = path + ".tmp";
+  auto fail = [&](const std::string &what) {
+    std::error_code ignored;
+    std::filesystem::remove(temp, ignored);
+    throw DataError(path + ": cannot write (" + what + ")");
+  };
+  {
+    Hdf5Lock lock;
+    Hid file(H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+             H5Fclose);
+    if (!file.valid())
+      fail("creating " + temp + ": " + hdf5Error());
+    for (const ColumnSpec &spec : kColumns) {
+      const char *name = detail::fieldName(spec.field);
+      hsize_t width = spec.perSample       ? 1
+                      : spec.perPrediction ? batch.predictions
+                                           : batch.seq;
+      hsize_t dims[2] = {static_cast<hsize_t>(batch.samples), width};
+      Hid space(H5Screate_simple(spec.perSample ? 1 : 2, dims, nullptr),
+                H5Sclose);
+      Hid dataset;
+      if (space.valid())
+        dataset = Hid(H5Dcreate2(file.get(), name, H5T_STD_I32LE, space.get(),
+                                 H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                      H5Dclose);
+      if (!dataset.valid())
+        fail(std::string("creating dataset ") + name + ": " + hdf5Error());
+      if (batch.samples > 0 &&
+          H5Dwrite(dataset.get(), H5T_NATIVE_INT32, H5S_ALL, H5S_ALL,
+                   H5P_DEFAULT, columnOf(batch, spec.field).data()) < 0)
+        fail(std::string("writing dataset ") + name + ": " + hdf5Error());
+      if (!dataset.close())
+        fail(std::string("closing dataset ") + name + ": " + hdf5Error());
+    }
+    if (!file.close())
+      fail("closing " + temp + ": " + hdf5Error());
+  }
+  std::error_code error;
+  std::filesystem::rename(temp, path, error);
+  if (error)
+    fail("renaming " + temp + " to it: " + error.message());
+}
+
+} // namespace ferry::data
