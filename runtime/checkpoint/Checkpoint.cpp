@@ -1,0 +1,397 @@
+// Hugging Face-named import/export of the executable's states, and training
+// checkpoints (save, find the latest, load) as Checkpoint.h describes.
+#include "runtime/checkpoint/Checkpoint.h"
+
+#include "runtime/AtomicFile.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace ferry;
+using namespace ferry::ckpt;
+
+namespace {
+
+constexpr int kTrainerFormatVersion = 1;
+
+const char *kWordEmbedding = "bert.embeddings.word_embeddings.weight";
+const char *kDecoderWeight = "cls.predictions.decoder.weight";
+const char *kDecoderBias = "cls.predictions.bias";
+const char *kDecoderBiasAlias = "cls.predictions.decoder.bias";
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  return "[" + fmt::format("{}", fmt::join(shape, ", ")) + "]";
+}
+
+// One named tensor of a state: layer `layer` of a stacked state, or all of it.
+struct Slot {
+  const fxe::State *state;
+  std::string name;
+  std::vector<int64_t> shape; // the full (padded) shape of this slot
+  int64_t realRows;           // rows that exist outside ferry (leading dim)
+  int64_t offsetElements;     // into the state's data
+};
+
+std::vector<Slot> slotsOf(const fxe::Executable &exe, fxe::Role role) {
+  std::vector<Slot> slots;
+  for (const fxe::State *s : *exe.states()) {
+    if (s->role() != role)
+      continue;
+    if (s->dtype() != fxe::DType_F32)
+      throw CheckpointError(fmt::format(
+          "state {} is not fp32; checkpoints hold fp32 parameters and "
+          "optimizer state",
+          s->name()->str()));
+    std::vector<int64_t> shape(s->shape()->begin(), s->shape()->end());
+    std::string hf = s->hf_name()->str();
+    if (s->stacked()) {
+      int64_t layers = shape.front();
+      std::vector<int64_t> one(shape.begin() + 1, shape.end());
+      int64_t elements = 1;
+      for (int64_t d : one)
+        elements *= d;
+      for (int64_t l = 0; l < layers; ++l) {
+        std::string name = hf;
+        size_t at = name.find("{}");
+        if (at == std::string::npos)
+          throw CheckpointError(fmt::format(
+              "stacked state {} has the name '{}' without a layer placeholder "
+              "{{}}; the executable is malformed",
+              s->name()->str(), hf));
+        name.replace(at, 2, std::to_string(l));
+        slots.push_back({s, name, one, one.empty() ? 1 : one.front(),
+                         l * elements});
+      }
+    } else {
+      int64_t rows = shape.empty() ? 1 : shape.front();
+      if (s->init_rows() > 0 && s->init_rows() < rows)
+        rows = s->init_rows();
+      slots.push_back({s, hf, shape, rows, 0});
+    }
+  }
+  return slots;
+}
+
+int64_t product(const std::vector<int64_t> &shape, size_t from = 0) {
+  int64_t n = 1;
+  for (size_t i = from; i < shape.size(); ++i)
+    n *= shape[i];
+  return n;
+}
+
+} // namespace
+
+std::vector<Tensor> ckpt::exportStates(const fxe::Executable &exe,
+                                       CpuBackend &backend, fxe::Role role) {
+  std::vector<Tensor> tensors;
+  for (const Slot &slot : slotsOf(exe, role)) {
+    std::vector<int64_t> shape = slot.shape;
+    if (!shape.empty())
+      shape.front() = slot.realRows;
+    const float *data = backend.f32(slot.state) + slot.offsetElements;
+    tensors.push_back(makeTensor(slot.name, shape, data, DType::F32));
+  }
+  return tensors;
+}
+
+ImportReport ckpt::importStates(const fxe::Executable &exe,
+                                CpuBackend &backend, fxe::Role role,
+                                const SafetensorsFile &file) {
+  ImportReport report;
+  std::set<std::string> used;
+  std::vector<std::string> problems;
+  auto lookup = [&](const std::string &name) -> const Tensor * {
+    if (const Tensor *t = file.find(name))
+      return t;
+    // The tied decoder weight is the word embedding; the decoder bias has
+    // two names. Either spelling of each is accepted.
+    if (name == kWordEmbedding)
+      if (const Tensor *t = file.find(kDecoderWeight)) {
+        report.notes.push_back(fmt::format(
+            "{} taken from its tied alias {}", kWordEmbedding, kDecoderWeight));
+        return t;
+      }
+    if (name == kDecoderBias)
+      return file.find(kDecoderBiasAlias);
+    return nullptr;
+  };
+  for (const Slot &slot : slotsOf(exe, role)) {
+    const Tensor *t = lookup(slot.name);
+    if (!t) {
+      problems.push_back(fmt::format("  {}: missing (expected {})", slot.name,
+                                     shapeText(slot.shape)));
+      continue;
+    }
+    used.insert(t->name);
+    if (t->dtype != DType::F32 && t->dtype != DType::F16 &&
+        t->dtype != DType::BF16) {
+      problems.push_back(fmt::format("  {}: dtype {}, expected F32, F16 or BF16",
+                                     t->name, dtypeName(t->dtype)));
+      continue;
+    }
+    // The vocabulary's rows: at least vocab_size; more (a padded vocabulary)
+    // are dropped. Every other shape must match exactly.
+    bool vocabRows = slot.realRows < (slot.shape.empty() ? 1 : slot.shape[0]);
+    bool ok = t->shape.size() == slot.shape.size() &&
+              (slot.shape.empty() ||
+               std::equal(t->shape.begin() + 1, t->shape.end(),
+                          slot.shape.begin() + 1));
+    if (ok && !slot.shape.empty())
+      ok = vocabRows ? t->shape.front() >= slot.realRows
+                     : t->shape.front() == slot.shape.front();
+    if (!ok) {
+      std::vector<int64_t> expected = slot.shape;
+      if (vocabRows)
+        expected.front() = slot.realRows;
+      problems.push_back(fmt::format("  {}: expected {}, found {}", t->name,
+                                     shapeText(expected), shapeText(t->shape)));
+      continue;
+    }
+    std::vector<float> values = t->toFloat32();
+    int64_t width = product(slot.shape, 1);
+    int64_t rows = slot.shape.empty() ? 1 : slot.realRows;
+    float *dst = backend.f32(slot.state) + slot.offsetElements;
+    std::memcpy(dst, values.data(), sizeof(float) * rows * width);
+    int64_t allRows = slot.shape.empty() ? 1 : slot.shape.front();
+    std::fill(dst + rows * width, dst + allRows * width, 0.0f);
+    if (vocabRows && t->shape.front() != slot.realRows)
+      report.notes.push_back(fmt::format(
+          "{}: {} rows in the file, the model's vocabulary is {}; the extra "
+          "rows are dropped",
+          t->name, t->shape.front(), slot.realRows));
+    ++report.tensors;
+  }
+  // Aliases present beside what they alias must agree with it.
+  auto sameValues = [&](const char *a, const char *b) {
+    const Tensor *ta = file.find(a), *tb = file.find(b);
+    if (!ta || !tb || !used.count(a))
+      return;
+    used.insert(b);
+    if (ta->shape != tb->shape || ta->toFloat32() != tb->toFloat32())
+      problems.push_back(fmt::format(
+          "  {}: differs from {}; ferry ties them (one tensor), so a "
+          "checkpoint must hold equal values or only one of them",
+          b, a));
+  };
+  if (role == fxe::Role_Parameter) {
+    sameValues(kWordEmbedding, kDecoderWeight);
+    sameValues(kDecoderBias, kDecoderBiasAlias);
+  }
+  if (!problems.empty())
+    throw CheckpointError(fmt::format(
+        "{}: does not match the model ({} problem{}):\n{}\ncheck that the "
+        "config's model section (layers, hidden_size, ffn_size, vocab_size, "
+        "max_positions, type_vocab_size) is the checkpoint's",
+        file.path, problems.size(), problems.size() == 1 ? "" : "s",
+        fmt::format("{}", fmt::join(problems, "\n"))));
+  for (const Tensor &t : file.tensors)
+    if (!used.count(t.name))
+      report.unused.push_back(t.name);
+  return report;
+}
+
+namespace {
+
+std::string stepDirName(int64_t step) { return fmt::format("step-{:08d}", step); }
+
+// Step directories of `dir`, by step.
+std::vector<std::pair<int64_t, fs::path>> stepDirs(const fs::path &dir) {
+  std::vector<std::pair<int64_t, fs::path>> out;
+  std::error_code ec;
+  for (const auto &entry : fs::directory_iterator(dir, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("step-", 0) != 0 || !entry.is_directory())
+      continue;
+    char *end = nullptr;
+    long long step = std::strtoll(name.c_str() + 5, &end, 10);
+    if (end && *end == '\0' && step >= 0)
+      out.push_back({step, entry.path()});
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void writeText(const fs::path &path, const std::string &text) {
+  if (auto error = writeFileAtomically(path.string(), text))
+    throw CheckpointError(*error);
+}
+
+std::string readText(const fs::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw CheckpointError(fmt::format("cannot read {}: {}", path.string(),
+                                      std::strerror(errno)));
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+} // namespace
+
+std::string ckpt::saveCheckpoint(const std::string &dir,
+                                 const fxe::Executable &exe,
+                                 CpuBackend &backend,
+                                 const TrainerState &state, int64_t keep) {
+  fs::path root(dir);
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  if (ec)
+    throw CheckpointError(fmt::format("cannot create the save directory {}: {}",
+                                      dir, ec.message()));
+  std::string name = stepDirName(state.step);
+  fs::path tmp = root / fmt::format(".tmp-{}-{}", name, ::getpid());
+  fs::remove_all(tmp, ec);
+  fs::create_directory(tmp, ec);
+  if (ec)
+    throw CheckpointError(fmt::format("cannot create {}: {}", tmp.string(),
+                                      ec.message()));
+  writeSafetensors((tmp / "model.safetensors").string(),
+                   exportStates(exe, backend, fxe::Role_Parameter),
+                   {{"format", "pt"}});
+  writeSafetensors((tmp / "optimizer.safetensors").string(),
+                   exportStates(exe, backend, fxe::Role_OptimizerState));
+  nlohmann::json trainer = {{"format_version", kTrainerFormatVersion},
+                            {"step", state.step},
+                            {"data_position", state.dataPosition},
+                            {"seed", state.seed},
+                            {"config", state.configText}};
+  writeText(tmp / "trainer.json", trainer.dump(2) + "\n");
+
+  fs::path final = root / name;
+  if (fs::exists(final)) {
+    // Saving the same step again (a rerun): the new one replaces it.
+    fs::path old = root / fmt::format(".old-{}-{}", name, ::getpid());
+    fs::rename(final, old, ec);
+    if (ec)
+      throw CheckpointError(fmt::format("cannot replace {}: {}",
+                                        final.string(), ec.message()));
+    fs::remove_all(old, ec);
+  }
+  fs::rename(tmp, final, ec);
+  if (ec)
+    throw CheckpointError(fmt::format("cannot rename {} to {}: {}",
+                                      tmp.string(), final.string(),
+                                      ec.message()));
+  writeText(root / "latest", name + "\n");
+
+  // Keep the newest `keep` step directories.
+  auto dirs = stepDirs(root);
+  for (size_t i = 0; i + static_cast<size_t>(std::max<int64_t>(keep, 1)) <
+                     dirs.size();
+       ++i)
+    if (dirs[i].second != final)
+      fs::remove_all(dirs[i].second, ec);
+  return final.string();
+}
+
+std::string ckpt::resolveCheckpointDir(const std::string &dir) {
+  fs::path root(dir);
+  if (!fs::is_directory(root))
+    throw CheckpointError(fmt::format(
+        "{}: not a directory; --resume takes a save directory (with a "
+        "`latest` marker) or one of its step-NNNNNNNN directories",
+        dir));
+  if (fs::exists(root / "latest")) {
+    std::string name = readText(root / "latest");
+    while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back())))
+      name.pop_back();
+    if (name.empty() || name.find('/') != std::string::npos)
+      throw CheckpointError(fmt::format(
+          "{}/latest holds '{}', not a step directory name", dir, name));
+    fs::path step = root / name;
+    if (!fs::is_directory(step))
+      throw CheckpointError(fmt::format(
+          "{}/latest names {}, which does not exist; point --resume at one of "
+          "the step directories",
+          dir, name));
+    return step.string();
+  }
+  if (fs::exists(root / "trainer.json"))
+    return root.string();
+  throw CheckpointError(fmt::format(
+      "{}: neither a save directory (no `latest` file) nor a checkpoint (no "
+      "trainer.json)",
+      dir));
+}
+
+TrainerState ckpt::loadCheckpoint(const std::string &stepDir,
+                                  const fxe::Executable &exe,
+                                  CpuBackend &backend) {
+  fs::path root(stepDir);
+  fs::path trainerPath = root / "trainer.json";
+  nlohmann::json trainer;
+  try {
+    trainer = nlohmann::json::parse(readText(trainerPath));
+  } catch (const nlohmann::json::exception &e) {
+    throw CheckpointError(fmt::format(
+        "{}: not valid JSON ({}); the checkpoint is damaged: resume from "
+        "another step directory",
+        trainerPath.string(), e.what()));
+  }
+  auto field = [&](const char *key, auto kind) {
+    using T = decltype(kind);
+    if (!trainer.is_object() || !trainer.contains(key))
+      throw CheckpointError(fmt::format("{}: field '{}' is missing",
+                                        trainerPath.string(), key));
+    try {
+      return trainer.at(key).get<T>();
+    } catch (const nlohmann::json::exception &) {
+      throw CheckpointError(fmt::format("{}: field '{}' has the wrong type",
+                                        trainerPath.string(), key));
+    }
+  };
+  int64_t version = field("format_version", int64_t{});
+  if (version != kTrainerFormatVersion)
+    throw CheckpointError(fmt::format(
+        "{}: format_version {}; this ferry reads version {}",
+        trainerPath.string(), version, kTrainerFormatVersion));
+  TrainerState state;
+  state.step = field("step", int64_t{});
+  state.dataPosition = field("data_position", int64_t{});
+  state.seed = field("seed", int64_t{});
+  state.configText = field("config", std::string{});
+  if (state.step < 0 || state.dataPosition < 0)
+    throw CheckpointError(fmt::format(
+        "{}: step {} and data_position {} must be non-negative",
+        trainerPath.string(), state.step, state.dataPosition));
+  SafetensorsFile model = readSafetensors((root / "model.safetensors").string());
+  importStates(exe, backend, fxe::Role_Parameter, model);
+  SafetensorsFile optimizer =
+      readSafetensors((root / "optimizer.safetensors").string());
+  ImportReport r =
+      importStates(exe, backend, fxe::Role_OptimizerState, optimizer);
+  if (!r.unused.empty())
+    throw CheckpointError(fmt::format(
+        "{}: holds {} tensor(s) this executable has no optimizer state for "
+        "(first: {}); was it written with another optimizer or model?",
+        optimizer.path, r.unused.size(), r.unused.front()));
+  return state;
+}
+
+std::string ckpt::modelFileOf(const std::string &path) {
+  fs::path p(path);
+  if (fs::is_regular_file(p))
+    return path;
+  if (fs::is_directory(p)) {
+    if (fs::exists(p / "model.safetensors"))
+      return (p / "model.safetensors").string();
+    if (fs::exists(p / "latest"))
+      return (fs::path(resolveCheckpointDir(path)) / "model.safetensors")
+          .string();
+    throw CheckpointError(fmt::format(
+        "{}: a directory without model.safetensors or a `latest` marker; "
+        "give a safetensors file, a step directory or a save directory",
+        path));
+  }
+  throw CheckpointError(fmt::format("{}: no such file or directory", path));
+}

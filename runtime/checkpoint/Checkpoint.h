@@ -1,0 +1,79 @@
+// Checkpoints: the model's parameters under their Hugging Face
+// BertForPreTraining names (import and export), and training checkpoints that
+// resume a run exactly.
+//
+// A save directory holds one directory per saved step and a `latest` marker:
+//
+//   DIR/step-00000040/model.safetensors      parameters, HF names, fp32,
+//                                            vocab_size rows
+//   DIR/step-00000040/optimizer.safetensors  Adam/LAMB moments, named
+//                                            optimizer.m.<hf> / optimizer.v.<hf>
+//   DIR/step-00000040/trainer.json           step, data position, seed, config
+//   DIR/latest                               "step-00000040", written last
+//
+// A step directory is written as DIR/.tmp-step-... and renamed, so a reader
+// never sees half of one; `latest` is replaced atomically after the rename.
+// The step counter, the data position (samples consumed) and the seed are
+// the whole random state: dropout and shuffling are keyed by them.
+#pragma once
+
+#include "runtime/checkpoint/Safetensors.h"
+#include "runtime/cpu/CpuBackend.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ferry::ckpt {
+
+// Tensors of the states with `role` under their HF names: stacked states split
+// into one tensor per layer ("{}" in the name = the layer), the padded
+// vocabulary rows (past init_rows) left out. fp32.
+std::vector<Tensor> exportStates(const fxe::Executable &exe,
+                                 CpuBackend &backend, fxe::Role role);
+
+struct ImportReport {
+  int64_t tensors = 0;              // states filled
+  std::vector<std::string> unused;  // tensors of the file ferry has no use for
+  std::vector<std::string> notes;   // vocabulary padded or trimmed, aliases
+};
+
+// Fills the states with `role` from `file`. Parameters accept F32, F16 and
+// BF16; the vocabulary may hold more rows than the model (the extra rows are
+// dropped) but not fewer; cls.predictions.decoder.weight (the tied word
+// embedding) and cls.predictions.decoder.bias (= cls.predictions.bias) are
+// optional aliases that must agree with what they alias. Throws
+// CheckpointError listing every missing tensor and every mismatched shape.
+ImportReport importStates(const fxe::Executable &exe, CpuBackend &backend,
+                          fxe::Role role, const SafetensorsFile &file);
+
+// What a training checkpoint records besides the tensors.
+struct TrainerState {
+  int64_t step = 0;          // optimizer updates applied
+  int64_t dataPosition = 0;  // training samples consumed (global)
+  int64_t seed = 0;          // training.seed
+  std::string configText;    // Config::canonicalText() of the run
+};
+
+// Writes DIR/step-<step>/ and then DIR/latest; removes the oldest step
+// directories beyond `keep`. Returns the step directory's path.
+std::string saveCheckpoint(const std::string &dir, const fxe::Executable &exe,
+                           CpuBackend &backend, const TrainerState &state,
+                           int64_t keep);
+
+// DIR's latest checkpoint when DIR is a save directory (it has `latest`),
+// else DIR itself when it is a step directory (it has trainer.json).
+// Throws CheckpointError saying what DIR holds otherwise.
+std::string resolveCheckpointDir(const std::string &dir);
+
+// Loads a step directory into the backend's parameters and optimizer state
+// (shapes must match exactly) and returns its trainer state.
+TrainerState loadCheckpoint(const std::string &stepDir,
+                            const fxe::Executable &exe, CpuBackend &backend);
+
+// The model file a user means by PATH: PATH itself when it is a file,
+// PATH/model.safetensors for a step directory, the latest step's for a save
+// directory.
+std::string modelFileOf(const std::string &path);
+
+} // namespace ferry::ckpt
