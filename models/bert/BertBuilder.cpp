@@ -141,10 +141,13 @@ void BertBuilder::declareParameters(ModuleOp module) {
     auto param = ParameterOp::create(
         b, loc, spec.name, paramType(spec, spec.stacked()), init, std,
         spec.hfName, spec.stacked(), spec.noWeightDecay);
-    // The padded vocabulary rows of the word embedding start (and, with no
-    // gradient, stay) zero, so norms and LAMB's trust ratio equal the
-    // unpadded model's.
-    if (&spec == &specs.front() && m.paddedVocabSize() != m.vocab_size)
+    // The padded vocabulary rows (of the word embedding and of the decoder
+    // bias) start (and, with no gradient, stay) zero, so norms and LAMB's
+    // trust ratio equal the unpadded model's; checkpoints hold only the
+    // first vocab_size rows.
+    bool vocabRows =
+        spec.name == "embeddings.word" || spec.name == "mlm.decoder.bias";
+    if (vocabRows && m.paddedVocabSize() != m.vocab_size)
       param->setAttr("ferry.init_rows", b.getI64IntegerAttr(m.vocab_size));
   }
 }

@@ -28,6 +28,7 @@ enum class Kind {
   NonNegativeInt,    // >= 0
   Int,               // any integer
   AutoOrPositiveInt, // "auto" or >= 1
+  AutoOrNonNegativeInt, // "auto" or >= 0
   Probability,       // [0, 1)
   PositiveFloat,     // > 0
   NonNegativeFloat,  // >= 0
@@ -46,7 +47,7 @@ constexpr unsigned __int128 kMaxTensorElements =
 
 // A typed value; which member is meaningful depends on the key's Kind.
 struct Value {
-  int64_t i = 0;                // ints; -1 = "auto" for AutoOrPositiveInt
+  int64_t i = 0; // ints; -1 = "auto" for AutoOr*Int
   double f = 0;                 // floats
   bool b = false;               // bools
   std::string s;                // choices, text
@@ -110,6 +111,8 @@ const std::vector<KeyDef> &schema() {
       {"training.lr_schedule.start_warmup_step", Kind::Int, "0", {}, FERRY_INT(training.lr_schedule.start_warmup_step)},
       {"training.lr_schedule.power", Kind::NonNegativeFloat, "1.0", {}, FERRY_FLOAT(training.lr_schedule.power)},
       {"training.lr_schedule.total_steps", Kind::PositiveInt, nullptr, {}, FERRY_INT(training.lr_schedule.total_steps)},
+      {"training.eval_every_samples", Kind::AutoOrNonNegativeInt, "0", {}, FERRY_INT(training.eval_every_samples)},
+      {"training.target_mlm_accuracy", Kind::Probability, "0", {}, FERRY_FLOAT(training.target_mlm_accuracy)},
 
       {"execution.mode", Kind::Choice, "resident", {"resident", "phased"}, FERRY_STRING(execution.mode)},
       {"execution.backend", Kind::Choice, "cpu", {"cpu", "cuda"}, FERRY_STRING(execution.backend)},
@@ -123,6 +126,8 @@ const std::vector<KeyDef> &schema() {
       {"data.format", Kind::Choice, "auto", {"auto", "hdf5", "tfrecord"}, FERRY_STRING(data.format)},
       {"data.shuffle", Kind::Bool, "true", {}, FERRY_BOOL(data.shuffle)},
       {"data.synthetic_samples", Kind::PositiveInt, "1024", {}, FERRY_INT(data.synthetic_samples)},
+      {"data.eval_path", Kind::Text, "", {}, FERRY_STRING(data.eval_path)},
+      {"data.eval_samples", Kind::NonNegativeInt, "0", {}, FERRY_INT(data.eval_samples)},
 
       {"checkpoint.init", Kind::Text, "", {}, FERRY_STRING(checkpoint.init)},
       {"checkpoint.save_dir", Kind::Text, "", {}, FERRY_STRING(checkpoint.save_dir)},
@@ -345,6 +350,8 @@ std::string describe(const KeyDef &def) {
     return "an integer";
   case Kind::AutoOrPositiveInt:
     return "'auto' or a positive integer";
+  case Kind::AutoOrNonNegativeInt:
+    return "'auto' or an integer >= 0";
   case Kind::Probability:
     return "a number in [0, 1)";
   case Kind::PositiveFloat:
@@ -382,6 +389,7 @@ Value convert(const KeyDef &def, const Raw &raw) {
   const std::string &t = raw.text;
   switch (def.kind) {
   case Kind::AutoOrPositiveInt:
+  case Kind::AutoOrNonNegativeInt:
     if (t == "auto") {
       v.i = -1;
       return v;
@@ -396,7 +404,9 @@ Value convert(const KeyDef &def, const Raw &raw) {
          def.kind == Kind::AutoOrPositiveInt) &&
         v.i < 1)
       return fail();
-    if (def.kind == Kind::NonNegativeInt && v.i < 0)
+    if ((def.kind == Kind::NonNegativeInt ||
+         def.kind == Kind::AutoOrNonNegativeInt) &&
+        v.i < 0)
       return fail();
     // Sizes and counts stay far from int64 overflow in every product the
     // compiler forms from them.
@@ -453,6 +463,7 @@ std::string render(Kind kind, const Value &v) {
   case Kind::NonNegativeInt:
   case Kind::Int:
   case Kind::AutoOrPositiveInt:
+  case Kind::AutoOrNonNegativeInt:
     return std::to_string(v.i);
   case Kind::Probability:
   case Kind::PositiveFloat:
@@ -555,6 +566,27 @@ void validateRelations(Config &c, const std::map<std::string, Raw> &raw) {
         " is positive, which would make the warmup's learning rate negative "
         "for the first updates; use 0, or a negative value to start part-way "
         "through the warmup (MLPerf uses -76)");
+  // MLPerf's evaluation interval: floor(0.05 x (230.23 x batch + 3,000,000) /
+  // 25,000) x 25,000 samples.
+  if (c.training.eval_every_samples == -1)
+    c.training.eval_every_samples =
+        static_cast<int64_t>(std::floor(
+            0.05 * (230.23 * static_cast<double>(global) + 3000000.0) /
+            25000.0)) *
+        25000;
+  if (c.training.eval_every_samples > 0 && c.data.eval_path.empty())
+    throw ConfigError(where({"training.eval_every_samples", "data.eval_path"}) +
+                      ": training.eval_every_samples " +
+                      std::to_string(c.training.eval_every_samples) +
+                      " needs data.eval_path (the evaluation set); set it or "
+                      "use 0 to train without evaluating");
+  if (c.training.target_mlm_accuracy > 0 &&
+      c.training.eval_every_samples == 0)
+    throw ConfigError(
+        where({"training.target_mlm_accuracy", "training.eval_every_samples"}) +
+        ": training.target_mlm_accuracy is set but training.eval_every_samples "
+        "is 0, so it would never be checked; set eval_every_samples (or "
+        "'auto') and data.eval_path");
   if (c.data.path.empty())
     throw ConfigError(where({"data.path"}) +
                       ": data.path is empty; use 'synthetic' or a file, "

@@ -65,6 +65,11 @@ struct TrainingConfig {
   std::string precision; // fp32 | bf16 | fp16
   OptimizerConfig optimizer;
   LrScheduleConfig lr_schedule;
+  // Evaluate on data.eval_path every this many training samples (0: never;
+  // "auto" resolves to MLPerf's interval for the global batch).
+  int64_t eval_every_samples = 0;
+  // Stop once the evaluation's masked-LM accuracy reaches it (0: never).
+  double target_mlm_accuracy = 0;
 };
 
 struct ExecutionConfig {
@@ -82,6 +87,8 @@ struct DataConfig {
   std::string format; // auto | hdf5 | tfrecord
   bool shuffle = false;
   int64_t synthetic_samples = 0; // pool size of --data synthetic
+  std::string eval_path;   // evaluation set: a file, directory or glob
+  int64_t eval_samples = 0; // samples of it to evaluate (0: all)
 };
 
 struct CheckpointConfig {

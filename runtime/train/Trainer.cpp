@@ -1,23 +1,39 @@
-// The training loop of `ferry train` on the CPU backend.
+// The training loop of `ferry train` and the evaluation of `ferry eval` on
+// the CPU backend.
 #include "runtime/train/Trainer.h"
+
+#include "runtime/checkpoint/Checkpoint.h"
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <sstream>
 
 using namespace ferry;
 
 namespace {
+
+std::atomic<int> stopRequested{0};
+
+extern "C" void onStopSignal(int signal) {
+  stopRequested.store(signal);
+  // A second signal ends the process the default way.
+  std::signal(signal, SIG_DFL);
+}
+
 template <typename T>
 void copyInto(CpuBackend &backend, const std::string &name,
               const std::vector<T> &values) {
   const fxe::State *s = backend.state(name);
   if (!s)
     throw RuntimeError("the executable has no input '" + name +
-                       "'; was it compiled by ferry compile?");
+                       "'; recompile it with this ferry (`ferry compile`)");
   if (static_cast<size_t>(s->bytes()) != values.size() * sizeof(T))
     throw RuntimeError(fmt::format(
         "input '{}' holds {} bytes, the batch has {}: the executable was "
@@ -26,13 +42,57 @@ void copyInto(CpuBackend &backend, const std::string &name,
   std::memcpy(reinterpret_cast<char *>(backend.f32(s)), values.data(),
               s->bytes());
 }
+
 float scalar(CpuBackend &backend, const std::string &name) {
   const fxe::State *s = backend.state(name);
   if (!s)
-    throw RuntimeError("the executable has no metric '" + name + "'");
+    throw RuntimeError("the executable has no metric '" + name +
+                       "'; recompile it with this ferry (`ferry compile`)");
   return backend.f32(s)[0];
 }
+
+data::SampleShape shapeOf(const Config &c) {
+  return {c.model.seq_length, c.model.max_predictions, c.model.vocab_size,
+          c.model.type_vocab_size};
+}
+
+// Keys whose change makes a resumed run differ from the uninterrupted one.
+std::vector<std::string> changedKeys(const std::string &before,
+                                     const std::string &now) {
+  auto lines = [](const std::string &text) {
+    std::map<std::string, std::string> out;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+      size_t colon = line.find(':');
+      if (colon != std::string::npos)
+        out[line.substr(0, colon)] = line;
+    }
+    return out;
+  };
+  auto a = lines(before), b = lines(now);
+  std::vector<std::string> changed;
+  for (const auto &[key, line] : b) {
+    bool runOnly = key.rfind("checkpoint.", 0) == 0 ||
+                   key == "training.steps" || key == "data.eval_path" ||
+                   key == "data.eval_samples" ||
+                   key == "training.eval_every_samples" ||
+                   key == "training.target_mlm_accuracy" ||
+                   key == "execution.device_memory_limit";
+    auto it = a.find(key);
+    if (!runOnly && (it == a.end() || it->second != line))
+      changed.push_back(it == a.end() ? line + " (new)"
+                                      : it->second + " -> " + line);
+  }
+  return changed;
+}
+
 } // namespace
+
+void ferry::installStopHandlers() {
+  std::signal(SIGINT, onStopSignal);
+  std::signal(SIGTERM, onStopSignal);
+}
 
 Trainer::Trainer(const ExecutableFile &executable, const Config &config)
     : exe_(executable), config_(config) {
@@ -46,13 +106,6 @@ Trainer::Trainer(const ExecutableFile &executable, const Config &config)
         "execution.data_parallel {}: one process trains one replica so far; "
         "use 1",
         config_.execution.data_parallel));
-  if (!config_.checkpoint.init.empty() ||
-      !config_.checkpoint.save_dir.empty() ||
-      config_.checkpoint.every_steps != 0)
-    throw RuntimeError(
-        "checkpoint.init, checkpoint.save_dir and checkpoint.every_steps are "
-        "not read yet (checkpoints arrive with the MLPerf workflow issue); "
-        "leave them empty and 0 rather than have them ignored");
   if (config_.data.path == "synthetic" &&
       (config_.model.vocab_size < 8 || config_.model.seq_length < 8 ||
        config_.model.type_vocab_size < 2))
@@ -62,40 +115,84 @@ Trainer::Trainer(const ExecutableFile &executable, const Config &config)
         "(found {}): it writes special tokens and two segments",
         config_.model.vocab_size, config_.model.seq_length,
         config_.model.type_vocab_size));
-  if (config_.data.path != "synthetic")
-    throw RuntimeError(fmt::format(
-        "data.path '{}': only `synthetic` data is read so far (HDF5 and "
-        "TFRecord readers arrive with the MLPerf data issue); use --data "
-        "synthetic",
-        config_.data.path));
   backend_ = std::make_unique<CpuBackend>(
       exe_.root(), config_.execution.device_memory_limit);
   backend_->initialiseStates(static_cast<uint64_t>(config_.training.seed));
   rows_ = config_.training.global_batch_size / config_.execution.data_parallel;
-  data_ = std::make_unique<data::SyntheticData>(
-      config_.model.seq_length, config_.model.max_predictions,
-      config_.model.vocab_size, static_cast<uint64_t>(config_.training.seed),
-      config_.data.synthetic_samples);
+  if (config_.data.path == "synthetic")
+    synthetic_ = std::make_unique<data::SyntheticData>(
+        config_.model.seq_length, config_.model.max_predictions,
+        config_.model.vocab_size, static_cast<uint64_t>(config_.training.seed),
+        config_.data.synthetic_samples);
+  else
+    loader_ = std::make_unique<data::DataLoader>(
+        config_.data.path, config_.data.format, config_.data.shuffle,
+        static_cast<uint64_t>(config_.training.seed), shapeOf(config_));
 }
 
-void Trainer::feed(int64_t s) {
-  data_->fill(s * config_.training.global_batch_size, rows_, batch_);
-  copyInto(*backend_, "input.input_ids", batch_.inputIds);
-  copyInto(*backend_, "input.segment_ids", batch_.segmentIds);
-  copyInto(*backend_, "input.input_mask", batch_.inputMask);
-  copyInto(*backend_, "input.masked_lm_positions", batch_.maskedPositions);
-  copyInto(*backend_, "input.masked_lm_ids", batch_.maskedIds);
-  copyInto(*backend_, "input.masked_lm_weights", batch_.maskedWeights);
-  copyInto(*backend_, "input.next_sentence_labels", batch_.nspLabels);
-  copyInto(*backend_, "input.next_sentence_weights", batch_.nspWeights);
-  // The MLM loss is normalised by the global batch's count of counted slots.
-  std::vector<float> count = {static_cast<float>(batch_.countedSlots())};
-  copyInto(*backend_, "input.mlm_count", count);
+Trainer::~Trainer() = default;
+
+void Trainer::initFromCheckpoint(const std::string &path, std::FILE *out) {
+  std::string file = ckpt::modelFileOf(path);
+  ckpt::SafetensorsFile st = ckpt::readSafetensors(file);
+  ckpt::ImportReport r =
+      ckpt::importStates(exe_.root(), *backend_, fxe::Role_Parameter, st);
+  std::fprintf(out, "initialised %lld parameter tensors from %s\n",
+               static_cast<long long>(r.tensors), file.c_str());
+  for (const std::string &note : r.notes)
+    std::fprintf(out, "  note: %s\n", note.c_str());
+  if (!r.unused.empty())
+    std::fprintf(out, "  note: %zu tensor(s) of the file are not used by the "
+                      "model (first: %s)\n",
+                 r.unused.size(), r.unused.front().c_str());
+}
+
+void Trainer::resume(const std::string &dir, std::FILE *out) {
+  std::string stepDir = ckpt::resolveCheckpointDir(dir);
+  ckpt::TrainerState state =
+      ckpt::loadCheckpoint(stepDir, exe_.root(), *backend_);
+  if (state.dataPosition != state.step * config_.training.global_batch_size)
+    throw RuntimeError(fmt::format(
+        "{}: data_position {} is not step {} x training.global_batch_size {}; "
+        "the checkpoint was written with another global batch size",
+        stepDir, state.dataPosition, state.step,
+        config_.training.global_batch_size));
+  std::vector<std::string> changed =
+      changedKeys(state.configText, config_.canonicalText());
+  stepsDone_ = state.step;
+  std::fprintf(out, "resuming from %s at step %lld (%lld samples consumed)\n",
+               stepDir.c_str(), static_cast<long long>(state.step),
+               static_cast<long long>(state.dataPosition));
+  if (!changed.empty()) {
+    std::fprintf(out, "  warning: the config differs from the checkpoint's, "
+                      "so the run will not equal an uninterrupted one:\n");
+    for (const std::string &c : changed)
+      std::fprintf(out, "    %s\n", c.c_str());
+  }
+}
+
+void Trainer::feed(const data::HostBatch &batch, float mlmCount) {
+  copyInto(*backend_, "input.input_ids", batch.inputIds);
+  copyInto(*backend_, "input.segment_ids", batch.segmentIds);
+  copyInto(*backend_, "input.input_mask", batch.inputMask);
+  copyInto(*backend_, "input.masked_lm_positions", batch.maskedPositions);
+  copyInto(*backend_, "input.masked_lm_ids", batch.maskedIds);
+  copyInto(*backend_, "input.masked_lm_weights", batch.maskedWeights);
+  copyInto(*backend_, "input.next_sentence_labels", batch.nspLabels);
+  copyInto(*backend_, "input.next_sentence_weights", batch.nspWeights);
+  copyInto(*backend_, "input.mlm_count", std::vector<float>{mlmCount});
 }
 
 StepMetrics Trainer::step(int64_t s) {
   auto start = std::chrono::steady_clock::now();
-  feed(s);
+  int64_t position = s * config_.training.global_batch_size;
+  if (synthetic_)
+    synthetic_->fill(position, rows_, batch_);
+  else
+    loader_->next(position, config_.training.global_batch_size, batch_);
+  // The MLM loss is normalised by the global batch's count of counted slots.
+  double counted = batch_.countedSlots();
+  feed(batch_, static_cast<float>(counted));
   backend_->run("train_step", {s});
   StepMetrics m;
   m.seconds =
@@ -105,7 +202,6 @@ StepMetrics Trainer::step(int64_t s) {
   m.loss = scalar(*backend_, "metric.loss");
   m.mlmLoss = scalar(*backend_, "metric.mlm_loss");
   m.nspLoss = scalar(*backend_, "metric.nsp_loss");
-  double counted = batch_.countedSlots();
   m.mlmAccuracy =
       counted > 0 ? scalar(*backend_, "metric.mlm_correct") / counted : 0.0;
   m.lr = scalar(*backend_, "metric.lr");
@@ -116,36 +212,84 @@ StepMetrics Trainer::step(int64_t s) {
         "the loss became {} at step {} (lr {:.3g}, grad norm {:.3g}); lower "
         "training.optimizer.lr or check the data",
         m.loss, m.step, m.lr, m.gradNorm));
+  stepsDone_ = s + 1;
   return m;
 }
 
-StepMetrics Trainer::run(const TrainOptions &options, std::FILE *out) {
+EvalMetrics Trainer::evaluate(const std::string &path, int64_t samples) {
+  auto start = std::chrono::steady_clock::now();
+  data::DataLoader loader(path, config_.data.format, /*shuffle=*/false,
+                          static_cast<uint64_t>(config_.training.seed),
+                          shapeOf(config_));
+  int64_t available = loader.samplesPerEpoch();
+  if (samples > available)
+    throw RuntimeError(fmt::format(
+        "{} holds {} samples; {} were asked for evaluation", path, available,
+        samples));
+  int64_t total = samples > 0 ? samples : available;
+  int64_t global = config_.training.global_batch_size;
+  EvalMetrics m;
+  double mlmLoss = 0, nspLoss = 0, mlmCorrect = 0, nspCorrect = 0;
+  data::HostBatch batch;
+  for (int64_t first = 0; first < total; first += global) {
+    int64_t count = std::min(global, total - first);
+    loader.readInOrder(first, count, global, batch);
+    double counted = batch.countedSlots();
+    // mlm_count 1: @eval_step then sums the per-slot cross-entropies.
+    feed(batch, 1.0f);
+    backend_->run("eval_step", {});
+    mlmLoss += scalar(*backend_, "metric.eval.mlm_loss");
+    // @forward scales the NSP sum by 1/global_batch_size.
+    nspLoss += scalar(*backend_, "metric.eval.nsp_loss") *
+               static_cast<double>(global);
+    mlmCorrect += scalar(*backend_, "metric.eval.mlm_correct");
+    nspCorrect += scalar(*backend_, "metric.eval.nsp_correct");
+    m.countedSlots += counted;
+  }
+  m.samples = total;
+  m.mlmAccuracy = m.countedSlots > 0 ? mlmCorrect / m.countedSlots : 0.0;
+  m.mlmLoss = m.countedSlots > 0 ? mlmLoss / m.countedSlots : 0.0;
+  m.nspAccuracy = total > 0 ? nspCorrect / static_cast<double>(total) : 0.0;
+  m.nspLoss = total > 0 ? nspLoss / static_cast<double>(total) : 0.0;
+  m.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return m;
+}
+
+std::string Trainer::save(const std::string &dir, int64_t steps) {
+  ckpt::TrainerState state;
+  state.step = steps;
+  state.dataPosition = steps * config_.training.global_batch_size;
+  state.seed = config_.training.seed;
+  state.configText = config_.canonicalText();
+  return ckpt::saveCheckpoint(dir, exe_.root(), *backend_, state,
+                              config_.checkpoint.keep);
+}
+
+RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
   std::ofstream metrics;
   if (!options.metricsPath.empty()) {
-    metrics.open(options.metricsPath, std::ios::trunc);
+    // A resumed run appends to the metrics of the run it continues.
+    metrics.open(options.metricsPath,
+                 stepsDone_ > 0 ? std::ios::app : std::ios::trunc);
     if (!metrics)
       throw RuntimeError(fmt::format("cannot write metrics to '{}': {}",
                                      options.metricsPath,
                                      std::strerror(errno)));
   }
-  StepMetrics last;
+  RunResult result;
+  const int64_t global = config_.training.global_batch_size;
+  const int64_t evalEvery = config_.training.eval_every_samples;
+  const int64_t everySteps = config_.checkpoint.every_steps;
   double windowSeconds = 0;
   int64_t windowSteps = 0;
-  for (int64_t s = 0; s < options.steps; ++s) {
-    last = step(s);
+  int64_t savedAt = -1;
+  for (int64_t s = stepsDone_; s < options.steps; ++s) {
+    StepMetrics last = step(s);
+    result.last = last;
     windowSeconds += last.seconds;
     ++windowSteps;
-    if (metrics.is_open()) {
-      metrics << fmt::format(
-          "{{\"step\": {}, \"loss\": {:.9g}, \"mlm_loss\": {:.9g}, "
-          "\"nsp_loss\": {:.9g}, \"mlm_accuracy\": {:.9g}, \"lr\": {:.9g}, "
-          "\"grad_norm\": {:.9g}, \"samples_per_s\": {:.6g}, "
-          "\"device_peak_bytes\": {}, \"device_peak_bytes_planned\": {}}}\n",
-          last.step, last.loss, last.mlmLoss, last.nspLoss, last.mlmAccuracy,
-          last.lr, last.gradNorm, last.samplesPerSecond, backend_->peakBytes(),
-          backend_->arenaBytes());
-      metrics.flush();
-    }
     bool log =
         options.logEvery > 0 && (last.step % options.logEvery == 0 ||
                                  last.step == options.steps || last.step == 1);
@@ -162,6 +306,74 @@ StepMetrics Trainer::run(const TrainOptions &options, std::FILE *out) {
       windowSeconds = 0;
       windowSteps = 0;
     }
+
+    // Evaluation when the samples trained cross a multiple of the interval.
+    std::string evalFields;
+    if (evalEvery > 0 && (s * global) / evalEvery != (s + 1) * global / evalEvery) {
+      EvalMetrics e =
+          evaluate(config_.data.eval_path, config_.data.eval_samples);
+      std::fprintf(out,
+                   "eval at step %lld (%lld samples trained): %lld samples  "
+                   "mlm_acc %.4f  mlm_loss %.4f  nsp_acc %.4f  nsp_loss %.4f  "
+                   "(%.1f s)\n",
+                   static_cast<long long>(last.step),
+                   static_cast<long long>((s + 1) * global),
+                   static_cast<long long>(e.samples), e.mlmAccuracy, e.mlmLoss,
+                   e.nspAccuracy, e.nspLoss, e.seconds);
+      evalFields = fmt::format(
+          ", \"eval_mlm_accuracy\": {:.9g}, \"eval_mlm_loss\": {:.9g}, "
+          "\"eval_nsp_accuracy\": {:.9g}, \"eval_nsp_loss\": {:.9g}",
+          e.mlmAccuracy, e.mlmLoss, e.nspAccuracy, e.nspLoss);
+      double target = config_.training.target_mlm_accuracy;
+      if (target > 0 && e.mlmAccuracy >= target) {
+        std::fprintf(out,
+                     "reached training.target_mlm_accuracy %.4f (eval %.4f) "
+                     "at step %lld after %lld samples; stopping\n",
+                     target, e.mlmAccuracy, static_cast<long long>(last.step),
+                     static_cast<long long>((s + 1) * global));
+        result.reachedTarget = true;
+      }
+      std::fflush(out);
+    }
+    if (metrics.is_open()) {
+      metrics << fmt::format(
+          "{{\"step\": {}, \"loss\": {:.9g}, \"mlm_loss\": {:.9g}, "
+          "\"nsp_loss\": {:.9g}, \"mlm_accuracy\": {:.9g}, \"lr\": {:.9g}, "
+          "\"grad_norm\": {:.9g}, \"samples_per_s\": {:.6g}, "
+          "\"device_peak_bytes\": {}, \"device_peak_bytes_planned\": {}{}}}\n",
+          last.step, last.loss, last.mlmLoss, last.nspLoss, last.mlmAccuracy,
+          last.lr, last.gradNorm, last.samplesPerSecond, backend_->peakBytes(),
+          backend_->arenaBytes(), evalFields);
+      metrics.flush();
+    }
+
+    int signal = stopRequested.load();
+    bool periodic = everySteps > 0 && last.step % everySteps == 0;
+    if (!options.saveDir.empty() &&
+        (periodic || signal != 0 || result.reachedTarget)) {
+      result.lastCheckpoint = save(options.saveDir, last.step);
+      savedAt = last.step;
+      std::fprintf(out, "saved checkpoint %s\n", result.lastCheckpoint.c_str());
+      std::fflush(out);
+    }
+    if (signal != 0) {
+      result.stopSignal = signal;
+      std::fprintf(out,
+                   "stopped by %s after step %lld%s\n",
+                   signal == SIGINT ? "SIGINT" : "SIGTERM",
+                   static_cast<long long>(last.step),
+                   options.saveDir.empty()
+                       ? " (no --save directory: nothing was saved)"
+                       : "; continue with --resume");
+      std::fflush(out);
+      return result;
+    }
+    if (result.reachedTarget)
+      return result;
   }
-  return last;
+  if (!options.saveDir.empty() && savedAt != stepsDone_) {
+    result.lastCheckpoint = save(options.saveDir, stepsDone_);
+    std::fprintf(out, "saved checkpoint %s\n", result.lastCheckpoint.c_str());
+  }
+  return result;
 }

@@ -1,10 +1,12 @@
-// Training on the CPU backend: loads an executable's train_step, feeds it
-// batches (synthetic for now), runs the updates and reports the metrics
-// (console progress lines and JSON lines).
+// Training and evaluation on the CPU backend: loads an executable's
+// train_step and eval_step, feeds them batches (synthetic, HDF5 or
+// TFRecord), runs the updates, evaluates, saves and resumes checkpoints and
+// reports the metrics (console progress lines and JSON lines).
 #pragma once
 
 #include "runtime/config/Config.h"
 #include "runtime/cpu/CpuBackend.h"
+#include "runtime/data/MlperfData.h"
 #include "runtime/data/SyntheticData.h"
 
 #include <cstdio>
@@ -19,35 +21,70 @@ struct StepMetrics {
   double lr = 0, gradNorm = 0, samplesPerSecond = 0, seconds = 0;
 };
 
+struct EvalMetrics {
+  int64_t samples = 0;
+  double countedSlots = 0;
+  double mlmAccuracy = 0, mlmLoss = 0, nspAccuracy = 0, nspLoss = 0;
+  double seconds = 0;
+};
+
 struct TrainOptions {
-  int64_t steps = 0;    // total optimizer updates of the run
+  int64_t steps = 0;    // total optimizer updates of the run (a resumed run
+                        // continues up to it)
   int64_t logEvery = 0; // progress line every N updates (and the last)
   std::string metricsPath;
+  std::string saveDir; // "" = no checkpoints
   bool quiet = false;
 };
+
+struct RunResult {
+  StepMetrics last;
+  int stopSignal = 0;          // SIGINT/SIGTERM that ended the run early
+  bool reachedTarget = false;  // training.target_mlm_accuracy reached
+  std::string lastCheckpoint;  // step directory written last ("" = none)
+};
+
+// SIGINT and SIGTERM set a flag the training loop checks after each update
+// (it then finishes cleanly); a second signal ends the process at once.
+void installStopHandlers();
 
 class Trainer {
 public:
   Trainer(const ExecutableFile &executable, const Config &config);
+  ~Trainer();
+
+  // Starts from a safetensors file with Hugging Face names (the optimizer
+  // starts fresh). Prints what it did to `out`.
+  void initFromCheckpoint(const std::string &path, std::FILE *out);
+  // Continues from a checkpoint (a save directory's latest, or one step
+  // directory): parameters, optimizer state, step and data position.
+  void resume(const std::string &dir, std::FILE *out);
+  int64_t stepsDone() const { return stepsDone_; }
 
   // One optimizer update (s = updates already applied); returns its metrics.
   StepMetrics step(int64_t s);
-  // Runs options.steps updates, printing progress to `out`. Returns the
-  // metrics of the last update.
-  StepMetrics run(const TrainOptions &options, std::FILE *out);
+  // Runs updates until options.steps have been applied, evaluating and
+  // saving as the config says, printing progress to `out`.
+  RunResult run(const TrainOptions &options, std::FILE *out);
+  // The forward pass without dropout over `samples` samples (0: all) of
+  // `path`, in file order.
+  EvalMetrics evaluate(const std::string &path, int64_t samples);
 
   CpuBackend &backend() { return *backend_; }
   int64_t samplesPerUpdate() const { return rows_; }
 
 private:
-  void feed(int64_t s);
+  void feed(const data::HostBatch &batch, float mlmCount);
+  std::string save(const std::string &dir, int64_t steps);
 
   const ExecutableFile &exe_;
   Config config_;
   std::unique_ptr<CpuBackend> backend_;
-  std::unique_ptr<data::SyntheticData> data_;
+  std::unique_ptr<data::SyntheticData> synthetic_;
+  std::unique_ptr<data::DataLoader> loader_;
   data::HostBatch batch_;
   int64_t rows_ = 0; // samples per update on this replica
+  int64_t stepsDone_ = 0;
 };
 
 } // namespace ferry

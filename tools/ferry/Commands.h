@@ -14,6 +14,7 @@ using Runner = std::function<int()>;
 
 Runner addCompileCommand(CLI::App &app);
 Runner addTrainCommand(CLI::App &app);
+Runner addEvalCommand(CLI::App &app);
 Runner addInspectCommand(CLI::App &app);
 
 } // namespace ferry::cli

@@ -1,26 +1,21 @@
-// `ferry train CONFIG|FILE.fxe [--set K=V]... [--data synthetic] [--steps N]
-// [--metrics FILE.jsonl] [--log-every N]`: compiles the config (or loads a
-// compiled executable), then trains on the CPU backend, printing a progress
-// line every N updates and writing every update's metrics as JSON lines.
+// `ferry train CONFIG|FILE.fxe [--set K=V]... [--data PATH|synthetic]
+// [--steps N] [--init-checkpoint F] [--save DIR] [--resume DIR]
+// [--metrics FILE.jsonl] [--log-every N] [--profile]`: compiles the config (or
+// loads a compiled executable), then trains on the CPU backend, printing a
+// progress line every N updates, writing every update's metrics as JSON
+// lines, evaluating and checkpointing as the config says. SIGINT/SIGTERM end
+// the run after the current update, with a checkpoint when saving.
 #include "tools/ferry/Commands.h"
+#include "tools/ferry/LoadExecutable.h"
 
-#include "runtime/config/Config.h"
-#include "runtime/executable/ExecutableFile.h"
+#include "runtime/checkpoint/Safetensors.h"
+#include "runtime/data/MlperfData.h"
 #include "runtime/train/Trainer.h"
 
-#include <chrono>
 #include <cstdio>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
-
-#ifdef FERRY_HAVE_COMPILER
-#include "compiler/GraphCompile.h"
-#include "compiler/Registration.h"
-
-#include "mlir/IR/MLIRContext.h"
-#endif
 
 namespace ferry::cli {
 namespace {
@@ -32,96 +27,76 @@ struct TrainOptionsCli {
   int64_t steps = 0;
   int64_t logEvery = 10;
   std::string metrics;
+  std::string initCheckpoint, save, resume;
   bool profile = false;
 };
-
-bool endsWith(const std::string &s, const std::string &suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// Keys a compiled executable can still take: they change what the runtime
-// feeds, saves and allows, not the program.
-bool runtimeOnlyKey(const std::string &assignment) {
-  std::string key = assignment.substr(0, assignment.find('='));
-  return key.rfind("data.", 0) == 0 || key.rfind("checkpoint.", 0) == 0 ||
-         key == "training.steps" || key == "execution.device_memory_limit";
-}
 
 int runTrain(const TrainOptionsCli &opts) {
   std::vector<std::string> overrides = opts.overrides;
   if (!opts.data.empty())
     overrides.push_back("data.path=" + opts.data);
+  if (!opts.initCheckpoint.empty())
+    overrides.push_back("checkpoint.init=" + opts.initCheckpoint);
+  if (!opts.save.empty())
+    overrides.push_back("checkpoint.save_dir=" + opts.save);
   try {
-    Config config;
-    std::optional<ExecutableFile> exe;
-    auto start = std::chrono::steady_clock::now();
-    if (endsWith(opts.input, ".fxe")) {
-      exe = ExecutableFile::load(opts.input);
-      for (const std::string &o : overrides)
-        if (!runtimeOnlyKey(o)) {
-          std::fprintf(stderr,
-                       "ferry: error: --set %s changes the compiled program "
-                       "in %s; recompile with `ferry compile CONFIG --set %s "
-                       "-o FILE.fxe` (only data.*, checkpoint.*, "
-                       "training.steps and execution.device_memory_limit "
-                       "apply to a compiled executable)\n",
-                       o.c_str(), opts.input.c_str(), o.c_str());
-          return 1;
-        }
-      config = parseConfig(exe->root().config_yaml()->str(),
-                           opts.input + " (embedded config)", overrides);
-    } else {
-      config = loadConfig(opts.input, overrides);
-#ifndef FERRY_HAVE_COMPILER
-      std::fprintf(stderr,
-                   "ferry: error: this ferry was built without the compiler "
-                   "(-DFERRY_BUILD_COMPILER=OFF): train a compiled executable "
-                   "instead (`ferry train FILE.fxe`)\n");
+    std::optional<LoadedExecutable> loaded =
+        loadExecutable(opts.input, overrides);
+    if (!loaded)
       return 1;
-#else
-      mlir::DialectRegistry registry;
-      registerFerryDialects(registry);
-      mlir::MLIRContext context(registry);
-      context.loadAllAvailableDialects();
-      std::vector<uint8_t> payload =
-          compileExecutable(context, config, moduleNameForConfig(opts.input));
-      if (payload.empty())
-        return 1;
-      exe = ExecutableFile::fromPayload(std::move(payload), opts.input);
-#endif
+    const Config &config = loaded->config;
+    if (!opts.resume.empty() && !config.checkpoint.init.empty()) {
+      std::fprintf(stderr,
+                   "ferry: error: --resume and --init-checkpoint (or "
+                   "checkpoint.init) both say where the weights come from; "
+                   "give one\n");
+      return 1;
     }
-    double compileMs = std::chrono::duration<double, std::milli>(
-                           std::chrono::steady_clock::now() - start)
-                           .count();
     int64_t steps = opts.steps > 0 ? opts.steps : config.training.steps;
-    Trainer trainer(*exe, config);
+    Trainer trainer(*loaded->exe, config);
     trainer.backend().setProfiling(opts.profile);
     std::printf("ferry train %s: %lld parameters, %s arena, global batch "
                 "%lld (micro-batch %lld x %lld accumulation), %lld steps, "
                 "ready in %.0f ms\n",
                 opts.input.c_str(),
-                static_cast<long long>(exe->root().parameter_count()),
+                static_cast<long long>(loaded->exe->root().parameter_count()),
                 formatByteSize(trainer.backend().arenaBytes()).c_str(),
                 static_cast<long long>(config.training.global_batch_size),
                 static_cast<long long>(config.execution.micro_batch_size),
                 static_cast<long long>(config.gradientAccumulation()),
-                static_cast<long long>(steps), compileMs);
+                static_cast<long long>(steps), loaded->compileMs);
+    if (!config.checkpoint.init.empty())
+      trainer.initFromCheckpoint(config.checkpoint.init, stdout);
+    if (!opts.resume.empty())
+      trainer.resume(opts.resume, stdout);
+    if (trainer.stepsDone() >= steps)
+      std::printf("the checkpoint is at step %lld, which is not before "
+                  "--steps %lld: nothing to train\n",
+                  static_cast<long long>(trainer.stepsDone()),
+                  static_cast<long long>(steps));
     std::fflush(stdout);
+    installStopHandlers();
     TrainOptions run;
     run.steps = steps;
     run.logEvery = opts.logEvery;
     run.metricsPath = opts.metrics;
-    trainer.run(run, stdout);
+    run.saveDir = config.checkpoint.save_dir;
+    RunResult result = trainer.run(run, stdout);
     std::printf("device memory: peak %s measured, %s planned\n",
                 formatByteSize(trainer.backend().peakBytes()).c_str(),
                 formatByteSize(trainer.backend().arenaBytes()).c_str());
     if (opts.profile)
       std::fputs(trainer.backend().profileReport().c_str(), stdout);
-    return 0;
+    // Interrupted runs exit as the shell expects of a signal (128 + number),
+    // after finishing cleanly.
+    return result.stopSignal != 0 ? 128 + result.stopSignal : 0;
   } catch (const ConfigError &e) {
     std::fprintf(stderr, "ferry: error: %s\n", e.what());
   } catch (const ExecutableError &e) {
+    std::fprintf(stderr, "ferry: error: %s\n", e.what());
+  } catch (const data::DataError &e) {
+    std::fprintf(stderr, "ferry: error: %s\n", e.what());
+  } catch (const ckpt::CheckpointError &e) {
     std::fprintf(stderr, "ferry: error: %s\n", e.what());
   } catch (const RuntimeError &e) {
     std::fprintf(stderr, "ferry: error: %s\n", e.what());
@@ -149,14 +124,31 @@ Runner addTrainCommand(CLI::App &app) {
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
   cmd->add_option("--data", opts->data,
-                  "Training data: `synthetic` (seeded random batches; "
-                  "data.synthetic_samples sets the pool)")
+                  "Training data (data.path): an MLPerf HDF5 or TFRecord file, "
+                  "a directory or a glob of them, or `synthetic` (seeded "
+                  "random batches; data.synthetic_samples sets the pool)")
       ->type_name("PATH|synthetic");
   cmd->add_option("--steps", opts->steps,
-                  "Optimizer updates to run (default: training.steps)")
+                  "Optimizer updates of the whole run (default: "
+                  "training.steps); a resumed run continues up to it")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--init-checkpoint", opts->initCheckpoint,
+                  "Start from a safetensors file with Hugging Face "
+                  "BertForPreTraining names (checkpoint.init); the optimizer "
+                  "starts fresh")
+      ->type_name("FILE");
+  cmd->add_option("--save", opts->save,
+                  "Write checkpoints to DIR/step-NNNNNNNN (every "
+                  "checkpoint.every_steps, at the end, and on SIGINT/SIGTERM), "
+                  "keeping the newest checkpoint.keep (checkpoint.save_dir)")
+      ->type_name("DIR");
+  cmd->add_option("--resume", opts->resume,
+                  "Continue from a save directory's latest checkpoint, or "
+                  "from one step directory, exactly as if never stopped")
+      ->type_name("DIR");
   cmd->add_option("--metrics", opts->metrics,
-                  "Write each update's metrics as JSON lines to FILE")
+                  "Write each update's metrics as JSON lines to FILE "
+                  "(appended to when resuming)")
       ->type_name("FILE.jsonl");
   cmd->add_option("--log-every", opts->logEvery,
                   "Print a progress line every N updates (0: none)")

@@ -44,6 +44,7 @@ int main(int argc, char **argv) {
 
   ferry::cli::Runner compile = ferry::cli::addCompileCommand(app);
   ferry::cli::Runner train = ferry::cli::addTrainCommand(app);
+  ferry::cli::Runner eval = ferry::cli::addEvalCommand(app);
   ferry::cli::Runner inspect = ferry::cli::addInspectCommand(app);
 
   CLI11_PARSE(app, argc, argv);
@@ -56,6 +57,8 @@ int main(int argc, char **argv) {
     return compile();
   if (app.got_subcommand("train"))
     return train();
+  if (app.got_subcommand("eval"))
+    return eval();
   if (app.got_subcommand("inspect"))
     return inspect();
   std::fputs(app.help().c_str(), stdout);

@@ -1,0 +1,83 @@
+// Compiles a config or loads a compiled executable for `ferry train` and
+// `ferry eval`.
+#include "tools/ferry/LoadExecutable.h"
+
+#include <chrono>
+#include <cstdio>
+
+#ifdef FERRY_HAVE_COMPILER
+#include "compiler/GraphCompile.h"
+#include "compiler/Registration.h"
+
+#include "mlir/IR/MLIRContext.h"
+#endif
+
+namespace ferry::cli {
+namespace {
+
+bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Keys a compiled executable can still take: they change what the runtime
+// feeds, evaluates, saves and allows, not the program.
+bool runtimeOnlyKey(const std::string &assignment) {
+  std::string key = assignment.substr(0, assignment.find('='));
+  return key.rfind("data.", 0) == 0 || key.rfind("checkpoint.", 0) == 0 ||
+         key == "training.steps" || key == "training.eval_every_samples" ||
+         key == "training.target_mlm_accuracy" ||
+         key == "execution.device_memory_limit";
+}
+
+} // namespace
+
+std::optional<LoadedExecutable>
+loadExecutable(const std::string &input,
+               const std::vector<std::string> &overrides) {
+  LoadedExecutable out;
+  auto start = std::chrono::steady_clock::now();
+  if (endsWith(input, ".fxe")) {
+    out.exe = ExecutableFile::load(input);
+    for (const std::string &o : overrides)
+      if (!runtimeOnlyKey(o)) {
+        std::fprintf(stderr,
+                     "ferry: error: --set %s changes the compiled program in "
+                     "%s; recompile with `ferry compile CONFIG --set %s -o "
+                     "FILE.fxe` (only data.*, checkpoint.*, training.steps, "
+                     "training.eval_every_samples, "
+                     "training.target_mlm_accuracy and "
+                     "execution.device_memory_limit apply to a compiled "
+                     "executable)\n",
+                     o.c_str(), input.c_str(), o.c_str());
+        return std::nullopt;
+      }
+    out.config = parseConfig(out.exe->root().config_yaml()->str(),
+                             input + " (embedded config)", overrides);
+  } else {
+    out.config = loadConfig(input, overrides);
+#ifndef FERRY_HAVE_COMPILER
+    std::fprintf(stderr,
+                 "ferry: error: this ferry was built without the compiler "
+                 "(-DFERRY_BUILD_COMPILER=OFF): use a compiled executable "
+                 "instead (FILE.fxe)\n");
+    return std::nullopt;
+#else
+    mlir::DialectRegistry registry;
+    registerFerryDialects(registry);
+    mlir::MLIRContext context(registry);
+    context.loadAllAvailableDialects();
+    std::vector<uint8_t> payload =
+        compileExecutable(context, out.config, moduleNameForConfig(input));
+    if (payload.empty())
+      return std::nullopt;
+    out.exe = ExecutableFile::fromPayload(std::move(payload), input);
+#endif
+  }
+  out.compileMs = std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  return out;
+}
+
+} // namespace ferry::cli
