@@ -4,6 +4,7 @@
 #   lit -sv test/dialects --param ferry_obj_root=build
 # ctest passes the build directory and LLVM's tool directory as parameters.
 import os
+import subprocess
 
 import lit.formats
 
@@ -30,3 +31,22 @@ config.environment["HOME"] = os.path.join(obj_root, "test", "home")
 config.substitutions.append(("%repo", repo_root))
 config.substitutions.append(("%configs", os.path.join(repo_root, "configs")))
 config.substitutions.append(("%obj_root", obj_root))
+
+# The golden test (e2e/golden-pytorch.test) runs a PyTorch reference with
+# Debian's /usr/bin/python3 (python3-torch, numpy), not whatever python3 comes
+# first on PATH. Tests marked `REQUIRES: torch` are skipped, with the reason
+# printed, when that interpreter cannot import both.
+torch_python = "/usr/bin/python3"
+try:
+    probe = subprocess.run([torch_python, "-c", "import torch, numpy"],
+                           capture_output=True, text=True, timeout=300)
+    torch_missing = None if probe.returncode == 0 else (
+        (probe.stderr.strip().splitlines() or [f"exit status {probe.returncode}"])[-1])
+except (OSError, subprocess.TimeoutExpired) as error:
+    torch_missing = str(error)
+if torch_missing is None:
+    config.available_features.add("torch")
+    config.substitutions.append(("%torch_python", torch_python))
+else:
+    lit_config.note(f"skipping tests that REQUIRE torch: `{torch_python} -c "
+                    f"'import torch, numpy'` failed: {torch_missing}")
