@@ -69,8 +69,8 @@ std::vector<Slot> slotsOf(const fxe::Executable &exe, fxe::Role role) {
               "{{}}; the executable is malformed",
               s->name()->str(), hf));
         name.replace(at, 2, std::to_string(l));
-        slots.push_back({s, name, one, one.empty() ? 1 : one.front(),
-                         l * elements});
+        slots.push_back(
+            {s, name, one, one.empty() ? 1 : one.front(), l * elements});
       }
     } else {
       int64_t rows = shape.empty() ? 1 : shape.front();
@@ -104,9 +104,8 @@ std::vector<Tensor> ckpt::exportStates(const fxe::Executable &exe,
   return tensors;
 }
 
-ImportReport ckpt::importStates(const fxe::Executable &exe,
-                                CpuBackend &backend, fxe::Role role,
-                                const SafetensorsFile &file) {
+ImportReport ckpt::importStates(const fxe::Executable &exe, CpuBackend &backend,
+                                fxe::Role role, const SafetensorsFile &file) {
   ImportReport report;
   std::set<std::string> used;
   std::vector<std::string> problems;
@@ -117,8 +116,8 @@ ImportReport ckpt::importStates(const fxe::Executable &exe,
     // two names. Either spelling of each is accepted.
     if (name == kWordEmbedding)
       if (const Tensor *t = file.find(kDecoderWeight)) {
-        report.notes.push_back(fmt::format(
-            "{} taken from its tied alias {}", kWordEmbedding, kDecoderWeight));
+        report.notes.push_back(fmt::format("{} taken from its tied alias {}",
+                                           kWordEmbedding, kDecoderWeight));
         return t;
       }
     if (name == kDecoderBias)
@@ -135,17 +134,18 @@ ImportReport ckpt::importStates(const fxe::Executable &exe,
     used.insert(t->name);
     if (t->dtype != DType::F32 && t->dtype != DType::F16 &&
         t->dtype != DType::BF16) {
-      problems.push_back(fmt::format("  {}: dtype {}, expected F32, F16 or BF16",
-                                     t->name, dtypeName(t->dtype)));
+      problems.push_back(
+          fmt::format("  {}: dtype {}, expected F32, F16 or BF16", t->name,
+                      dtypeName(t->dtype)));
       continue;
     }
     // The vocabulary's rows: at least vocab_size; more (a padded vocabulary)
     // are dropped. Every other shape must match exactly.
     bool vocabRows = slot.realRows < (slot.shape.empty() ? 1 : slot.shape[0]);
-    bool ok = t->shape.size() == slot.shape.size() &&
-              (slot.shape.empty() ||
-               std::equal(t->shape.begin() + 1, t->shape.end(),
-                          slot.shape.begin() + 1));
+    bool ok =
+        t->shape.size() == slot.shape.size() &&
+        (slot.shape.empty() || std::equal(t->shape.begin() + 1, t->shape.end(),
+                                          slot.shape.begin() + 1));
     if (ok && !slot.shape.empty())
       ok = vocabRows ? t->shape.front() >= slot.realRows
                      : t->shape.front() == slot.shape.front();
@@ -202,7 +202,9 @@ ImportReport ckpt::importStates(const fxe::Executable &exe,
 
 namespace {
 
-std::string stepDirName(int64_t step) { return fmt::format("step-{:08d}", step); }
+std::string stepDirName(int64_t step) {
+  return fmt::format("step-{:08d}", step);
+}
 
 // Step directories of `dir`, by step.
 std::vector<std::pair<int64_t, fs::path>> stepDirs(const fs::path &dir) {
@@ -229,8 +231,8 @@ void writeText(const fs::path &path, const std::string &text) {
 std::string readText(const fs::path &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw CheckpointError(fmt::format("cannot read {}: {}", path.string(),
-                                      std::strerror(errno)));
+    throw CheckpointError(
+        fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
@@ -240,8 +242,8 @@ std::string readText(const fs::path &path) {
 
 std::string ckpt::saveCheckpoint(const std::string &dir,
                                  const fxe::Executable &exe,
-                                 CpuBackend &backend,
-                                 const TrainerState &state, int64_t keep) {
+                                 CpuBackend &backend, const TrainerState &state,
+                                 int64_t keep) {
   fs::path root(dir);
   std::error_code ec;
   fs::create_directories(root, ec);
@@ -253,8 +255,8 @@ std::string ckpt::saveCheckpoint(const std::string &dir,
   fs::remove_all(tmp, ec);
   fs::create_directory(tmp, ec);
   if (ec)
-    throw CheckpointError(fmt::format("cannot create {}: {}", tmp.string(),
-                                      ec.message()));
+    throw CheckpointError(
+        fmt::format("cannot create {}: {}", tmp.string(), ec.message()));
   writeSafetensors((tmp / "model.safetensors").string(),
                    exportStates(exe, backend, fxe::Role_Parameter),
                    {{"format", "pt"}});
@@ -273,8 +275,8 @@ std::string ckpt::saveCheckpoint(const std::string &dir,
     fs::path old = root / fmt::format(".old-{}-{}", name, ::getpid());
     fs::rename(final, old, ec);
     if (ec)
-      throw CheckpointError(fmt::format("cannot replace {}: {}",
-                                        final.string(), ec.message()));
+      throw CheckpointError(
+          fmt::format("cannot replace {}: {}", final.string(), ec.message()));
     fs::remove_all(old, ec);
   }
   fs::rename(tmp, final, ec);
@@ -286,9 +288,8 @@ std::string ckpt::saveCheckpoint(const std::string &dir,
 
   // Keep the newest `keep` step directories.
   auto dirs = stepDirs(root);
-  for (size_t i = 0; i + static_cast<size_t>(std::max<int64_t>(keep, 1)) <
-                     dirs.size();
-       ++i)
+  for (size_t i = 0;
+       i + static_cast<size_t>(std::max<int64_t>(keep, 1)) < dirs.size(); ++i)
     if (dirs[i].second != final)
       fs::remove_all(dirs[i].second, ec);
   return final.string();
@@ -303,7 +304,8 @@ std::string ckpt::resolveCheckpointDir(const std::string &dir) {
         dir));
   if (fs::exists(root / "latest")) {
     std::string name = readText(root / "latest");
-    while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back())))
+    while (!name.empty() &&
+           std::isspace(static_cast<unsigned char>(name.back())))
       name.pop_back();
     if (name.empty() || name.find('/') != std::string::npos)
       throw CheckpointError(fmt::format(
@@ -341,8 +343,8 @@ TrainerState ckpt::loadCheckpoint(const std::string &stepDir,
   auto field = [&](const char *key, auto kind) {
     using T = decltype(kind);
     if (!trainer.is_object() || !trainer.contains(key))
-      throw CheckpointError(fmt::format("{}: field '{}' is missing",
-                                        trainerPath.string(), key));
+      throw CheckpointError(
+          fmt::format("{}: field '{}' is missing", trainerPath.string(), key));
     try {
       return trainer.at(key).get<T>();
     } catch (const nlohmann::json::exception &) {
@@ -352,19 +354,20 @@ TrainerState ckpt::loadCheckpoint(const std::string &stepDir,
   };
   int64_t version = field("format_version", int64_t{});
   if (version != kTrainerFormatVersion)
-    throw CheckpointError(fmt::format(
-        "{}: format_version {}; this ferry reads version {}",
-        trainerPath.string(), version, kTrainerFormatVersion));
+    throw CheckpointError(
+        fmt::format("{}: format_version {}; this ferry reads version {}",
+                    trainerPath.string(), version, kTrainerFormatVersion));
   TrainerState state;
   state.step = field("step", int64_t{});
   state.dataPosition = field("data_position", int64_t{});
   state.seed = field("seed", int64_t{});
   state.configText = field("config", std::string{});
   if (state.step < 0 || state.dataPosition < 0)
-    throw CheckpointError(fmt::format(
-        "{}: step {} and data_position {} must be non-negative",
-        trainerPath.string(), state.step, state.dataPosition));
-  SafetensorsFile model = readSafetensors((root / "model.safetensors").string());
+    throw CheckpointError(
+        fmt::format("{}: step {} and data_position {} must be non-negative",
+                    trainerPath.string(), state.step, state.dataPosition));
+  SafetensorsFile model =
+      readSafetensors((root / "model.safetensors").string());
   importStates(exe, backend, fxe::Role_Parameter, model);
   SafetensorsFile optimizer =
       readSafetensors((root / "optimizer.safetensors").string());

@@ -24,14 +24,14 @@ namespace {
 // ---------------------------------------------------------------------------
 
 enum class Kind {
-  PositiveInt,       // >= 1
-  NonNegativeInt,    // >= 0
-  Int,               // any integer
-  AutoOrPositiveInt, // "auto" or >= 1
+  PositiveInt,          // >= 1
+  NonNegativeInt,       // >= 0
+  Int,                  // any integer
+  AutoOrPositiveInt,    // "auto" or >= 1
   AutoOrNonNegativeInt, // "auto" or >= 0
-  Probability,       // [0, 1)
-  PositiveFloat,     // > 0
-  NonNegativeFloat,  // >= 0
+  Probability,          // [0, 1)
+  PositiveFloat,        // > 0
+  NonNegativeFloat,     // >= 0
   Bool,
   Choice, // one of `choices`
   Size,   // "unlimited" or a byte size
@@ -47,7 +47,7 @@ constexpr unsigned __int128 kMaxTensorElements =
 
 // A typed value; which member is meaningful depends on the key's Kind.
 struct Value {
-  int64_t i = 0; // ints; -1 = "auto" for AutoOr*Int
+  int64_t i = 0;                // ints; -1 = "auto" for AutoOr*Int
   double f = 0;                 // floats
   bool b = false;               // bools
   std::string s;                // choices, text
@@ -580,8 +580,7 @@ void validateRelations(Config &c, const std::map<std::string, Raw> &raw) {
                       std::to_string(c.training.eval_every_samples) +
                       " needs data.eval_path (the evaluation set); set it or "
                       "use 0 to train without evaluating");
-  if (c.training.target_mlm_accuracy > 0 &&
-      c.training.eval_every_samples == 0)
+  if (c.training.target_mlm_accuracy > 0 && c.training.eval_every_samples == 0)
     throw ConfigError(
         where({"training.target_mlm_accuracy", "training.eval_every_samples"}) +
         ": training.target_mlm_accuracy is set but training.eval_every_samples "

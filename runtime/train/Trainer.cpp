@@ -142,8 +142,9 @@ void Trainer::initFromCheckpoint(const std::string &path, std::FILE *out) {
   for (const std::string &note : r.notes)
     std::fprintf(out, "  note: %s\n", note.c_str());
   if (!r.unused.empty())
-    std::fprintf(out, "  note: %zu tensor(s) of the file are not used by the "
-                      "model (first: %s)\n",
+    std::fprintf(out,
+                 "  note: %zu tensor(s) of the file are not used by the "
+                 "model (first: %s)\n",
                  r.unused.size(), r.unused.front().c_str());
 }
 
@@ -223,9 +224,9 @@ EvalMetrics Trainer::evaluate(const std::string &path, int64_t samples) {
                           shapeOf(config_));
   int64_t available = loader.samplesPerEpoch();
   if (samples > available)
-    throw RuntimeError(fmt::format(
-        "{} holds {} samples; {} were asked for evaluation", path, available,
-        samples));
+    throw RuntimeError(
+        fmt::format("{} holds {} samples; {} were asked for evaluation", path,
+                    available, samples));
   int64_t total = samples > 0 ? samples : available;
   int64_t global = config_.training.global_batch_size;
   EvalMetrics m;
@@ -240,8 +241,8 @@ EvalMetrics Trainer::evaluate(const std::string &path, int64_t samples) {
     backend_->run("eval_step", {});
     mlmLoss += scalar(*backend_, "metric.eval.mlm_loss");
     // @forward scales the NSP sum by 1/global_batch_size.
-    nspLoss += scalar(*backend_, "metric.eval.nsp_loss") *
-               static_cast<double>(global);
+    nspLoss +=
+        scalar(*backend_, "metric.eval.nsp_loss") * static_cast<double>(global);
     mlmCorrect += scalar(*backend_, "metric.eval.mlm_correct");
     nspCorrect += scalar(*backend_, "metric.eval.nsp_correct");
     m.countedSlots += counted;
@@ -309,7 +310,8 @@ RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
 
     // Evaluation when the samples trained cross a multiple of the interval.
     std::string evalFields;
-    if (evalEvery > 0 && (s * global) / evalEvery != (s + 1) * global / evalEvery) {
+    if (evalEvery > 0 &&
+        (s * global) / evalEvery != (s + 1) * global / evalEvery) {
       EvalMetrics e =
           evaluate(config_.data.eval_path, config_.data.eval_samples);
       std::fprintf(out,
@@ -358,8 +360,7 @@ RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
     }
     if (signal != 0) {
       result.stopSignal = signal;
-      std::fprintf(out,
-                   "stopped by %s after step %lld%s\n",
+      std::fprintf(out, "stopped by %s after step %lld%s\n",
                    signal == SIGINT ? "SIGINT" : "SIGTERM",
                    static_cast<long long>(last.step),
                    options.saveDir.empty()

@@ -39,9 +39,8 @@ int main(int argc, char **argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     // A pool as large as the indices asked for: every sample distinct.
-    ferry::data::SyntheticData data(seq, predictions, vocab,
-                                    static_cast<uint64_t>(seed),
-                                    first + samples);
+    ferry::data::SyntheticData data(
+        seq, predictions, vocab, static_cast<uint64_t>(seed), first + samples);
     ferry::data::HostBatch batch;
     data.fill(first, samples, batch);
     if (format == "hdf5")
