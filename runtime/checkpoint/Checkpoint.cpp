@@ -297,6 +297,9 @@ std::string ckpt::saveCheckpoint(const std::string &dir,
 
 std::string ckpt::resolveCheckpointDir(const std::string &dir) {
   fs::path root(dir);
+  // DIR/latest itself names the save directory's latest checkpoint.
+  if (root.filename() == "latest" && fs::is_regular_file(root))
+    return resolveCheckpointDir(root.parent_path().string());
   if (!fs::is_directory(root))
     throw CheckpointError(fmt::format(
         "{}: not a directory; --resume takes a save directory (with a "
@@ -383,6 +386,9 @@ TrainerState ckpt::loadCheckpoint(const std::string &stepDir,
 
 std::string ckpt::modelFileOf(const std::string &path) {
   fs::path p(path);
+  if (p.filename() == "latest" && fs::is_regular_file(p))
+    return (fs::path(resolveCheckpointDir(path)) / "model.safetensors")
+        .string();
   if (fs::is_regular_file(p))
     return path;
   if (fs::is_directory(p)) {

@@ -7,7 +7,8 @@
 //   DIR/step-00000040/model.safetensors      parameters, HF names, fp32,
 //                                            vocab_size rows
 //   DIR/step-00000040/optimizer.safetensors  Adam/LAMB moments, named
-//                                            optimizer.m.<hf> / optimizer.v.<hf>
+//                                            optimizer.m.<hf> /
+//                                            optimizer.v.<hf>
 //   DIR/step-00000040/trainer.json           step, data position, seed, config
 //   DIR/latest                               "step-00000040", written last
 //
@@ -33,9 +34,9 @@ std::vector<Tensor> exportStates(const fxe::Executable &exe,
                                  CpuBackend &backend, fxe::Role role);
 
 struct ImportReport {
-  int64_t tensors = 0;              // states filled
-  std::vector<std::string> unused;  // tensors of the file ferry has no use for
-  std::vector<std::string> notes;   // vocabulary padded or trimmed, aliases
+  int64_t tensors = 0;             // states filled
+  std::vector<std::string> unused; // tensors of the file ferry has no use for
+  std::vector<std::string> notes;  // vocabulary padded or trimmed, aliases
 };
 
 // Fills the states with `role` from `file`. Parameters accept F32, F16 and
@@ -49,10 +50,10 @@ ImportReport importStates(const fxe::Executable &exe, CpuBackend &backend,
 
 // What a training checkpoint records besides the tensors.
 struct TrainerState {
-  int64_t step = 0;          // optimizer updates applied
-  int64_t dataPosition = 0;  // training samples consumed (global)
-  int64_t seed = 0;          // training.seed
-  std::string configText;    // Config::canonicalText() of the run
+  int64_t step = 0;         // optimizer updates applied
+  int64_t dataPosition = 0; // training samples consumed (global)
+  int64_t seed = 0;         // training.seed
+  std::string configText;   // Config::canonicalText() of the run
 };
 
 // Writes DIR/step-<step>/ and then DIR/latest; removes the oldest step
@@ -61,8 +62,9 @@ std::string saveCheckpoint(const std::string &dir, const fxe::Executable &exe,
                            CpuBackend &backend, const TrainerState &state,
                            int64_t keep);
 
-// DIR's latest checkpoint when DIR is a save directory (it has `latest`),
-// else DIR itself when it is a step directory (it has trainer.json).
+// DIR's latest checkpoint when DIR is a save directory (it has `latest`) or
+// its `latest` file, else DIR itself when it is a step directory (it has
+// trainer.json).
 // Throws CheckpointError saying what DIR holds otherwise.
 std::string resolveCheckpointDir(const std::string &dir);
 
@@ -73,7 +75,7 @@ TrainerState loadCheckpoint(const std::string &stepDir,
 
 // The model file a user means by PATH: PATH itself when it is a file,
 // PATH/model.safetensors for a step directory, the latest step's for a save
-// directory.
+// directory or its `latest` file.
 std::string modelFileOf(const std::string &path);
 
 } // namespace ferry::ckpt
