@@ -5,8 +5,6 @@
 #include "tools/ferry/Commands.h"
 #include "tools/ferry/LoadExecutable.h"
 
-#include "runtime/checkpoint/Safetensors.h"
-#include "runtime/data/MlperfData.h"
 #include "runtime/train/Trainer.h"
 
 #include <fmt/format.h>
@@ -63,17 +61,9 @@ int runEval(const EvalOptionsCli &opts) {
       }
     }
     return 0;
-  } catch (const ConfigError &e) {
-    std::fprintf(stderr, "ferry: error: %s\n", e.what());
-  } catch (const ExecutableError &e) {
-    std::fprintf(stderr, "ferry: error: %s\n", e.what());
-  } catch (const data::DataError &e) {
-    std::fprintf(stderr, "ferry: error: %s\n", e.what());
-  } catch (const ckpt::CheckpointError &e) {
-    std::fprintf(stderr, "ferry: error: %s\n", e.what());
-  } catch (const RuntimeError &e) {
-    std::fprintf(stderr, "ferry: error: %s\n", e.what());
   } catch (const std::exception &e) {
+    // ConfigError, ExecutableError, DataError, CheckpointError and
+    // RuntimeError all carry a message that names the file and the fix.
     std::fprintf(stderr, "ferry: error: %s\n", e.what());
   }
   return 1;

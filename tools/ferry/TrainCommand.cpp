@@ -8,8 +8,6 @@
 #include "tools/ferry/Commands.h"
 #include "tools/ferry/LoadExecutable.h"
 
-#include "runtime/checkpoint/Safetensors.h"
-#include "runtime/data/MlperfData.h"
 #include "runtime/train/Trainer.h"
 
 #include <cstdio>
@@ -90,17 +88,9 @@ int runTrain(const TrainOptionsCli &opts) {
     // Interrupted runs exit as the shell expects of a signal (128 + number),
     // after finishing cleanly.
     return result.stopSignal != 0 ? 128 + result.stopSignal : 0;
-  } catch (const ConfigError &e) {
-    std::fprintf(stderr, "ferry: error: %s\n", e.what());
-  } catch (const ExecutableError &e) {
-    std::fprintf(stderr, "ferry: error: %s\n", e.what());
-  } catch (const data::DataError &e) {
-    std::fprintf(stderr, "ferry: error: %s\n", e.what());
-  } catch (const ckpt::CheckpointError &e) {
-    std::fprintf(stderr, "ferry: error: %s\n", e.what());
-  } catch (const RuntimeError &e) {
-    std::fprintf(stderr, "ferry: error: %s\n", e.what());
   } catch (const std::exception &e) {
+    // ConfigError, ExecutableError, DataError, CheckpointError and
+    // RuntimeError all carry a message that names the file and the fix.
     std::fprintf(stderr, "ferry: error: %s\n", e.what());
   }
   return 1;
