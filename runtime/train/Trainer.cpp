@@ -372,7 +372,10 @@ RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
     if (result.reachedTarget)
       return result;
   }
-  if (!options.saveDir.empty() && savedAt != stepsDone_) {
+  // At the end, unless this run saved it already or trained nothing (a
+  // resumed run already at options.steps).
+  if (!options.saveDir.empty() && savedAt != stepsDone_ &&
+      result.last.step != 0) {
     result.lastCheckpoint = save(options.saveDir, stepsDone_);
     std::fprintf(out, "saved checkpoint %s\n", result.lastCheckpoint.c_str());
   }
