@@ -1,6 +1,7 @@
 // Atomic writes: the new content replaces the old whole, and a failed write
 // leaves the old file and no temporary behind.
 #include "runtime/AtomicFile.h"
+#include "test/unit/TestFiles.h"
 
 #include <gtest/gtest.h>
 
@@ -13,12 +14,7 @@
 
 namespace {
 
-std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using ferry::test::readFile;
 
 int countEntries(const std::string &dir) {
   int n = 0;

@@ -7,6 +7,7 @@
 #include "runtime/data/Crc32c.h"
 #include "runtime/data/tf_example.pb.h"
 #include "runtime/random/Philox.h"
+#include "test/unit/TestFiles.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -25,6 +26,9 @@
 #include <vector>
 
 namespace {
+
+using ferry::test::readFile;
+using ferry::test::writeFile;
 
 using ferry::data::DataError;
 using ferry::data::DataLoader;
@@ -133,18 +137,6 @@ std::vector<Row> rowsOf(const HostBatch &b) {
 }
 
 // ---- Files ---------------------------------------------------------------
-
-std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-void writeFile(const std::string &path, const std::string &bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
-}
 
 // A dataset for writeRawHdf5: integers stored as int64, or float64 values.
 struct RawDataset {

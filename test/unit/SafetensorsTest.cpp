@@ -3,6 +3,7 @@
 // it reads, and every malformed, truncated or corrupted file is refused with a
 // CheckpointError naming the file and the problem (and nothing worse).
 #include "runtime/checkpoint/Safetensors.h"
+#include "test/unit/TestFiles.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -25,21 +26,11 @@ using ::testing::HasSubstr;
 
 namespace {
 
+using ferry::test::readFile;
+using ferry::test::writeFile;
+
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-
-std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-void writeFile(const std::string &path, const std::string &bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  ASSERT_TRUE(out.good()) << path;
-}
 
 // A safetensors file: the little-endian header length, `header`, `data`.
 std::string fileBytes(const std::string &header, const std::string &data) {
