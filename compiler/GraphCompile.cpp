@@ -66,12 +66,6 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
                                               : "1");
   };
   const ExecutionConfig &e = config.execution;
-  if (e.mode != "resident")
-    return refuse("execution.mode", e.mode,
-                  "phased execution arrives with its issue");
-  if (e.recompute != "none")
-    return refuse("execution.recompute", e.recompute,
-                  "recomputation arrives with phased execution");
   if (config.training.precision != "fp32")
     return refuse("training.precision", config.training.precision,
                   "the CPU backend computes in fp32; bf16 and fp16 arrive "
@@ -83,7 +77,10 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
     return refuse("execution.data_parallel", std::to_string(e.data_parallel),
                   "replicas arrive after phased execution");
   PassManager pm(module.getContext());
-  buildTrainingPipeline(pm);
+  TrainingPipelineOptions options;
+  options.recompute = e.recompute == "layer";
+  options.batchSerialise = e.mode == "phased";
+  buildTrainingPipeline(pm, options);
   if (failed(pm.run(module)))
     return failure();
   if (stopAfter == "training")

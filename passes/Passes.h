@@ -34,6 +34,18 @@ std::unique_ptr<mlir::Pass> createInsertOptimizerPass();
 // summing the MLM and NSP losses and hits into @metric.eval.*.
 std::unique_ptr<mlir::Pass> createInsertEvalPass();
 
+// ferry-recompute: keeps only each layer's input for the backward and
+// re-runs @<block>_fwd inside the backward loop right before @<block>_bwd
+// (execution.recompute: layer). Run after ferry-autodiff.
+std::unique_ptr<mlir::Pass> createRecomputePass();
+
+// ferry-batch-serialise: inlines @forward_grad into @train_step's
+// micro-batch loop and splits it so each block (embeddings, layer loop,
+// heads, backward layer loop, embeddings' backward) loops over the GA
+// micro-batches itself; layer activations live in rows x GA variables
+// (@stash.x, @stash.dx). Run after ferry-insert-optimizer.
+std::unique_ptr<mlir::Pass> createBatchSerialisePass();
+
 // ferry-lower-to-rt: graph IR -> rt programs (one per named entry function)
 // and rt.state ops, with a liveness-based plan of the device arena.
 std::unique_ptr<mlir::Pass>

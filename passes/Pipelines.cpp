@@ -21,16 +21,28 @@ void ferry::buildGraphCleanupPipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCanonicalizerPass());
 }
 
-void ferry::buildTrainingPipeline(mlir::OpPassManager &pm) {
+void ferry::buildTrainingPipeline(mlir::OpPassManager &pm,
+                                  const TrainingPipelineOptions &options) {
   // Reverse mode over @forward: @forward_grad, the block functions split into
   // _fwd/_bwd, stacked stash variables for the layer loop.
   pm.addPass(createAutodiffPass("forward"));
+  // execution.recompute: layer. Right after autodiff, while the stash is
+  // still per layer: the backward re-runs each layer's forward from its
+  // stored input, so only layer inputs stay stashed.
+  if (options.recompute)
+    pm.addPass(createRecomputePass());
   // @train_step: accumulation over micro-batches, global norm, schedule,
   // LAMB/AdamW. Needs @forward_grad.
   pm.addPass(createInsertOptimizerPass());
   // @eval_step: the forward without dropout over the same inputs, for
   // `ferry eval` and evaluation during training. Needs @train_step's inputs.
   pm.addPass(createInsertEvalPass());
+  // execution.mode: phased. Each block loops over the micro-batches itself
+  // (weights read once per block, used GA times); needs @train_step's
+  // micro-batch loop, so after the optimizer, and after @eval_step copied
+  // @forward (it is not serialised: evaluation reads no stash).
+  if (options.batchSerialise)
+    pm.addPass(createBatchSerialisePass());
   // Autodiff leaves duplicate constants and zero-gradient seeds; merge and
   // fold them before the memory plan sees them.
   pm.addPass(mlir::createCSEPass());
@@ -41,6 +53,8 @@ void ferry::registerFerryPasses() {
   mlir::registerPass([] { return createAutodiffPass(); });
   mlir::registerPass([] { return createInsertOptimizerPass(); });
   mlir::registerPass([] { return createInsertEvalPass(); });
+  mlir::registerPass([] { return createRecomputePass(); });
+  mlir::registerPass([] { return createBatchSerialisePass(); });
   mlir::registerPass([] { return createLowerToRtPass(); });
 }
 
@@ -48,9 +62,10 @@ void ferry::registerFerryPipelines() {
   registerFerryPasses();
   mlir::PassPipelineRegistration<>(
       "ferry-training",
-      "autodiff + optimizer and evaluation insertion + clean-up, as `ferry compile` runs "
+      "autodiff + optimizer and evaluation insertion + clean-up, as `ferry "
+      "compile` runs "
       "them after the builder",
-      buildTrainingPipeline);
+      [](mlir::OpPassManager &pm) { buildTrainingPipeline(pm); });
   mlir::PassPipelineRegistration<>(
       "ferry-graph-cleanup",
       "CSE and canonicalisation of graph IR, as `ferry compile` runs them "

@@ -13,7 +13,12 @@ void buildGraphCleanupPipeline(mlir::OpPassManager &pm);
 
 // graph IR -> training graph IR: autodiff, optimizer insertion, clean-up
 // (`--ferry-training` in ferry-opt).
-void buildTrainingPipeline(mlir::OpPassManager &pm);
+struct TrainingPipelineOptions {
+  bool recompute = false;      // execution.recompute: layer
+  bool batchSerialise = false; // execution.mode: phased
+};
+void buildTrainingPipeline(mlir::OpPassManager &pm,
+                           const TrainingPipelineOptions &options = {});
 
 // Registers every ferry pipeline with the pass registry (for ferry-opt and
 // --pass-pipeline strings).
