@@ -128,7 +128,8 @@ std::vector<uint8_t> ferry::serializeExecutable(ModuleOp module,
         s.getStacked(), s.getNoWeightDecay(),
         s->hasAttr("init_rows")
             ? s->getAttrOfType<IntegerAttr>("init_rows").getInt()
-            : 0));
+            : 0,
+        s->hasAttr("host")));
   }
   std::vector<flatbuffers::Offset<fxe::Program>> programs;
   for (auto p : module.getOps<rt::ProgramOp>()) {
@@ -137,11 +138,29 @@ std::vector<uint8_t> ferry::serializeExecutable(ModuleOp module,
     std::vector<std::string> inputs;
     for (Attribute a : p.getInputs())
       inputs.push_back(cast<StringAttr>(a).str());
+    std::vector<std::string> phaseNames;
+    if (auto names = p->getAttrOfType<ArrayAttr>("rt.phase_names"))
+      for (Attribute a : names)
+        phaseNames.push_back(cast<StringAttr>(a).str());
+    std::vector<flatbuffers::Offset<fxe::Phase>> phases;
+    if (auto plan = p->getAttrOfType<ArrayAttr>("rt.phases"))
+      for (Attribute a : plan) {
+        auto d = cast<DictionaryAttr>(a);
+        auto i64 = [&](StringRef key) {
+          return d.getAs<IntegerAttr>(key).getInt();
+        };
+        phases.push_back(fxe::CreatePhase(
+            fbb, fbb.CreateString(d.getAs<StringAttr>("name").str()),
+            i64("executions"), i64("bytes_in"), i64("bytes_out"),
+            d.getAs<FloatAttr>("flops").getValueAsDouble(),
+            i64("peak_bytes")));
+      }
     programs.push_back(fxe::CreateProgram(
         fbb, fbb.CreateString(p.getSymName().str()),
         static_cast<int32_t>(p.getRegisters()),
         fbb.CreateVectorOfStrings(inputs),
-        static_cast<int64_t>(p.getTransient()), fbb.CreateVector(instrs)));
+        static_cast<int64_t>(p.getTransient()), fbb.CreateVector(instrs),
+        fbb.CreateVectorOfStrings(phaseNames), fbb.CreateVector(phases)));
   }
   auto root = fxe::CreateExecutable(
       fbb,
@@ -150,7 +169,10 @@ std::vector<uint8_t> ferry::serializeExecutable(ModuleOp module,
       fbb.CreateString(config.yamlText()),
       fbb.CreateString(config.execution.backend), arena.getInt(),
       stateBytes.getInt(), alignment.getInt(), params.getInt(),
-      fbb.CreateVector(states), fbb.CreateVector(programs));
+      fbb.CreateVector(states), fbb.CreateVector(programs),
+      module->hasAttr("rt.host_bytes")
+          ? module->getAttrOfType<IntegerAttr>("rt.host_bytes").getInt()
+          : 0);
   fbb.Finish(root);
   return std::vector<uint8_t>(fbb.GetBufferPointer(),
                               fbb.GetBufferPointer() + fbb.GetSize());

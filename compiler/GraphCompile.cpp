@@ -80,13 +80,18 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
   TrainingPipelineOptions options;
   options.recompute = e.recompute == "layer";
   options.batchSerialise = e.mode == "phased";
+  options.phased = e.mode == "phased";
   buildTrainingPipeline(pm, options);
   if (failed(pm.run(module)))
     return failure();
   if (stopAfter == "training")
     return success();
   PassManager lower(module.getContext());
-  lower.addPass(createLowerToRtPass(programs));
+  int64_t limit =
+      config.execution.device_memory_limit
+          ? static_cast<int64_t>(*config.execution.device_memory_limit)
+          : 0;
+  lower.addPass(createLowerToRtPass(programs, limit));
   if (failed(lower.run(module)))
     return failure();
   auto arena = module->getAttrOfType<IntegerAttr>("rt.arena_bytes");

@@ -119,7 +119,6 @@ private:
   DenseMap<Operation *, int> segmentOf;
   DenseMap<Value, Buffered> buffers;
   llvm::StringSet<> scratch; // variables the micro-batch body overwrites
-  unsigned mbCount = 0;
 };
 
 // Top-level op of the micro-batch body that contains `op` (or null).
@@ -184,14 +183,19 @@ LogicalResult Serialiser::classify() {
 
 LogicalResult Serialiser::declareBuffers() {
   OpBuilder b(module.getBody(), module.getBody()->begin());
+  // Declares a stacked variable, renamed with a suffix if the name is taken
+  // (@eval_step's rows beside @train_step's); returns the name it got.
   auto declare = [&](const std::string &name, RankedTensorType entry,
-                     int64_t entries) {
+                     int64_t entries) -> std::string {
     SmallVector<int64_t> shape = {entries};
     shape.append(entry.getShape().begin(), entry.getShape().end());
     auto type = RankedTensorType::get(shape, entry.getElementType());
-    VariableOp::create(b, module.getLoc(), name, type, InitKind::zeros,
-                       FloatAttr(), name + ".{}", /*stacked=*/true,
-                       /*no_weight_decay=*/false);
+    auto var = VariableOp::create(b, module.getLoc(), name, type,
+                                  InitKind::zeros, FloatAttr(), name + ".{}",
+                                  /*stacked=*/true, /*no_weight_decay=*/false);
+    symbols.insert(var);
+    var.setHfName((var.getSymName() + ".{}").str());
+    return var.getSymName().str();
   };
   // Layer loops: their carried value in rows x GA.
   for (auto &seg : segments) {
@@ -203,14 +207,12 @@ LogicalResult Serialiser::declareBuffers() {
       backward |= call.getCallee().ends_with("_bwd");
     });
     std::string name = backward ? "stash.dx" : "stash.x";
-    if (symbols.lookup(name))
-      name += "." + std::to_string(mbCount++);
     auto type = dyn_cast<RankedTensorType>(loop.getInitArgs()[0].getType());
     if (!type)
       return loop.emitOpError() << "ferry-batch-serialise: a layer loop must "
                                    "carry a tensor";
     int64_t rows = constantIndex(loop.getUpperBound());
-    declare(name, type, (rows + 1) * gaCount);
+    name = declare(name, type, (rows + 1) * gaCount);
     Value init = loop.getInitArgs()[0];
     Operation *initDef = init.getDefiningOp();
     if (!initDef || initDef->getBlock() != body || cheap.contains(initDef))
@@ -238,8 +240,7 @@ LogicalResult Serialiser::declareBuffers() {
           return op->emitOpError()
                  << "ferry-batch-serialise: a non-tensor value crosses "
                     "blocks";
-        std::string name = "stash.mb." + std::to_string(mbCount++);
-        declare(name, type, gaCount);
+        std::string name = declare("stash.mb", type, gaCount);
         buffers[result] = {name, 0};
       }
   return success();
@@ -453,6 +454,33 @@ LogicalResult inlineForwardGrad(scf::ForOp loop, func::CallOp call,
   return success();
 }
 
+// Serialises the micro-batch loop of `entry` around its call to `callee`.
+LogicalResult serialise(ModuleOp module, func::FuncOp entry,
+                        func::FuncOp callee) {
+  func::CallOp call;
+  entry.walk([&](func::CallOp c) {
+    if (c.getCallee() == callee.getSymName())
+      call = c;
+  });
+  auto loop = call ? dyn_cast<scf::ForOp>(call->getParentOp()) : nullptr;
+  if (!loop || !isCountedLoop(loop))
+    return entry.emitOpError()
+           << "ferry-batch-serialise: @" << entry.getSymName()
+           << " must call @" << callee.getSymName()
+           << " directly inside its micro-batch loop (from 0, step 1, to a "
+              "constant)";
+  if (failed(inlineForwardGrad(loop, call, callee)))
+    return failure();
+  Serialiser serialiser(module, loop);
+  if (failed(serialiser.run()))
+    return failure();
+  // The callee's stash accesses no longer match the expanded variables;
+  // nothing calls it any more.
+  if (SymbolTable::symbolKnownUseEmpty(callee, module))
+    callee.erase();
+  return success();
+}
+
 void BatchSerialisePass::runOnOperation() {
   ModuleOp module = getOperation();
   SymbolTable symbols(module);
@@ -464,27 +492,14 @@ void BatchSerialisePass::runOnOperation() {
                           "ferry-insert-optimizer first";
     return signalPassFailure();
   }
-  func::CallOp call;
-  step.walk([&](func::CallOp c) {
-    if (c.getCallee() == "forward_grad")
-      call = c;
-  });
-  auto loop = call ? dyn_cast<scf::ForOp>(call->getParentOp()) : nullptr;
-  if (!loop || !isCountedLoop(loop)) {
-    step.emitOpError() << "ferry-batch-serialise: @train_step must call "
-                          "@forward_grad directly inside its micro-batch "
-                          "loop (from 0, step 1, to a constant)";
+  if (failed(serialise(module, step, grad)))
     return signalPassFailure();
-  }
-  if (failed(inlineForwardGrad(loop, call, grad)))
+  // Evaluation streams the same way (ferry-insert-eval's @eval_step).
+  auto eval = symbols.lookup<func::FuncOp>("eval_step");
+  auto forwardEval = symbols.lookup<func::FuncOp>("forward_eval");
+  if (eval && !eval.isExternal() && forwardEval && !forwardEval.isExternal() &&
+      failed(serialise(module, eval, forwardEval)))
     return signalPassFailure();
-  Serialiser serialiser(module, loop);
-  if (failed(serialiser.run()))
-    return signalPassFailure();
-  // @forward_grad's stash accesses no longer match the expanded variables;
-  // nothing calls it any more.
-  if (SymbolTable::symbolKnownUseEmpty(grad, module))
-    grad.erase();
 }
 
 } // namespace

@@ -280,7 +280,7 @@ void InsertOptimizerPass::runOnOperation() {
         norm, stepIndex, b.getStringAttr(optimizer), b.getF64FloatAttr(beta1),
         b.getF64FloatAttr(beta2), b.getF64FloatAttr(epsilon),
         b.getF64FloatAttr(p.getNoWeightDecay() ? 0.0 : weightDecay),
-        b.getF64FloatAttr(clipNorm));
+        b.getF64FloatAttr(clipNorm), /*layer=*/Value());
   }
   for (ParameterOp p : params)
     ferry::graph::StoreOp::create(b, loc, zeros(p.getTensorType()),

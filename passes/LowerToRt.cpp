@@ -35,6 +35,9 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <map>
 
 using namespace mlir;
 using namespace ferry;
@@ -101,6 +104,7 @@ struct Buffer {
   bool isState = false;
   int64_t stateOffset = 0;
   int64_t first = INT64_MAX, last = -1; // instruction positions
+  std::string label; // for reports: the state a staging buffer holds
 };
 
 struct Instr {
@@ -179,6 +183,7 @@ public:
   std::vector<Instr> instrs;
   SmallVector<std::string> inputs;
   unsigned registers = 0;
+  std::vector<std::string> phaseNames; // by phase id
 
 private:
   struct Frame {
@@ -195,6 +200,7 @@ private:
                            SmallVectorImpl<Value> *results);
   LogicalResult lowerOp(Operation &op, Frame &frame);
   LogicalResult lowerLoop(scf::ForOp loop, Frame &frame);
+  LogicalResult lowerPhase(PhaseOp phase, Frame &frame);
 
   Ref temp(Type type) {
     Buffer buf;
@@ -244,6 +250,8 @@ private:
   SymbolTable symbols;
   llvm::StringMap<int> &stateIds;
   std::vector<StateInfo> &states;
+
+public:
   std::string programName;
 };
 
@@ -367,6 +375,24 @@ LogicalResult ProgramLowering::lowerLoop(scf::ForOp loop, Frame &frame) {
   return success();
 }
 
+// A phase: its instructions between a begin and an end marker, which the
+// phased placement (below) turns into host transfers.
+LogicalResult ProgramLowering::lowerPhase(PhaseOp phase, Frame &frame) {
+  int64_t id = static_cast<int64_t>(phaseNames.size());
+  phaseNames.push_back(phase.getPhaseName().str());
+  Instr begin;
+  begin.kernel = "phase_begin";
+  begin.ints.push_back(Affine::constant(id));
+  instrs.push_back(begin);
+  if (failed(lowerBlock(phase.getBody().front(), frame, nullptr)))
+    return failure();
+  Instr end;
+  end.kernel = "phase_end";
+  end.ints.push_back(Affine::constant(id));
+  instrs.push_back(end);
+  return success();
+}
+
 LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
   Location loc = op.getLoc();
   (void)loc;
@@ -414,6 +440,8 @@ LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
   // Control flow.
   if (auto loop = dyn_cast<scf::ForOp>(op))
     return lowerLoop(loop, f);
+  if (auto phase = dyn_cast<PhaseOp>(op))
+    return lowerPhase(phase, f);
   if (auto call = dyn_cast<func::CallOp>(op)) {
     auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
     if (!callee || callee.isExternal())
@@ -687,10 +715,22 @@ LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
     int64_t segments = param.getStacked() ? t.getDimSize(0) : 1;
     SmallVector<Ref> bufs = {stateRef(up.getParam()), stateRef(up.getGrad()),
                              stateRef(up.getM()), stateRef(up.getV())};
+    int64_t count = t.getNumElements() / segments;
+    if (up.getLayer()) { // one layer's entry (phased execution)
+      FailureOr<Affine> layer = affine(f, up.getLayer(), &op);
+      if (failed(layer))
+        return failure();
+      int64_t entryBytes = bufs[0].bytes / segments;
+      for (Ref &r : bufs) {
+        r.offset = *layer * entryBytes;
+        r.bytes = entryBytes;
+      }
+      segments = 1;
+    }
     bufs.append(ins.begin(), ins.end()); // lr, norm
     Instr &in =
         emit("optimizer_update", bufs,
-             {t.getNumElements() / segments, segments, 0,
+             {count, segments, 0,
               up.getOptimizer() == "lamb" ? 1 : 0},
              {up.getBeta1().convertToDouble(), up.getBeta2().convertToDouble(),
               up.getEpsilon().convertToDouble(),
@@ -845,6 +885,471 @@ void computeLiveness(std::vector<Buffer> &buffers,
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Phased execution: staging host-placed states through device temporaries
+//===----------------------------------------------------------------------===//
+//
+// A state placed in host memory (a remote buffer) is never touched by a
+// kernel. Within each phase, every distinct byte range of it the phase
+// touches gets a device temporary: loaded when its scope starts (unless the
+// first touch overwrites it), stored back when its scope ends (if anything
+// wrote it). The scope is the phase itself when the range depends only on
+// registers outside the phase (a layer's weights: loaded once, used GA
+// times), else the innermost loop inside the phase whose counter the address
+// uses (a micro-batch's activation row).
+
+// Whether instruction `in` reads / writes its buffer `b`.
+void accessOf(const Instr &in, size_t b, bool &reads, bool &writes) {
+  size_t n = in.buffers.size();
+  const std::string &k = in.kernel;
+  auto flag = [&](size_t i) { return i < in.ints.size() && in.ints[i].c != 0; };
+  if (k == "optimizer_update") {
+    writes = b == 0 || b == 2 || b == 3;
+    reads = true;
+    return;
+  }
+  if (k == "layer_norm_grad") {
+    writes = b >= 3;
+    reads = b < 3;
+    return;
+  }
+  if (k == "global_norm" || k == "fill" || k == "learning_rate" ||
+      k == "iota" || k == "copy") {
+    writes = b + 1 == n;
+    reads = !writes;
+    return;
+  }
+  writes = b + 1 == n;
+  reads = !writes || k == "accumulate" || (k == "gemm" && flag(9)) ||
+          (k == "embedding_grad" && flag(3));
+}
+
+struct Node {
+  Instr in;
+  std::vector<Node> body; // a loop's body
+  bool isLoop() const { return in.kernel.empty(); }
+};
+
+std::vector<Node> toTree(const std::vector<Instr> &instrs, size_t &p,
+                         size_t end) {
+  std::vector<Node> out;
+  while (p < end) {
+    Node n{instrs[p], {}};
+    ++p;
+    if (n.isLoop()) {
+      size_t bodyEnd = p + n.in.loopBody;
+      n.body = toTree(instrs, p, bodyEnd);
+    }
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+void flatten(const std::vector<Node> &nodes, std::vector<Instr> &out) {
+  for (const Node &n : nodes) {
+    size_t at = out.size();
+    out.push_back(n.in);
+    if (n.isLoop()) {
+      flatten(n.body, out);
+      out[at].loopBody = static_cast<int64_t>(out.size() - at - 1);
+    }
+  }
+}
+
+bool sameAffine(const Affine &a, const Affine &b) {
+  if (a.c != b.c)
+    return false;
+  size_t n = std::max(a.coeffs.size(), b.coeffs.size());
+  for (size_t i = 0; i < n; ++i) {
+    int64_t x = i < a.coeffs.size() ? a.coeffs[i] : 0;
+    int64_t y = i < b.coeffs.size() ? b.coeffs[i] : 0;
+    if (x != y)
+      return false;
+  }
+  return true;
+}
+
+bool usesRegister(const Affine &a, int64_t r) {
+  return r < static_cast<int64_t>(a.coeffs.size()) && a.coeffs[r] != 0;
+}
+
+// Whether two ranges of one buffer can overlap at run time.
+bool mayOverlap(const Ref &a, const Ref &b) {
+  Affine d = a.offset + (b.offset * -1);
+  if (!d.isConstant())
+    return true;
+  return d.c < b.bytes && -d.c < a.bytes;
+}
+
+struct Staging {
+  std::vector<Buffer> &buffers;
+  const std::vector<bool> &host; // by buffer id (states first)
+  const std::vector<StateInfo> &states;
+  int64_t nextEvent = 0;
+  std::string error;
+
+  // One staged range.
+  struct Group {
+    Node *scope = nullptr; // null: the phase
+    int depth = -1;        // the scope's loop depth inside the phase
+    int buffer = -1;
+    Ref range;
+    bool load = false, store = false, seen = false;
+    int temp = -1;
+    std::vector<Ref *> refs;
+  };
+
+  void collect(std::vector<Node> &nodes, std::vector<Node *> &loops,
+               std::vector<Group> &groups) {
+    for (Node &n : nodes) {
+      if (n.isLoop()) {
+        loops.push_back(&n);
+        collect(n.body, loops, groups);
+        loops.pop_back();
+        continue;
+      }
+      for (size_t b = 0; b < n.in.buffers.size(); ++b) {
+        Ref &r = n.in.buffers[b];
+        if (r.buffer < 0 || r.buffer >= static_cast<int>(host.size()) ||
+            !host[r.buffer])
+          continue;
+        Node *scope = nullptr;
+        int depth = -1;
+        for (auto [d, loop] : llvm::enumerate(loops))
+          if (usesRegister(r.offset, loop->in.loopRegister)) {
+            scope = loop;
+            depth = static_cast<int>(d);
+          }
+        Group *g = nullptr;
+        for (Group &cand : groups)
+          if (cand.scope == scope && cand.buffer == r.buffer &&
+              cand.range.bytes == r.bytes &&
+              sameAffine(cand.range.offset, r.offset))
+            g = &cand;
+        if (!g) {
+          groups.push_back(Group{scope, depth, r.buffer, r});
+          g = &groups.back();
+        }
+        bool reads = false, writes = false;
+        accessOf(n.in, b, reads, writes);
+        if (!g->seen)
+          g->load = reads;
+        g->seen = true;
+        g->store |= writes;
+        g->refs.push_back(&r);
+      }
+    }
+  }
+
+  Node transfer(StringRef kind, Ref device, Ref remote, int64_t event) {
+    Instr in;
+    in.kernel = kind.str();
+    in.buffers = kind == "load" ? SmallVector<Ref>{remote, device}
+                                : SmallVector<Ref>{device, remote};
+    in.ints = {Affine::constant(device.bytes), Affine::constant(event)};
+    return Node{in, {}};
+  }
+  Node wait(int64_t event) {
+    Instr in;
+    in.kernel = "wait";
+    in.ints = {Affine::constant(event)};
+    return Node{in, {}};
+  }
+
+  // Stages the phase whose contents are nodes[begin, end) of a block.
+  LogicalResult stagePhase(std::vector<Node> &block, size_t begin, size_t end,
+                           const std::string &phase) {
+    std::vector<Node> inner(std::make_move_iterator(block.begin() + begin),
+                            std::make_move_iterator(block.begin() + end));
+    std::vector<Group> groups;
+    groups.reserve(1024);
+    std::vector<Node *> loops;
+    collect(inner, loops, groups);
+    if (groups.size() >= 1024) {
+      error = "phase " + phase + " touches more than 1024 remote ranges";
+      return failure();
+    }
+    // Two staged copies of overlapping bytes would diverge.
+    for (size_t i = 0; i < groups.size(); ++i)
+      for (size_t j = i + 1; j < groups.size(); ++j)
+        if (groups[i].buffer == groups[j].buffer &&
+            (groups[i].store || groups[j].store) &&
+            mayOverlap(groups[i].range, groups[j].range)) {
+          error = "phase " + phase + " touches overlapping ranges of @" +
+                  states[groups[i].buffer].name +
+                  " in different ways; it cannot be staged";
+          return failure();
+        }
+    // Rewrite the refs to device temporaries, then insert the transfers.
+    // By scope, deepest first (inserting into a body moves the loops in
+    // it), the phase itself last.
+    std::map<std::pair<int, Node *>,
+             std::pair<std::vector<Node>, std::vector<Node>>,
+             std::greater<>>
+        edges;
+    for (Group &g : groups) {
+      Buffer t;
+      t.bytes = g.range.bytes;
+      t.label = "@" + states[g.buffer].name + " (staged)";
+      buffers.push_back(t);
+      g.temp = static_cast<int>(buffers.size() - 1);
+      Ref device{g.temp, Affine(), g.range.bytes};
+      for (Ref *r : g.refs)
+        *r = device;
+      auto &[loads, stores] = edges[{g.depth, g.scope}];
+      if (g.load)
+        loads.push_back(transfer("load", device, g.range, 0));
+      if (g.store)
+        stores.push_back(transfer("store", device, g.range, 0));
+    }
+    for (auto &[key, io] : edges) {
+      Node *scope = key.second;
+      auto &[loads, stores] = io;
+      int64_t in = nextEvent++, out = nextEvent++;
+      for (Node &n : loads)
+        n.in.ints[1] = Affine::constant(in);
+      for (Node &n : stores)
+        n.in.ints[1] = Affine::constant(out);
+      if (!loads.empty())
+        loads.push_back(wait(in));
+      if (!stores.empty())
+        stores.push_back(wait(out));
+      std::vector<Node> &body = scope ? scope->body : inner;
+      body.insert(body.begin(), loads.begin(), loads.end());
+      body.insert(body.end(), stores.begin(), stores.end());
+    }
+    block.erase(block.begin() + begin, block.begin() + end);
+    block.insert(block.begin() + begin, std::make_move_iterator(inner.begin()),
+                 std::make_move_iterator(inner.end()));
+    return success();
+  }
+
+  LogicalResult stageBlock(std::vector<Node> &block,
+                           const std::vector<std::string> &phaseNames) {
+    for (size_t i = 0; i < block.size(); ++i) {
+      if (block[i].isLoop()) {
+        if (failed(stageBlock(block[i].body, phaseNames)))
+          return failure();
+        continue;
+      }
+      if (block[i].in.kernel != "phase_begin")
+        continue;
+      size_t end = i + 1;
+      while (end < block.size() && block[end].in.kernel != "phase_end")
+        ++end;
+      size_t before = block.size();
+      if (failed(stagePhase(block, i + 1, end,
+                            phaseNames[block[i].in.ints[0].c])))
+        return failure();
+      i = end + (block.size() - before); // the phase_end marker
+    }
+    return success();
+  }
+};
+
+// One program after placement: staged, planned, measured per phase.
+struct PhaseStats {
+  std::string name;
+  int64_t executions = 0, bytesIn = 0, bytesOut = 0, peakBytes = 0;
+  double flops = 0;
+};
+struct PlacedProgram {
+  std::vector<Buffer> buffers;
+  std::vector<Instr> instrs;
+  MemoryPlan plan;
+  std::vector<PhaseStats> phases;
+  int64_t peakPosition = 0; // where the most temporaries are alive
+};
+struct Placement {
+  std::vector<bool> host;       // per state
+  std::vector<int64_t> offsets; // per state: in the arena or in host memory
+  int64_t deviceStateBytes = 0, hostBytes = 0, maxTransient = 0;
+  size_t peakProgram = 0;
+  std::vector<PlacedProgram> programs;
+  std::string error;
+  int64_t peak() const { return deviceStateBytes + maxTransient; }
+};
+
+// Per phase (by name): executions per run of the program, bytes loaded and
+// stored, matmul FLOPs, and the most device bytes alive at once.
+std::vector<PhaseStats> phaseStats(const PlacedProgram &p,
+                                   const std::vector<std::string> &names,
+                                   int64_t deviceStateBytes) {
+  size_t n = p.instrs.size();
+  std::vector<int64_t> live(n + 1, 0);
+  for (const Buffer &b : p.buffers)
+    if (!b.isState && b.last >= 0) {
+      live[b.first] += alignUp(b.bytes);
+      live[b.last + 1] -= alignUp(b.bytes);
+    }
+  std::vector<PhaseStats> stats;
+  std::map<std::string, size_t> index;
+  std::vector<std::pair<size_t, int64_t>> loops; // (end, multiplier)
+  int64_t alive = 0;
+  int current = -1;
+  for (size_t q = 0; q < n; ++q) {
+    alive += live[q];
+    while (!loops.empty() && q >= loops.back().first)
+      loops.pop_back();
+    int64_t mult = loops.empty() ? 1 : loops.back().second;
+    const Instr &in = p.instrs[q];
+    if (in.kernel.empty()) {
+      loops.push_back({q + 1 + in.loopBody, mult * in.loopCount});
+      continue;
+    }
+    if (in.kernel == "phase_begin") {
+      const std::string &name = names[in.ints[0].c];
+      auto [it, added] = index.try_emplace(name, stats.size());
+      if (added)
+        stats.push_back(PhaseStats{name});
+      current = static_cast<int>(it->second);
+      stats[current].executions += mult;
+      continue;
+    }
+    if (in.kernel == "phase_end") {
+      current = -1;
+      continue;
+    }
+    if (current < 0)
+      continue;
+    PhaseStats &s = stats[current];
+    s.peakBytes = std::max(s.peakBytes, deviceStateBytes + alive);
+    if (in.kernel == "load")
+      s.bytesIn += in.buffers[0].bytes * mult;
+    else if (in.kernel == "store")
+      s.bytesOut += in.buffers[0].bytes * mult;
+    else if (in.kernel == "gemm")
+      s.flops += 2.0 * static_cast<double>(in.ints[0].c) *
+                 static_cast<double>(in.ints[1].c) *
+                 static_cast<double>(in.ints[2].c) *
+                 static_cast<double>(in.ints[3].c) * static_cast<double>(mult);
+  }
+  return stats;
+}
+
+Placement evaluatePlacement(
+    const std::vector<std::unique_ptr<ProgramLowering>> &lowerings,
+    const std::vector<StateInfo> &states, const std::vector<bool> &host) {
+  Placement p;
+  p.host = host;
+  p.offsets.resize(states.size());
+  bool anyHost = false;
+  for (size_t i = 0; i < states.size(); ++i) {
+    int64_t &end = host[i] ? p.hostBytes : p.deviceStateBytes;
+    p.offsets[i] = end;
+    end = alignUp(end + states[i].bytes);
+    anyHost |= host[i];
+  }
+  for (auto [k, l] : llvm::enumerate(lowerings)) {
+    PlacedProgram pp;
+    pp.buffers = l->buffers;
+    pp.instrs = l->instrs;
+    for (size_t i = 0; i < states.size(); ++i)
+      pp.buffers[i].stateOffset = p.offsets[i];
+    if (anyHost) {
+      size_t pos = 0;
+      std::vector<Node> tree = toTree(pp.instrs, pos, pp.instrs.size());
+      Staging staging{pp.buffers, host, states};
+      if (failed(staging.stageBlock(tree, l->phaseNames))) {
+        p.error = staging.error;
+        return p;
+      }
+      pp.instrs.clear();
+      flatten(tree, pp.instrs);
+    }
+    computeLiveness(pp.buffers, pp.instrs);
+    std::vector<LiveInterval> intervals;
+    std::vector<size_t> temps;
+    for (size_t i = 0; i < pp.buffers.size(); ++i) {
+      if (pp.buffers[i].isState || pp.buffers[i].last < 0)
+        continue;
+      intervals.push_back(
+          {pp.buffers[i].bytes, pp.buffers[i].first, pp.buffers[i].last});
+      temps.push_back(i);
+    }
+    pp.plan = planMemory(intervals, kAlignment);
+    for (auto [t, i] : llvm::enumerate(temps))
+      pp.buffers[i].stateOffset = p.deviceStateBytes + pp.plan.offsets[t];
+    pp.phases = phaseStats(pp, l->phaseNames, p.deviceStateBytes);
+    // Where the most temporary bytes are alive, for reports.
+    std::vector<int64_t> live(pp.instrs.size() + 1, 0);
+    for (const LiveInterval &iv : intervals) {
+      live[iv.first] += alignUp(iv.bytes);
+      live[iv.last + 1] -= alignUp(iv.bytes);
+    }
+    int64_t alive = 0, most = -1;
+    for (size_t q = 0; q < pp.instrs.size(); ++q) {
+      alive += live[q];
+      if (alive > most) {
+        most = alive;
+        pp.peakPosition = static_cast<int64_t>(q);
+      }
+    }
+    if (pp.plan.peakBytes > p.maxTransient) {
+      p.maxTransient = pp.plan.peakBytes;
+      p.peakProgram = k;
+    }
+    p.programs.push_back(std::move(pp));
+  }
+  return p;
+}
+
+// Says why the smallest plan does not fit, what is largest at its peak, and
+// what to change.
+std::string budgetError(const Placement &p,
+                        const std::vector<std::unique_ptr<ProgramLowering>> &l,
+                        const std::vector<StateInfo> &states, int64_t limit) {
+  auto mib = [](int64_t bytes) {
+    return llvm::formatv("{0:F2} MiB", static_cast<double>(bytes) / 1048576.0)
+        .str();
+  };
+  const PlacedProgram &pp = p.programs[p.peakProgram];
+  std::string phase = "outside any phase";
+  for (int64_t q = 0; q <= pp.peakPosition; ++q) {
+    const Instr &in = pp.instrs[q];
+    if (in.kernel == "phase_begin")
+      phase = "phase " + l[p.peakProgram]->phaseNames[in.ints[0].c];
+    else if (in.kernel == "phase_end")
+      phase = "outside any phase";
+  }
+  std::vector<std::pair<int64_t, std::string>> consumers;
+  int64_t unlabeled = 0, count = 0;
+  for (const Buffer &b : pp.buffers) {
+    if (b.isState || b.first > pp.peakPosition || b.last < pp.peakPosition)
+      continue;
+    if (b.label.empty()) {
+      unlabeled += b.bytes;
+      ++count;
+    } else {
+      consumers.push_back({b.bytes, b.label});
+    }
+  }
+  consumers.push_back(
+      {unlabeled, llvm::formatv("{0} activations and temporaries", count)});
+  int64_t residentBytes = 0;
+  for (size_t i = 0; i < states.size(); ++i)
+    if (!p.host[i])
+      residentBytes += states[i].bytes;
+  consumers.push_back(
+      {residentBytes, "states kept on the device (small or used outside "
+                      "phases)"});
+  std::sort(consumers.rbegin(), consumers.rend());
+  std::string largest;
+  for (size_t i = 0; i < consumers.size() && i < 5; ++i)
+    largest += (i ? ", " : "") + consumers[i].second + " " +
+               mib(consumers[i].first);
+  return llvm::formatv(
+             "the phased plan needs {0} of device memory ({1} bytes) at its "
+             "peak ({2} of @{3}) but execution.device_memory_limit is {4}, "
+             "even with every remote buffer in host memory; largest there: "
+             "{5}. Lower execution.micro_batch_size, set "
+             "execution.recompute: layer, or raise "
+             "execution.device_memory_limit",
+             mib(p.peak()), p.peak(), phase, l[p.peakProgram]->programName,
+             mib(limit), largest)
+      .str();
+}
+
 // State reads lower to views of the state, read where they are used. So a
 // read whose value is still used after a write to the same declaration would
 // see the new contents; the training passes never emit that, and this check
@@ -895,8 +1400,9 @@ struct LowerToRtPass
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerToRtPass)
   LowerToRtPass() = default;
   LowerToRtPass(const LowerToRtPass &other) : PassWrapper(other) {}
-  explicit LowerToRtPass(ArrayRef<std::string> names) {
+  LowerToRtPass(ArrayRef<std::string> names, int64_t limit) {
     programs = SmallVector<std::string>(names.begin(), names.end());
+    deviceMemoryLimit = limit;
   }
 
   StringRef getArgument() const override { return "ferry-lower-to-rt"; }
@@ -912,6 +1418,12 @@ struct LowerToRtPass
   ListOption<std::string> programs{
       *this, "programs",
       llvm::cl::desc("entry functions to lower (default: train_step)")};
+  Option<int64_t> deviceMemoryLimit{
+      *this, "device-memory-limit",
+      llvm::cl::desc("bytes of device memory a phased plan may use; remote "
+                     "buffers stay on the device while they fit (0: "
+                     "unlimited)"),
+      llvm::cl::init(0)};
 };
 
 void LowerToRtPass::runOnOperation() {
@@ -998,39 +1510,89 @@ void LowerToRtPass::runOnOperation() {
     stateIds[s.name] = static_cast<int>(states.size());
     states.push_back(s);
   }
-  int64_t stateBytes = offset;
+  (void)offset; // final offsets come from the placement below
 
-  // Programs.
-  struct Lowered {
-    std::string name;
-    std::unique_ptr<ProgramLowering> lowering;
-    MemoryPlan plan;
-  };
-  std::vector<std::unique_ptr<Lowered>> lowered;
-  int64_t maxTransient = 0;
+  // Programs, lowered once; where each state lives is decided below.
+  std::vector<std::unique_ptr<ProgramLowering>> lowerings;
   for (const std::string &name : names) {
     auto fn = symbols.lookup<func::FuncOp>(name);
-    auto l = std::make_unique<Lowered>();
-    l->name = name;
-    l->lowering = std::make_unique<ProgramLowering>(module, stateIds, states);
-    if (failed(l->lowering->lower(fn)))
+    auto l = std::make_unique<ProgramLowering>(module, stateIds, states);
+    if (failed(l->lower(fn)))
       return signalPassFailure();
-    std::vector<Buffer> &bufs = l->lowering->buffers;
-    forwardIntoDestinations(bufs, l->lowering->instrs);
-    computeLiveness(bufs, l->lowering->instrs);
-    std::vector<LiveInterval> intervals;
-    std::vector<size_t> temps;
-    for (size_t i = 0; i < bufs.size(); ++i) {
-      if (bufs[i].isState || bufs[i].last < 0)
-        continue;
-      intervals.push_back({bufs[i].bytes, bufs[i].first, bufs[i].last});
-      temps.push_back(i);
+    forwardIntoDestinations(l->buffers, l->instrs);
+    lowerings.push_back(std::move(l));
+  }
+
+  // Placement. In phased programs a state only phases touch may live in
+  // host memory (a remote buffer); small ones (biases, metrics) stay on the
+  // device, where they cost nothing worth a transfer.
+  constexpr int64_t kSmallState = 64 * 1024;
+  std::vector<bool> eligible(states.size(), false);
+  bool phased = false;
+  {
+    std::vector<bool> outside(states.size(), false);
+    for (auto &l : lowerings) {
+      int depth = 0;
+      for (const Instr &in : l->instrs) {
+        depth += in.kernel == "phase_begin" ? 1 : 0;
+        depth -= in.kernel == "phase_end" ? 1 : 0;
+        phased |= in.kernel == "phase_begin";
+        if (depth == 0)
+          for (const Ref &r : in.buffers)
+            if (r.buffer < static_cast<int>(states.size()))
+              outside[r.buffer] = true;
+      }
     }
-    l->plan = planMemory(intervals, kAlignment);
-    for (auto [k, i] : llvm::enumerate(temps))
-      bufs[i].stateOffset = stateBytes + l->plan.offsets[k];
-    maxTransient = std::max(maxTransient, l->plan.peakBytes);
-    lowered.push_back(std::move(l));
+    for (size_t i = 0; i < states.size(); ++i)
+      eligible[i] = phased && !outside[i] && states[i].bytes >= kSmallState;
+  }
+  Placement best = evaluatePlacement(lowerings, states, eligible);
+  if (!best.error.empty()) {
+    module.emitError() << "ferry-lower-to-rt: " << best.error;
+    return signalPassFailure();
+  }
+  int64_t limit = deviceMemoryLimit;
+  if (phased && limit > 0 && best.peak() > limit) {
+    module.emitError() << budgetError(best, lowerings, states, limit);
+    return signalPassFailure();
+  }
+  if (phased) {
+    // Keep on the device what the budget allows, the largest host-link
+    // traffic first: activation rows and stashes (stored and reloaded every
+    // step), then optimizer state, gradients, weights. The check is
+    // conservative (staging buffers only shrink when a state moves), and the
+    // final plan is exact.
+    std::vector<bool> host = eligible;
+    auto rank = [&](const StateInfo &st) {
+      return st.role == "stash"             ? 0
+             : st.role == "optimizer_state" ? 1
+             : st.role == "gradient"        ? 2
+             : st.role == "parameter"       ? 3
+                                            : 4;
+    };
+    std::vector<size_t> order;
+    for (size_t i = 0; i < states.size(); ++i)
+      if (host[i])
+        order.push_back(i);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      if (rank(states[a]) != rank(states[b]))
+        return rank(states[a]) < rank(states[b]);
+      return states[a].bytes > states[b].bytes;
+    });
+    int64_t device = best.deviceStateBytes, transient = best.maxTransient;
+    for (size_t i : order)
+      if (limit <= 0 ||
+          device + alignUp(states[i].bytes) + transient <= limit) {
+        host[i] = false;
+        device += alignUp(states[i].bytes);
+      }
+    if (host != eligible) {
+      best = evaluatePlacement(lowerings, states, host);
+      if (!best.error.empty()) {
+        module.emitError() << "ferry-lower-to-rt: " << best.error;
+        return signalPassFailure();
+      }
+    }
   }
 
   // Emit the rt module: states, then programs; drop the graph IR.
@@ -1038,29 +1600,47 @@ void LowerToRtPass::runOnOperation() {
   for (Operation &op : module.getBody()->getOperations())
     old.push_back(&op);
   b.setInsertionPointToEnd(module.getBody());
-  for (const StateInfo &s : states) {
+  for (auto [i, s] : llvm::enumerate(states)) {
     auto op = rt::StateOp::create(
         b, module.getLoc(), s.name, s.type, s.role,
-        static_cast<uint64_t>(s.offset), static_cast<uint64_t>(s.bytes), s.init,
-        llvm::APFloat(s.std), s.hf, s.stacked, s.noWeightDecay);
+        static_cast<uint64_t>(best.offsets[i]), static_cast<uint64_t>(s.bytes),
+        s.init, llvm::APFloat(s.std), s.hf, s.stacked, s.noWeightDecay);
     if (s.initRows > 0)
       op->setAttr("init_rows", b.getI64IntegerAttr(s.initRows));
-    (void)op;
+    if (best.host[i]) // a remote buffer: `at` is an offset in host memory
+      op->setAttr("host", b.getUnitAttr());
   }
-  for (auto &l : lowered) {
-    SmallVector<StringRef> inputNames(l->lowering->inputs.begin(),
-                                      l->lowering->inputs.end());
+  for (auto [k, lowering] : llvm::enumerate(lowerings)) {
+    PlacedProgram &placed = best.programs[k];
+    SmallVector<StringRef> inputNames(lowering->inputs.begin(),
+                                      lowering->inputs.end());
     b.setInsertionPointToEnd(module.getBody());
     auto program = rt::ProgramOp::create(
-        b, module.getLoc(), l->name, b.getStrArrayAttr(inputNames),
-        static_cast<int64_t>(l->lowering->registers), l->plan.peakBytes);
+        b, module.getLoc(), names[k], b.getStrArrayAttr(inputNames),
+        static_cast<int64_t>(lowering->registers), placed.plan.peakBytes);
     program->setAttr("rt.max_live_bytes",
-                     b.getI64IntegerAttr(l->plan.maxLiveBytes));
+                     b.getI64IntegerAttr(placed.plan.maxLiveBytes));
+    if (!placed.phases.empty()) {
+      SmallVector<Attribute> phases;
+      for (const PhaseStats &ps : placed.phases)
+        phases.push_back(b.getDictionaryAttr({
+            b.getNamedAttr("name", b.getStringAttr(ps.name)),
+            b.getNamedAttr("executions", b.getI64IntegerAttr(ps.executions)),
+            b.getNamedAttr("bytes_in", b.getI64IntegerAttr(ps.bytesIn)),
+            b.getNamedAttr("bytes_out", b.getI64IntegerAttr(ps.bytesOut)),
+            b.getNamedAttr("flops", b.getF64FloatAttr(ps.flops)),
+            b.getNamedAttr("peak_bytes", b.getI64IntegerAttr(ps.peakBytes)),
+        }));
+      program->setAttr("rt.phases", b.getArrayAttr(phases));
+      SmallVector<StringRef> phaseNames(lowering->phaseNames.begin(),
+                                        lowering->phaseNames.end());
+      program->setAttr("rt.phase_names", b.getStrArrayAttr(phaseNames));
+    }
     Block *block = b.createBlock(&program.getBody());
     // Nested loops: a stack of (block, remaining instructions).
     SmallVector<std::pair<Block *, int64_t>> stack = {{block, INT64_MAX}};
-    const std::vector<Buffer> &bufs = l->lowering->buffers;
-    for (const Instr &in : l->lowering->instrs) {
+    const std::vector<Buffer> &bufs = placed.buffers;
+    for (const Instr &in : placed.instrs) {
       OpBuilder ib = OpBuilder::atBlockEnd(stack.back().first);
       // Every enclosing loop's body counts this instruction.
       for (size_t k = 1; k < stack.size(); ++k)
@@ -1094,9 +1674,10 @@ void LowerToRtPass::runOnOperation() {
   for (const StateInfo &s : states)
     if (s.role == "parameter")
       params += s.type.getNumElements();
-  module->setAttr("rt.arena_bytes",
-                  b.getI64IntegerAttr(stateBytes + maxTransient));
-  module->setAttr("rt.state_bytes", b.getI64IntegerAttr(stateBytes));
+  module->setAttr("rt.arena_bytes", b.getI64IntegerAttr(best.peak()));
+  module->setAttr("rt.state_bytes",
+                  b.getI64IntegerAttr(best.deviceStateBytes));
+  module->setAttr("rt.host_bytes", b.getI64IntegerAttr(best.hostBytes));
   module->setAttr("rt.alignment", b.getI64IntegerAttr(kAlignment));
   module->setAttr("rt.parameter_count", b.getI64IntegerAttr(params));
 }
@@ -1104,6 +1685,7 @@ void LowerToRtPass::runOnOperation() {
 } // namespace
 
 std::unique_ptr<Pass>
-ferry::createLowerToRtPass(ArrayRef<std::string> programs) {
-  return std::make_unique<LowerToRtPass>(programs);
+ferry::createLowerToRtPass(ArrayRef<std::string> programs,
+                          int64_t deviceMemoryLimit) {
+  return std::make_unique<LowerToRtPass>(programs, deviceMemoryLimit);
 }

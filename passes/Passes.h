@@ -46,10 +46,20 @@ std::unique_ptr<mlir::Pass> createRecomputePass();
 // (@stash.x, @stash.dx). Run after ferry-insert-optimizer.
 std::unique_ptr<mlir::Pass> createBatchSerialisePass();
 
+// ferry-phased-execution: cuts the serialised @train_step (and @eval_step)
+// into graph.phase regions, PopXL's phase schedule: tied gradients in their
+// own variables, each gradient's norm taken in the phase that completes it,
+// the optimizer one layer per phase. Run after ferry-batch-serialise.
+std::unique_ptr<mlir::Pass> createPhasedExecutionPass();
+
 // ferry-lower-to-rt: graph IR -> rt programs (one per named entry function)
 // and rt.state ops, with a liveness-based plan of the device arena.
+// With phases (ferry-phased-execution), states only phases touch may live in
+// host memory: they stay on the device while `deviceMemoryLimit` (bytes, 0:
+// unlimited) allows, and each phase stages the rest through device buffers.
 std::unique_ptr<mlir::Pass>
-createLowerToRtPass(llvm::ArrayRef<std::string> programs = {});
+createLowerToRtPass(llvm::ArrayRef<std::string> programs = {},
+                    int64_t deviceMemoryLimit = 0);
 
 void registerFerryPasses();
 

@@ -43,6 +43,11 @@ void ferry::buildTrainingPipeline(mlir::OpPassManager &pm,
   // @forward (it is not serialised: evaluation reads no stash).
   if (options.batchSerialise)
     pm.addPass(createBatchSerialisePass());
+  // execution.mode: phased. The phase schedule on the serialised blocks:
+  // what the runtime streams between, with the tied gradient in its own
+  // buffer, per-phase gradient norms and one optimizer phase per layer.
+  if (options.phased)
+    pm.addPass(createPhasedExecutionPass());
   // Autodiff leaves duplicate constants and zero-gradient seeds; merge and
   // fold them before the memory plan sees them.
   pm.addPass(mlir::createCSEPass());
@@ -55,6 +60,7 @@ void ferry::registerFerryPasses() {
   mlir::registerPass([] { return createInsertEvalPass(); });
   mlir::registerPass([] { return createRecomputePass(); });
   mlir::registerPass([] { return createBatchSerialisePass(); });
+  mlir::registerPass([] { return createPhasedExecutionPass(); });
   mlir::registerPass([] { return createLowerToRtPass(); });
 }
 

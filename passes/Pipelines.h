@@ -16,6 +16,7 @@ void buildGraphCleanupPipeline(mlir::OpPassManager &pm);
 struct TrainingPipelineOptions {
   bool recompute = false;      // execution.recompute: layer
   bool batchSerialise = false; // execution.mode: phased
+  bool phased = false;         // execution.mode: phased
 };
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingPipelineOptions &options = {});

@@ -663,5 +663,8 @@ OptimizerUpdateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                            << ", the parameter '" << getParam() << "' has "
                            << paramType;
   }
+  if (getLayer() && !stacked)
+    return emitOpError() << "'" << getParam()
+                         << "' is not stacked: give no layer index";
   return success();
 }

@@ -289,8 +289,10 @@ def Graph_OptimizerUpdateOp : Graph_Op<"optimizer_update",
     `min(1, clip_norm / global_norm)` (`clip_norm` 0: no clipping), with the
     learning rate `lr` at update `step + 1` (bias corrections count updates
     from 1). `weight_decay` is 0 for biases and LayerNorm parameters. LAMB's
-    trust ratio is taken per layer entry of a stacked parameter. Formulas:
-    ARCHITECTURE.md, "Optimizers".
+    trust ratio is taken per layer entry of a stacked parameter. With a
+    `layer` index, only that entry of a stacked parameter (and of its
+    gradient and moments) is updated: phased execution updates one layer per
+    phase. Formulas: ARCHITECTURE.md, "Optimizers".
 
     ```mlir
     graph.optimizer_update @embeddings.word grad @grad.embeddings.word moments @adam_m.embeddings.word, @adam_v.embeddings.word
@@ -303,10 +305,38 @@ def Graph_OptimizerUpdateOp : Graph_Op<"optimizer_update",
                        Graph_FloatScalar:$lr, Graph_FloatScalar:$global_norm,
                        Index:$step, StrAttr:$optimizer, F64Attr:$beta1,
                        F64Attr:$beta2, F64Attr:$epsilon, F64Attr:$weight_decay,
-                       F64Attr:$clip_norm);
+                       F64Attr:$clip_norm, Optional<Index>:$layer);
   let assemblyFormat = [{
-    $param `grad` $grad `moments` $m `,` $v `lr` $lr `norm` $global_norm `step` $step attr-dict
+    $param (`[` $layer^ `]`)? `grad` $grad `moments` $m `,` $v `lr` $lr `norm` $global_norm `step` $step attr-dict
     `:` type($lr) `,` type($global_norm)
   }];
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Phases
+//===----------------------------------------------------------------------===//
+
+def Graph_PhaseOp : Graph_Op<"phase", [SingleBlock, NoTerminator]> {
+  let summary = "a unit of phased execution";
+  let description = [{
+    A phase of `execution.mode: phased` (ferry-phased-execution): what runs
+    between two rounds of host transfers. What it reads from or writes to
+    declarations placed in host memory is loaded into device memory when it
+    starts and stored back when it ends, so values only cross phases through
+    declarations: the region has no results, and dominance keeps any SSA
+    value from leaking out. Inside a layer loop, each iteration is one
+    instance of the phase.
+
+    ```mlir
+    scf.for %l = %c0 to %c24 step %c1 {
+      graph.phase "layer.fwd" {
+        scf.for %i = %c0 to %c4 step %c1 { ... }
+      }
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$phase_name);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$phase_name attr-dict-with-keyword $body";
 }

@@ -107,6 +107,13 @@ Arity arity(Kernel k) {
     return {1, 5, 2};
   case Kernel::OptimizerUpdate:
     return {6, 4, 5};
+  case Kernel::Load:
+  case Kernel::Store:
+    return {2, 2, 0};
+  case Kernel::Wait:
+  case Kernel::PhaseBegin:
+  case Kernel::PhaseEnd:
+    return {0, 1, 0};
   case Kernel::Count:
     break;
   }
@@ -140,17 +147,20 @@ CpuBackend::CpuBackend(const fxe::Executable &executable,
         "execution.device_memory_limit is {}; raise the limit or recompile "
         "for a smaller plan",
         formatByteSize(arenaBytes_), arenaBytes_, formatByteSize(*limitBytes)));
-  // States: inside the arena, sized as their shape says.
+  // States: inside the arena (or host memory), sized as their shape says.
   if (exe_.state_bytes() < 0 ||
-      static_cast<uint64_t>(exe_.state_bytes()) > arenaBytes_)
+      static_cast<uint64_t>(exe_.state_bytes()) > arenaBytes_ ||
+      exe_.host_bytes() < 0)
     throw RuntimeError("the executable's states end outside its arena");
+  hostBytes_ = static_cast<uint64_t>(exe_.host_bytes());
   for (const fxe::State *s : *exe_.states()) {
     int64_t elements = 1;
     for (int64_t d : *s->shape())
       if (d < 0 || __builtin_mul_overflow(elements, d, &elements))
         throw RuntimeError("state " + s->name()->str() + " has a bad shape");
     if (s->offset() < 0 || s->bytes() != elements * 4 ||
-        s->offset() + s->bytes() > exe_.state_bytes() ||
+        s->offset() + s->bytes() >
+            (s->host() ? exe_.host_bytes() : exe_.state_bytes()) ||
         (s->stacked() && (s->shape()->size() == 0 || s->shape()->Get(0) < 1)))
       throw RuntimeError(fmt::format(
           "state {} (offset {}, {} bytes) does not fit the executable's "
@@ -215,9 +225,21 @@ CpuBackend::CpuBackend(const fxe::Executable &executable,
     throw RuntimeError(fmt::format("cannot allocate the {} arena",
                                    formatByteSize(arenaBytes_)));
   std::memset(arena_, 0, bytes);
+  if (hostBytes_ > 0) {
+    size_t hbytes = (hostBytes_ + 63) / 64 * 64;
+    host_ = static_cast<char *>(std::aligned_alloc(64, hbytes));
+    if (!host_)
+      throw RuntimeError(fmt::format(
+          "cannot allocate {} of host memory for the remote buffers",
+          formatByteSize(hostBytes_)));
+    std::memset(host_, 0, hbytes);
+  }
 }
 
-CpuBackend::~CpuBackend() { std::free(arena_); }
+CpuBackend::~CpuBackend() {
+  std::free(arena_);
+  std::free(host_);
+}
 
 const fxe::State *CpuBackend::state(const std::string &name) const {
   for (const fxe::State *s : *exe_.states())
@@ -229,7 +251,7 @@ const fxe::State *CpuBackend::state(const std::string &name) const {
 void CpuBackend::initialiseStates(uint64_t seed) {
   for (const fxe::State *s : *exe_.states()) {
     if (s->dtype() != fxe::DType_F32) {
-      std::memset(arena_ + s->offset(), 0, s->bytes());
+      std::memset(data(s), 0, s->bytes());
       continue;
     }
     float *data = f32(s);
@@ -276,7 +298,11 @@ void CpuBackend::run(const std::string &name,
                                      name, declared, inputs.size()));
     std::vector<int64_t> registers(std::max<int32_t>(p->registers(), 1), 0);
     std::copy(inputs.begin(), inputs.end(), registers.begin());
+    current_ = p;
     runInstrs(*p->instrs(), 0, p->instrs()->size(), registers);
+    // Stores still queued finish before the caller reads any state.
+    for (auto [event, ticket] : eventTickets_)
+      copies_.waitFor(ticket);
     return;
   }
   throw RuntimeError("the executable has no program '" + name + "'");
@@ -456,6 +482,11 @@ void CpuBackend::checkExtents(const fxe::Instr &in,
     need = {n, n, n, n, 1, 1};
     break;
   }
+  case Kernel::Load: // checked in transfer()
+  case Kernel::Store:
+  case Kernel::Wait:
+  case Kernel::PhaseBegin:
+  case Kernel::PhaseEnd:
   case Kernel::Count:
     break;
   }
@@ -468,8 +499,74 @@ void CpuBackend::checkExtents(const fxe::Instr &in,
           in.buffers()->Get(b)->bytes()));
 }
 
+// Phased execution's instructions: copies over the "host link", waits on
+// them, and phase markers (timed while profiling).
+void CpuBackend::transfer(const fxe::Instr &in,
+                          const std::vector<int64_t> &registers) {
+  auto kernel = static_cast<Kernel>(in.kernel());
+  int64_t id = evaluate(in.ints()->Get(kernel == Kernel::Wait ||
+                                               kernel == Kernel::PhaseBegin ||
+                                               kernel == Kernel::PhaseEnd
+                                           ? 0
+                                           : 1),
+                        registers);
+  if (kernel == Kernel::Wait) {
+    if (auto it = eventTickets_.find(id); it != eventTickets_.end())
+      copies_.waitFor(it->second);
+    return;
+  }
+  if (kernel == Kernel::PhaseBegin || kernel == Kernel::PhaseEnd) {
+    if (!profiling_)
+      return;
+    auto now = std::chrono::steady_clock::now();
+    if (kernel == Kernel::PhaseBegin) {
+      phaseStart_ = now;
+      return;
+    }
+    const auto *names = current_ ? current_->phase_names() : nullptr;
+    std::string name = names && id >= 0 && id < names->size()
+                           ? names->Get(id)->str()
+                           : "phase " + std::to_string(id);
+    PhaseTime &t = phaseTimes_[name];
+    ++t.calls;
+    t.seconds += std::chrono::duration<double>(now - phaseStart_).count();
+    return;
+  }
+  bool load = kernel == Kernel::Load;
+  const fxe::Ref *hostRef = in.buffers()->Get(load ? 0 : 1);
+  const fxe::Ref *deviceRef = in.buffers()->Get(load ? 1 : 0);
+  int64_t h = evaluate(hostRef->offset(), registers);
+  int64_t d = evaluate(deviceRef->offset(), registers);
+  int64_t bytes = evaluate(in.ints()->Get(0), registers);
+  if (bytes < 0 || bytes > hostRef->bytes() || bytes > deviceRef->bytes() ||
+      h < 0 || static_cast<uint64_t>(h + hostRef->bytes()) > hostBytes_ ||
+      d < 0 || static_cast<uint64_t>(d + deviceRef->bytes()) > arenaBytes_)
+    throw RuntimeError(fmt::format(
+        "{} of {} bytes between host [{}, +{}) and device [{}, +{}) is "
+        "outside the {}-byte host memory or the {}-byte arena; the "
+        "executable is damaged: recompile it",
+        kernelName(in.kernel()), bytes, h, hostRef->bytes(), d,
+        deviceRef->bytes(), hostBytes_, arenaBytes_));
+  peakBytes_ = std::max<uint64_t>(peakBytes_, d + deviceRef->bytes());
+  hostLinkBytes_ += static_cast<uint64_t>(bytes);
+  char *hostPtr = host_ + h, *devicePtr = arena_ + d;
+  eventTickets_[id] = load ? copies_.issue(devicePtr, hostPtr, bytes)
+                           : copies_.issue(hostPtr, devicePtr, bytes);
+}
+
 void CpuBackend::execute(const fxe::Instr &in,
                          const std::vector<int64_t> &registers) {
+  switch (static_cast<Kernel>(in.kernel())) {
+  case Kernel::Load:
+  case Kernel::Store:
+  case Kernel::Wait:
+  case Kernel::PhaseBegin:
+  case Kernel::PhaseEnd:
+    transfer(in, registers);
+    return;
+  default:
+    break;
+  }
   // Addresses, checked against the arena.
   char *buf[64];
   size_t nb = in.buffers()->size();
@@ -655,6 +752,11 @@ void CpuBackend::execute(const fxe::Instr &in,
                     static_cast<float>(F(4)), params);
     break;
   }
+  case Kernel::Load:
+  case Kernel::Store:
+  case Kernel::Wait:
+  case Kernel::PhaseBegin:
+  case Kernel::PhaseEnd:
   case Kernel::Count:
     break;
   }

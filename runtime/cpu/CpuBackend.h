@@ -1,12 +1,18 @@
 // The CPU backend: replays a program of an executable on host memory. The
 // "device" is one arena of executable.arena_bytes, allocated once and
 // accounted as device memory: execution.device_memory_limit is enforced
-// against it and the peak of bytes the program touched is measured.
+// against it and the peak of bytes the program touched is measured. Remote
+// buffers of phased execution live in a separate host allocation
+// (executable.host_bytes); load/store instructions copy between the two on a
+// copy thread (CopyQueue), counted as host-link bytes.
 #pragma once
 
+#include "runtime/cpu/CopyQueue.h"
 #include "runtime/executable/ExecutableFile.h"
 
+#include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -37,13 +43,20 @@ public:
   void run(const std::string &program, const std::vector<int64_t> &inputs);
 
   const fxe::State *state(const std::string &name) const;
+  // A state's memory, on the device or (a remote buffer) in host memory.
+  char *data(const fxe::State *s) {
+    return (s->host() ? host_ : arena_) + s->offset();
+  }
   float *f32(const fxe::State *s) {
-    return reinterpret_cast<float *>(arena_ + s->offset());
+    return reinterpret_cast<float *>(data(s));
   }
   int32_t *i32(const fxe::State *s) {
-    return reinterpret_cast<int32_t *>(arena_ + s->offset());
+    return reinterpret_cast<int32_t *>(data(s));
   }
   uint64_t arenaBytes() const { return arenaBytes_; }
+  uint64_t hostBytes() const { return hostBytes_; }
+  // Bytes moved between host memory and the device so far.
+  uint64_t hostLinkBytes() const { return hostLinkBytes_; }
   // The highest arena byte any executed kernel touched.
   uint64_t peakBytes() const { return peakBytes_; }
 
@@ -51,6 +64,14 @@ public:
   void setProfiling(bool on) { profiling_ = on; }
   // "kernel  calls  seconds  share" lines, slowest first.
   std::string profileReport() const;
+  // Measured time per phase (by name) while profiling: calls and seconds.
+  struct PhaseTime {
+    int64_t calls = 0;
+    double seconds = 0;
+  };
+  const std::map<std::string, PhaseTime> &phaseTimes() const {
+    return phaseTimes_;
+  }
 
 private:
   void runInstrs(const flatbuffers::Vector<flatbuffers::Offset<fxe::Instr>> &v,
@@ -61,9 +82,17 @@ private:
   static void checkIndices(const char *what, const int32_t *values,
                            int64_t count, int64_t limit);
 
+  void transfer(const fxe::Instr &in, const std::vector<int64_t> &registers);
+
   const fxe::Executable &exe_;
-  char *arena_ = nullptr;
-  uint64_t arenaBytes_ = 0, peakBytes_ = 0;
+  char *arena_ = nullptr, *host_ = nullptr;
+  uint64_t arenaBytes_ = 0, peakBytes_ = 0, hostBytes_ = 0,
+           hostLinkBytes_ = 0;
+  CopyQueue copies_;
+  std::map<int64_t, uint64_t> eventTickets_; // event -> last ticket
+  const fxe::Program *current_ = nullptr;
+  std::map<std::string, PhaseTime> phaseTimes_;
+  std::chrono::steady_clock::time_point phaseStart_;
   bool profiling_ = false;
   std::vector<double> kernelSeconds_;
   std::vector<int64_t> kernelCalls_;
