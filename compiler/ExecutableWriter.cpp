@@ -152,8 +152,7 @@ std::vector<uint8_t> ferry::serializeExecutable(ModuleOp module,
         phases.push_back(fxe::CreatePhase(
             fbb, fbb.CreateString(d.getAs<StringAttr>("name").str()),
             i64("executions"), i64("bytes_in"), i64("bytes_out"),
-            d.getAs<FloatAttr>("flops").getValueAsDouble(),
-            i64("peak_bytes")));
+            d.getAs<FloatAttr>("flops").getValueAsDouble(), i64("peak_bytes")));
       }
     programs.push_back(fxe::CreateProgram(
         fbb, fbb.CreateString(p.getSymName().str()),

@@ -465,8 +465,8 @@ LogicalResult serialise(ModuleOp module, func::FuncOp entry,
   auto loop = call ? dyn_cast<scf::ForOp>(call->getParentOp()) : nullptr;
   if (!loop || !isCountedLoop(loop))
     return entry.emitOpError()
-           << "ferry-batch-serialise: @" << entry.getSymName()
-           << " must call @" << callee.getSymName()
+           << "ferry-batch-serialise: @" << entry.getSymName() << " must call @"
+           << callee.getSymName()
            << " directly inside its micro-batch loop (from 0, step 1, to a "
               "constant)";
   if (failed(inlineForwardGrad(loop, call, callee)))

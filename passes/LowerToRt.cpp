@@ -730,8 +730,7 @@ LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
     bufs.append(ins.begin(), ins.end()); // lr, norm
     Instr &in =
         emit("optimizer_update", bufs,
-             {count, segments, 0,
-              up.getOptimizer() == "lamb" ? 1 : 0},
+             {count, segments, 0, up.getOptimizer() == "lamb" ? 1 : 0},
              {up.getBeta1().convertToDouble(), up.getBeta2().convertToDouble(),
               up.getEpsilon().convertToDouble(),
               up.getWeightDecay().convertToDouble(),
@@ -1084,8 +1083,7 @@ struct Staging {
     // By scope, deepest first (inserting into a body moves the loops in
     // it), the phase itself last.
     std::map<std::pair<int, Node *>,
-             std::pair<std::vector<Node>, std::vector<Node>>,
-             std::greater<>>
+             std::pair<std::vector<Node>, std::vector<Node>>, std::greater<>>
         edges;
     for (Group &g : groups) {
       Buffer t;
@@ -1138,8 +1136,8 @@ struct Staging {
       while (end < block.size() && block[end].in.kernel != "phase_end")
         ++end;
       size_t before = block.size();
-      if (failed(stagePhase(block, i + 1, end,
-                            phaseNames[block[i].in.ints[0].c])))
+      if (failed(
+              stagePhase(block, i + 1, end, phaseNames[block[i].in.ints[0].c])))
         return failure();
       i = end + (block.size() - before); // the phase_end marker
     }
@@ -1330,14 +1328,14 @@ std::string budgetError(const Placement &p,
   for (size_t i = 0; i < states.size(); ++i)
     if (!p.host[i])
       residentBytes += states[i].bytes;
-  consumers.push_back(
-      {residentBytes, "states kept on the device (small or used outside "
-                      "phases)"});
+  consumers.push_back({residentBytes,
+                       "states kept on the device (small or used outside "
+                       "phases)"});
   std::sort(consumers.rbegin(), consumers.rend());
   std::string largest;
   for (size_t i = 0; i < consumers.size() && i < 5; ++i)
-    largest += (i ? ", " : "") + consumers[i].second + " " +
-               mib(consumers[i].first);
+    largest +=
+        (i ? ", " : "") + consumers[i].second + " " + mib(consumers[i].first);
   return llvm::formatv(
              "the phased plan needs {0} of device memory ({1} bytes) at its "
              "peak ({2} of @{3}) but execution.device_memory_limit is {4}, "
@@ -1675,8 +1673,7 @@ void LowerToRtPass::runOnOperation() {
     if (s.role == "parameter")
       params += s.type.getNumElements();
   module->setAttr("rt.arena_bytes", b.getI64IntegerAttr(best.peak()));
-  module->setAttr("rt.state_bytes",
-                  b.getI64IntegerAttr(best.deviceStateBytes));
+  module->setAttr("rt.state_bytes", b.getI64IntegerAttr(best.deviceStateBytes));
   module->setAttr("rt.host_bytes", b.getI64IntegerAttr(best.hostBytes));
   module->setAttr("rt.alignment", b.getI64IntegerAttr(kAlignment));
   module->setAttr("rt.parameter_count", b.getI64IntegerAttr(params));
@@ -1684,8 +1681,7 @@ void LowerToRtPass::runOnOperation() {
 
 } // namespace
 
-std::unique_ptr<Pass>
-ferry::createLowerToRtPass(ArrayRef<std::string> programs,
-                          int64_t deviceMemoryLimit) {
+std::unique_ptr<Pass> ferry::createLowerToRtPass(ArrayRef<std::string> programs,
+                                                 int64_t deviceMemoryLimit) {
   return std::make_unique<LowerToRtPass>(programs, deviceMemoryLimit);
 }

@@ -138,8 +138,8 @@ Value constantIndex(OpBuilder &b, Location loc, int64_t v) {
 
 Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
   return arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(type, b.getFloatAttr(
-                                               type.getElementType(), 0.0)));
+      b, loc,
+      DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), 0.0)));
 }
 
 // Rebuilds an index computed from constants, arithmetic and loop counters
@@ -152,8 +152,7 @@ FailureOr<Value> rebuildIndex(Value v, PhaseOp phase, OpBuilder &b,
   Operation *def = v.getDefiningOp();
   if (!def || !phase->isAncestor(def))
     return v;
-  if (!isa<arith::ConstantOp, arith::AddIOp, arith::SubIOp, arith::MulIOp>(
-          def))
+  if (!isa<arith::ConstantOp, arith::AddIOp, arith::SubIOp, arith::MulIOp>(def))
     return failure();
   for (Value operand : def->getOperands())
     if (failed(rebuildIndex(operand, phase, b, map)))
@@ -178,9 +177,9 @@ LogicalResult scheduleTrainStep(ModuleOp module, func::FuncOp fn) {
   OpBuilder mb(module.getBody(), module.getBody()->begin());
   auto declare = [&](const std::string &name, RankedTensorType type,
                      bool stacked) {
-    auto var = VariableOp::create(mb, loc, name, type, InitKind::zeros,
-                                  FloatAttr(), stacked ? name + ".{}" : name,
-                                  stacked, false);
+    auto var =
+        VariableOp::create(mb, loc, name, type, InitKind::zeros, FloatAttr(),
+                           stacked ? name + ".{}" : name, stacked, false);
     symbols.insert(var);
     return var;
   };
@@ -217,8 +216,7 @@ LogicalResult scheduleTrainStep(ModuleOp module, func::FuncOp fn) {
     OpBuilder b = OpBuilder::atBlockEnd(&info.phases.back().getBody().front());
     Value partial = ParameterRefOp::create(b, loc, decl.getTensorType(), tied);
     AccumulateOp::create(b, loc, partial, name, Value());
-    StoreOp::create(b, loc, zeros(b, loc, decl.getTensorType()), tied,
-                    Value());
+    StoreOp::create(b, loc, zeros(b, loc, decl.getTensorType()), tied, Value());
   }
 
   // The global norm: per-gradient norms at the end of the completing phase.
@@ -372,8 +370,7 @@ LogicalResult scheduleTrainStep(ModuleOp module, func::FuncOp fn) {
       up.getLrMutable().assign(lr);
       up.getGlobalNormMutable().assign(norm);
       if (StoreOp zero = zeroing.lookup(up.getGrad()))
-        zero->moveBefore(pb.getInsertionBlock(),
-                         pb.getInsertionBlock()->end());
+        zero->moveBefore(pb.getInsertionBlock(), pb.getInsertionBlock()->end());
     }
   }
   return success();

@@ -34,9 +34,9 @@ void CopyQueue::waitFor(uint64_t ticket) {
     return;
   auto start = std::chrono::steady_clock::now();
   done_.wait(lock, [&] { return finished_ >= ticket; });
-  waitedSeconds_ += std::chrono::duration<double>(
-                        std::chrono::steady_clock::now() - start)
-                        .count();
+  waitedSeconds_ +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
 }
 
 void CopyQueue::run() {
@@ -48,8 +48,13 @@ void CopyQueue::run() {
     Copy c = pending_.front();
     pending_.pop_front();
     lock.unlock();
+    auto start = std::chrono::steady_clock::now();
     std::memcpy(c.dst, c.src, c.bytes);
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     lock.lock();
+    busySeconds_ += seconds;
     ++finished_;
     done_.notify_all();
   }

@@ -27,6 +27,11 @@ public:
   void waitFor(uint64_t ticket);
   // Seconds the compute thread spent blocked in waitFor, in total.
   double waitedSeconds() const { return waitedSeconds_; }
+  // Seconds the copy thread spent copying, in total.
+  double busySeconds() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return busySeconds_;
+  }
 
 private:
   void run();
@@ -41,7 +46,7 @@ private:
   std::deque<Copy> pending_;
   uint64_t issued_ = 0, finished_ = 0;
   bool stopping_ = false;
-  double waitedSeconds_ = 0;
+  double waitedSeconds_ = 0, busySeconds_ = 0;
   std::thread thread_;
 };
 

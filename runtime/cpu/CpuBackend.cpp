@@ -353,6 +353,54 @@ std::string CpuBackend::profileReport() const {
     out += fmt::format("{:<28}{:>10}{:>12.4f}{:>7.1f}%\n",
                        kernelName(static_cast<uint16_t>(k)), kernelCalls_[k],
                        seconds, total > 0 ? 100 * seconds / total : 0.0);
+  if (phaseTimes_.empty())
+    return out;
+  // Phases: measured beside planned. The plan's time model is its matmul
+  // FLOPs at the matmul rate this run measured plus its host-link bytes at
+  // the copy rate this run measured, so a phase far above its plan spends
+  // its time elsewhere (element-wise kernels, waiting on copies).
+  double planFlops = 0;
+  for (const fxe::Program *p : *exe_.programs())
+    if (p->phases())
+      for (const fxe::Phase *ph : *p->phases()) {
+        auto it = phaseTimes_.find(p->name()->str() + "/" + ph->name()->str());
+        if (it != phaseTimes_.end() && ph->executions() > 0)
+          planFlops += ph->flops() * static_cast<double>(it->second.calls) /
+                       static_cast<double>(ph->executions());
+      }
+  size_t gemm = static_cast<size_t>(Kernel::Gemm);
+  double gemmSeconds =
+      gemm < kernelSeconds_.size() ? kernelSeconds_[gemm] : 0.0;
+  double flopRate = gemmSeconds > 0 ? planFlops / gemmSeconds : 0;
+  double busy = const_cast<CopyQueue &>(copies_).busySeconds();
+  double copyRate = busy > 0 ? static_cast<double>(hostLinkBytes_) / busy : 0;
+  out += fmt::format(
+      "\nphases (planned: matmul FLOPs at {:.1f} GFLOP/s and host-link bytes "
+      "at {:.2f} GB/s, both measured in this run)\n",
+      flopRate / 1e9, copyRate / 1e9);
+  out += fmt::format("{:<32}{:>8}{:>14}{:>14}\n", "phase", "runs",
+                     "measured ms", "planned ms");
+  for (const fxe::Program *p : *exe_.programs()) {
+    if (!p->phases())
+      continue;
+    for (const fxe::Phase *ph : *p->phases()) {
+      std::string key = p->name()->str() + "/" + ph->name()->str();
+      auto it = phaseTimes_.find(key);
+      if (it == phaseTimes_.end() || ph->executions() <= 0)
+        continue;
+      double runs = static_cast<double>(ph->executions());
+      double planned =
+          (flopRate > 0 ? ph->flops() / runs / flopRate : 0) +
+          (copyRate > 0
+               ? static_cast<double>(ph->bytes_in() + ph->bytes_out()) / runs /
+                     copyRate
+               : 0);
+      out += fmt::format(
+          "{:<32}{:>8}{:>14.3f}{:>14.3f}\n", key, it->second.calls,
+          1e3 * it->second.seconds / static_cast<double>(it->second.calls),
+          1e3 * planned);
+    }
+  }
   return out;
 }
 
@@ -527,7 +575,7 @@ void CpuBackend::transfer(const fxe::Instr &in,
     std::string name = names && id >= 0 && id < names->size()
                            ? names->Get(id)->str()
                            : "phase " + std::to_string(id);
-    PhaseTime &t = phaseTimes_[name];
+    PhaseTime &t = phaseTimes_[current_->name()->str() + "/" + name];
     ++t.calls;
     t.seconds += std::chrono::duration<double>(now - phaseStart_).count();
     return;

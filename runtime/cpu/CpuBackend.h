@@ -47,9 +47,7 @@ public:
   char *data(const fxe::State *s) {
     return (s->host() ? host_ : arena_) + s->offset();
   }
-  float *f32(const fxe::State *s) {
-    return reinterpret_cast<float *>(data(s));
-  }
+  float *f32(const fxe::State *s) { return reinterpret_cast<float *>(data(s)); }
   int32_t *i32(const fxe::State *s) {
     return reinterpret_cast<int32_t *>(data(s));
   }
@@ -86,8 +84,7 @@ private:
 
   const fxe::Executable &exe_;
   char *arena_ = nullptr, *host_ = nullptr;
-  uint64_t arenaBytes_ = 0, peakBytes_ = 0, hostBytes_ = 0,
-           hostLinkBytes_ = 0;
+  uint64_t arenaBytes_ = 0, peakBytes_ = 0, hostBytes_ = 0, hostLinkBytes_ = 0;
   CopyQueue copies_;
   std::map<int64_t, uint64_t> eventTickets_; // event -> last ticket
   const fxe::Program *current_ = nullptr;

@@ -287,7 +287,9 @@ RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
   int64_t windowSteps = 0;
   int64_t savedAt = -1;
   for (int64_t s = stepsDone_; s < options.steps; ++s) {
+    uint64_t linkBefore = backend_->hostLinkBytes();
     StepMetrics last = step(s);
+    uint64_t stepLinkBytes = backend_->hostLinkBytes() - linkBefore;
     result.last = last;
     windowSeconds += last.seconds;
     ++windowSteps;
@@ -342,10 +344,11 @@ RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
           "{{\"step\": {}, \"loss\": {:.9g}, \"mlm_loss\": {:.9g}, "
           "\"nsp_loss\": {:.9g}, \"mlm_accuracy\": {:.9g}, \"lr\": {:.9g}, "
           "\"grad_norm\": {:.9g}, \"samples_per_s\": {:.6g}, "
-          "\"device_peak_bytes\": {}, \"device_peak_bytes_planned\": {}{}}}\n",
+          "\"device_peak_bytes\": {}, \"device_peak_bytes_planned\": {}, "
+          "\"host_link_bytes\": {}{}}}\n",
           last.step, last.loss, last.mlmLoss, last.nspLoss, last.mlmAccuracy,
           last.lr, last.gradNorm, last.samplesPerSecond, backend_->peakBytes(),
-          backend_->arenaBytes(), evalFields);
+          backend_->arenaBytes(), stepLinkBytes, evalFields);
       metrics.flush();
     }
 

@@ -16,5 +16,6 @@ Runner addCompileCommand(CLI::App &app);
 Runner addTrainCommand(CLI::App &app);
 Runner addEvalCommand(CLI::App &app);
 Runner addInspectCommand(CLI::App &app);
+Runner addPlanCommand(CLI::App &app);
 
 } // namespace ferry::cli

@@ -4,6 +4,7 @@
 
 #include "runtime/config/Config.h"
 #include "runtime/executable/ExecutableFile.h"
+#include "runtime/executable/PlanReport.h"
 
 #include <cstdio>
 #include <map>
@@ -38,6 +39,9 @@ int runInspect(const std::string &path) {
                 formatByteSize(exe.arena_bytes()).c_str(),
                 static_cast<long long>(exe.arena_bytes()),
                 formatByteSize(exe.state_bytes()).c_str());
+    if (exe.host_bytes() > 0)
+      std::printf("  host memory   %s of remote buffers (phased execution)\n",
+                  formatByteSize(exe.host_bytes()).c_str());
     std::map<std::string, std::pair<int, int64_t>> roles;
     for (const fxe::State *s : *exe.states()) {
       auto &r = roles[fxe::EnumNameRole(s->role())];
@@ -70,6 +74,10 @@ int runInspect(const std::string &path) {
       }
       std::printf("%s\n", line.c_str());
     }
+    for (const fxe::Program *p : *exe.programs())
+      std::fputs(phasePlanTable(exe, p->name()->str()).c_str(), stdout);
+    if (exe.host_bytes() > 0)
+      std::fputs(placementSummary(exe).c_str(), stdout);
     return 0;
   } catch (const ExecutableError &e) {
     std::fprintf(stderr, "ferry: error: %s\n", e.what());

@@ -80,9 +80,20 @@ int runTrain(const TrainOptionsCli &opts) {
     run.metricsPath = opts.metrics;
     run.saveDir = config.checkpoint.save_dir;
     RunResult result = trainer.run(run, stdout);
-    std::printf("device memory: peak %s measured, %s planned\n",
-                formatByteSize(trainer.backend().peakBytes()).c_str(),
-                formatByteSize(trainer.backend().arenaBytes()).c_str());
+    const CpuBackend &backend = trainer.backend();
+    std::printf("device memory: peak %s measured, %s planned%s\n",
+                formatByteSize(backend.peakBytes()).c_str(),
+                formatByteSize(backend.arenaBytes()).c_str(),
+                config.execution.device_memory_limit
+                    ? (", budget " +
+                       formatByteSize(*config.execution.device_memory_limit))
+                          .c_str()
+                    : "");
+    if (backend.hostBytes() > 0)
+      std::printf("host link: %s moved (%s of remote buffers in host "
+                  "memory)\n",
+                  formatByteSize(backend.hostLinkBytes()).c_str(),
+                  formatByteSize(backend.hostBytes()).c_str());
     if (opts.profile)
       std::fputs(trainer.backend().profileReport().c_str(), stdout);
     // Interrupted runs exit as the shell expects of a signal (128 + number),

@@ -46,6 +46,7 @@ int main(int argc, char **argv) {
   ferry::cli::Runner train = ferry::cli::addTrainCommand(app);
   ferry::cli::Runner eval = ferry::cli::addEvalCommand(app);
   ferry::cli::Runner inspect = ferry::cli::addInspectCommand(app);
+  ferry::cli::Runner plan = ferry::cli::addPlanCommand(app);
 
   CLI11_PARSE(app, argc, argv);
 
@@ -61,6 +62,8 @@ int main(int argc, char **argv) {
     return eval();
   if (app.got_subcommand("inspect"))
     return inspect();
+  if (app.got_subcommand("plan"))
+    return plan();
   std::fputs(app.help().c_str(), stdout);
   return 0;
 }

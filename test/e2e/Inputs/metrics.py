@@ -4,6 +4,8 @@
   metrics.py falls FILE FACTOR        last loss <= first loss * FACTOR
   metrics.py equal A B RTOL KEYS      per step, |a - b| <= RTOL * |b| for KEYS
   metrics.py values FILE KEY STEP=V.. KEY at STEP equals V (relative 1e-6)
+  metrics.py atmost FILE KEY LIMIT    KEY <= LIMIT at every step
+  metrics.py positive FILE KEY        KEY > 0 at every step
 Prints what it compared; exits 1 with the offending numbers otherwise.
 """
 import json
@@ -54,6 +56,19 @@ def main():
                 print(f"FAIL: step {step} {key} = {got!r}, expected {want!r}")
                 return 1
             print(f"step {step} {key} = {got:.6g}")
+        return 0
+    if mode in ("atmost", "positive"):
+        rows = load(sys.argv[2])
+        key = sys.argv[3]
+        limit = float(sys.argv[4]) if mode == "atmost" else 0.0
+        for r in rows:
+            ok = r[key] <= limit if mode == "atmost" else r[key] > 0
+            if not ok:
+                print(f"FAIL: step {r['step']} {key} = {r[key]!r}")
+                return 1
+        top = max(r[key] for r in rows)
+        print(f"{key}: {len(rows)} steps, largest {top:.10g}" +
+              (f" <= {limit:.10g}" if mode == "atmost" else " > 0"))
         return 0
     print(f"unknown mode {mode}")
     return 2

@@ -1,0 +1,77 @@
+// `ferry plan CONFIG [--set KEY=VALUE ...]`: compiles without running and
+// prints the plan: per phase of phased execution the bytes over the host
+// link each way, matmul FLOPs and peak device bytes, with totals, and where
+// the states live (device or host memory) under the device budget.
+#include "tools/ferry/Commands.h"
+#include "tools/ferry/LoadExecutable.h"
+
+#include "runtime/executable/PlanReport.h"
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ferry::cli {
+namespace {
+
+struct PlanOptions {
+  std::string input;
+  std::vector<std::string> overrides;
+};
+
+int runPlan(const PlanOptions &opts) {
+  try {
+    std::optional<LoadedExecutable> loaded =
+        loadExecutable(opts.input, opts.overrides);
+    if (!loaded)
+      return 1;
+    const Config &config = loaded->config;
+    const fxe::Executable &exe = loaded->exe->root();
+    const ExecutionConfig &e = config.execution;
+    std::printf(
+        "ferry plan %s: %s execution, recompute %s, global batch %lld = "
+        "micro-batch %lld x %lld, device budget %s\n",
+        opts.input.c_str(), e.mode.c_str(), e.recompute.c_str(),
+        static_cast<long long>(config.training.global_batch_size),
+        static_cast<long long>(e.micro_batch_size),
+        static_cast<long long>(config.gradientAccumulation()),
+        e.device_memory_limit ? formatByteSize(*e.device_memory_limit).c_str()
+                              : "unlimited");
+    std::printf("  device: %s planned peak (states %s + temporaries); host "
+                "memory: %s of remote buffers\n",
+                formatByteSize(exe.arena_bytes()).c_str(),
+                formatByteSize(exe.state_bytes()).c_str(),
+                formatByteSize(exe.host_bytes()).c_str());
+    std::string table = phasePlanTable(exe, "train_step");
+    if (table.empty())
+      std::printf("  no phases (execution.mode: resident): everything stays "
+                  "on the device, nothing crosses the host link\n");
+    std::fputs(table.c_str(), stdout);
+    std::fputs(placementSummary(exe).c_str(), stdout);
+    return 0;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "ferry: error: %s\n", e.what());
+    return 1;
+  }
+}
+
+} // namespace
+
+Runner addPlanCommand(CLI::App &app) {
+  auto opts = std::make_shared<PlanOptions>();
+  CLI::App *cmd = app.add_subcommand(
+      "plan", "Compile a config and print its plan without running it: per "
+              "phase the bytes over the host link, FLOPs and peak device "
+              "bytes, with totals, and where each buffer lives.");
+  cmd->add_option("config", opts->input,
+                  "Model config, e.g. configs/bert-mini.yaml (or a FILE.fxe)")
+      ->required();
+  cmd->add_option("--set", opts->overrides,
+                  "Override a config key, e.g. --set "
+                  "execution.device_memory_limit=24MiB (repeatable)")
+      ->type_name("KEY=VALUE");
+  return [opts] { return runPlan(*opts); };
+}
+
+} // namespace ferry::cli
