@@ -1674,7 +1674,8 @@ void LowerToRtPass::runOnOperation() {
       params += s.type.getNumElements();
   module->setAttr("rt.arena_bytes", b.getI64IntegerAttr(best.peak()));
   module->setAttr("rt.state_bytes", b.getI64IntegerAttr(best.deviceStateBytes));
-  module->setAttr("rt.host_bytes", b.getI64IntegerAttr(best.hostBytes));
+  if (best.hostBytes > 0)
+    module->setAttr("rt.host_bytes", b.getI64IntegerAttr(best.hostBytes));
   module->setAttr("rt.alignment", b.getI64IntegerAttr(kAlignment));
   module->setAttr("rt.parameter_count", b.getI64IntegerAttr(params));
 }

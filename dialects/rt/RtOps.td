@@ -35,6 +35,16 @@ def Rt_Dialect : Dialect {
 
     The module's attributes give the arena size (`rt.arena_bytes`), where the
     states end (`rt.state_bytes`) and the alignment of every buffer.
+
+    Phased execution adds remote buffers: `rt.state`s with the `host`
+    attribute live at their offset in a separate host memory of
+    `rt.host_bytes`, which no kernel touches. `load` and `store` kernels copy
+    a byte range between host memory and the arena on a copy queue; `wait`
+    blocks until the copies issued with an event are done; `phase_begin` /
+    `phase_end` mark a phase (its name in the program's `rt.phase_names`).
+    Each program's `rt.phases` holds the compiler's plan per phase: how often
+    it runs, bytes in and out over the host link, matmul FLOPs and the peak of
+    device bytes.
   }];
 }
 
@@ -45,7 +55,8 @@ def Rt_StateOp : Rt_Op<"state", [Symbol, HasParent<"::mlir::ModuleOp">]> {
   let summary = "a tensor at a fixed arena offset for the whole run";
   let description = [{
     `role` is one of parameter, gradient, optimizer_state, input, output,
-    metric, stash. `init` says how the runtime initialises it (normal with
+    metric, stash. With `host`, it is a remote buffer in host memory (phased
+    execution) and `at` is its offset there. `init` says how the runtime initialises it (normal with
     `init_std`, zeros, ones); `hf` is the name in checkpoints.
 
     ```mlir
