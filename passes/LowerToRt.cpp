@@ -1296,7 +1296,8 @@ Placement evaluatePlacement(
 // what to change.
 std::string budgetError(const Placement &p,
                         const std::vector<std::unique_ptr<ProgramLowering>> &l,
-                        const std::vector<StateInfo> &states, int64_t limit) {
+                        const std::vector<StateInfo> &states, int64_t limit,
+                        bool recomputing) {
   auto mib = [](int64_t bytes) {
     return llvm::formatv("{0:F2} MiB", static_cast<double>(bytes) / 1048576.0)
         .str();
@@ -1340,11 +1341,11 @@ std::string budgetError(const Placement &p,
              "the phased plan needs {0} of device memory ({1} bytes) at its "
              "peak ({2} of @{3}) but execution.device_memory_limit is {4}, "
              "even with every remote buffer in host memory; largest there: "
-             "{5}. Lower execution.micro_batch_size, set "
-             "execution.recompute: layer, or raise "
+             "{5}. Lower execution.micro_batch_size, {6}or raise "
              "execution.device_memory_limit",
              mib(p.peak()), p.peak(), phase, l[p.peakProgram]->programName,
-             mib(limit), largest)
+             mib(limit), largest,
+             recomputing ? "" : "set execution.recompute: layer, ")
       .str();
 }
 
@@ -1551,7 +1552,12 @@ void LowerToRtPass::runOnOperation() {
   }
   int64_t limit = deviceMemoryLimit;
   if (phased && limit > 0 && best.peak() > limit) {
-    module.emitError() << budgetError(best, lowerings, states, limit);
+    bool recomputing = false;
+    module.walk([&](func::CallOp call) {
+      recomputing |= call->hasAttr("ferry.recompute");
+    });
+    module.emitError() << budgetError(best, lowerings, states, limit,
+                                      recomputing);
     return signalPassFailure();
   }
   if (phased) {
