@@ -69,6 +69,8 @@ public:
         ib.add_loop_count(static_cast<int64_t>(loop.getCount()));
         ib.add_loop_body(body);
         ib.add_loop_register(static_cast<int32_t>(loop.getRegisterIndex()));
+        if (auto parity = loop.getParityRegister())
+          ib.add_loop_parity_register(static_cast<int32_t>(*parity));
         out[header] = ib.Finish();
         continue;
       }
@@ -171,7 +173,11 @@ std::vector<uint8_t> ferry::serializeExecutable(ModuleOp module,
       fbb.CreateVector(states), fbb.CreateVector(programs),
       module->hasAttr("rt.host_bytes")
           ? module->getAttrOfType<IntegerAttr>("rt.host_bytes").getInt()
-          : 0);
+          : 0,
+      fbb.CreateString(
+          module->hasAttr("rt.prefetch")
+              ? module->getAttrOfType<StringAttr>("rt.prefetch").str()
+              : ""));
   fbb.Finish(root);
   return std::vector<uint8_t>(fbb.GetBufferPointer(),
                               fbb.GetBufferPointer() + fbb.GetSize());

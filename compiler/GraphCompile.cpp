@@ -91,7 +91,8 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
       config.execution.device_memory_limit
           ? static_cast<int64_t>(*config.execution.device_memory_limit)
           : 0;
-  lower.addPass(createLowerToRtPass(programs, limit));
+  lower.addPass(
+      createLowerToRtPass(programs, limit, config.execution.prefetch));
   if (failed(lower.run(module)))
     return failure();
   auto arena = module->getAttrOfType<IntegerAttr>("rt.arena_bytes");

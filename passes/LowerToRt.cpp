@@ -113,6 +113,7 @@ struct Instr {
   SmallVector<Affine> ints;
   SmallVector<double> floats;
   int64_t loopCount = 0, loopRegister = 0, loopBody = 0;
+  int64_t parityRegister = -1; // a loop's counter & 1 (phased prefetch)
 };
 
 struct StateInfo {
@@ -926,6 +927,9 @@ void accessOf(const Instr &in, size_t b, bool &reads, bool &writes) {
 struct Node {
   Instr in;
   std::vector<Node> body; // a loop's body
+  // Instructions placed right before / after this node (a loop's prefetch
+  // of its first iteration, its wait for the last stores).
+  std::vector<Node> before, after;
   bool isLoop() const { return in.kernel.empty(); }
 };
 
@@ -946,12 +950,14 @@ std::vector<Node> toTree(const std::vector<Instr> &instrs, size_t &p,
 
 void flatten(const std::vector<Node> &nodes, std::vector<Instr> &out) {
   for (const Node &n : nodes) {
+    flatten(n.before, out);
     size_t at = out.size();
     out.push_back(n.in);
     if (n.isLoop()) {
       flatten(n.body, out);
       out[at].loopBody = static_cast<int64_t>(out.size() - at - 1);
     }
+    flatten(n.after, out);
   }
 }
 
@@ -980,11 +986,19 @@ bool mayOverlap(const Ref &a, const Ref &b) {
   return d.c < b.bytes && -d.c < a.bytes;
 }
 
+constexpr int kLayerPrefetch = 1, kMicroBatchPrefetch = 2;
+
 struct Staging {
   std::vector<Buffer> &buffers;
   const std::vector<bool> &host; // by buffer id (states first)
   const std::vector<StateInfo> &states;
+  int64_t &registers; // the program's register count (parity registers)
+  // What to double-buffer: kLayerPrefetch (the layer loop a phase is the
+  // body of: the next layer's weights) and kMicroBatchPrefetch (loops inside
+  // a phase: the next micro-batch's activations).
+  int prefetch = 3;
   int64_t nextEvent = 0;
+  int64_t prefetchedGroups = 0, syncGroups = 0;
   std::string error;
 
   // One staged range.
@@ -996,6 +1010,7 @@ struct Staging {
     bool load = false, store = false, seen = false;
     int temp = -1;
     std::vector<Ref *> refs;
+    Node *prefetchLoop = nullptr; // double-buffered over this loop
   };
 
   void collect(std::vector<Node> &nodes, std::vector<Node *> &loops,
@@ -1055,9 +1070,53 @@ struct Staging {
     return Node{in, {}};
   }
 
+  static int64_t coeff(const Affine &a, int64_t r) {
+    return r < static_cast<int64_t>(a.coeffs.size()) ? a.coeffs[r] : 0;
+  }
+  static Affine withRegister(Affine a, int64_t r, int64_t value) {
+    int64_t c = coeff(a, r);
+    if (c != 0) {
+      a.c += c * value;
+      a.coeffs[r] = 0;
+    }
+    return a;
+  }
+
+  // Whether `g` may load its next iteration's range while this one runs:
+  // consecutive iterations touch disjoint bytes, and no other group of the
+  // phase stores into the bytes it reads ahead (a store issued later would
+  // land after the early read).
+  bool canPrefetch(const Group &g, const std::vector<Group> &groups,
+                   Node *loop) {
+    int64_t r = loop->in.loopRegister, n = loop->in.loopCount;
+    int64_t cg = coeff(g.range.offset, r);
+    if (n < 2 || std::abs(cg) < g.range.bytes)
+      return false;
+    Affine base = withRegister(g.range.offset, r, 0);
+    for (const Group &other : groups) {
+      if (&other == &g || other.buffer != g.buffer || !other.store)
+        continue;
+      // Only offsets that differ by a constant elsewhere can be compared.
+      Affine shift = withRegister(other.range.offset, r, 0) + (base * -1);
+      if (!shift.isConstant())
+        return false;
+      int64_t co = coeff(other.range.offset, r);
+      int64_t a0 = std::min<int64_t>(0, cg * (n - 1));
+      int64_t a1 = std::max<int64_t>(0, cg * (n - 1)) + g.range.bytes;
+      int64_t b0 = shift.c + std::min<int64_t>(0, co * (n - 1));
+      int64_t b1 =
+          shift.c + std::max<int64_t>(0, co * (n - 1)) + other.range.bytes;
+      if (a0 < b1 && b0 < a1)
+        return false; // the other group writes bytes this one reads ahead
+    }
+    return true;
+  }
+
   // Stages the phase whose contents are nodes[begin, end) of a block.
+  // `enclosing` is the loop whose whole body the phase is (a layer loop), or
+  // null.
   LogicalResult stagePhase(std::vector<Node> &block, size_t begin, size_t end,
-                           const std::string &phase) {
+                           const std::string &phase, Node *enclosing) {
     std::vector<Node> inner(std::make_move_iterator(block.begin() + begin),
                             std::make_move_iterator(block.begin() + end));
     std::vector<Group> groups;
@@ -1079,42 +1138,134 @@ struct Staging {
                   " in different ways; it cannot be staged";
           return failure();
         }
-    // Rewrite the refs to device temporaries, then insert the transfers.
+    // Double-buffered groups: a loop inside the phase whose counter the
+    // address uses (micro-batch i + 1 while i computes), or the layer loop
+    // the phase is the body of (layer l + 1's weights while l computes).
+    for (Group &g : groups) {
+      Node *loop = nullptr;
+      if (g.scope && (prefetch & kMicroBatchPrefetch))
+        loop = g.scope;
+      else if (!g.scope && enclosing && (prefetch & kLayerPrefetch) &&
+               usesRegister(g.range.offset, enclosing->in.loopRegister))
+        loop = enclosing;
+      if (loop && canPrefetch(g, groups, loop))
+        g.prefetchLoop = loop;
+    }
     // By scope, deepest first (inserting into a body moves the loops in
     // it), the phase itself last.
-    std::map<std::pair<int, Node *>,
-             std::pair<std::vector<Node>, std::vector<Node>>, std::greater<>>
-        edges;
+    struct Edges {
+      std::vector<Node> loads, stores;         // synchronous
+      std::vector<Node> current, next, output; // double-buffered
+      Node *loop = nullptr;
+    };
+    std::map<std::pair<int, Node *>, Edges, std::greater<>> edges;
+    std::map<Node *, std::pair<int64_t, int64_t>> loopEvents; // in, out
     for (Group &g : groups) {
       Buffer t;
-      t.bytes = g.range.bytes;
       t.label = "@" + states[g.buffer].name + " (staged)";
+      Edges &e = edges[{g.depth, g.scope}];
+      int64_t bytes = g.range.bytes;
+      if (!g.prefetchLoop) {
+        ++syncGroups;
+        t.bytes = bytes;
+        buffers.push_back(t);
+        g.temp = static_cast<int>(buffers.size() - 1);
+        Ref device{g.temp, Affine(), bytes};
+        for (Ref *r : g.refs)
+          *r = device;
+        if (g.load)
+          e.loads.push_back(transfer("load", device, g.range, 0));
+        if (g.store)
+          e.stores.push_back(transfer("store", device, g.range, 0));
+        continue;
+      }
+      ++prefetchedGroups;
+      Node *loop = g.prefetchLoop;
+      e.loop = loop;
+      if (loop->in.parityRegister < 0)
+        loop->in.parityRegister = registers++;
+      int64_t p = loop->in.parityRegister, r = loop->in.loopRegister;
+      auto [events, added] = loopEvents.try_emplace(loop);
+      if (added)
+        events->second = {nextEvent++, nextEvent++};
+      auto [in, out] = events->second;
+      t.bytes = 2 * bytes;
       buffers.push_back(t);
       g.temp = static_cast<int>(buffers.size() - 1);
-      Ref device{g.temp, Affine(), g.range.bytes};
-      for (Ref *r : g.refs)
-        *r = device;
-      auto &[loads, stores] = edges[{g.depth, g.scope}];
-      if (g.load)
-        loads.push_back(transfer("load", device, g.range, 0));
+      Ref thisHalf{g.temp, Affine::reg(p) * bytes, bytes};
+      Ref otherHalf{g.temp, Affine::constant(bytes) + Affine::reg(p) * -bytes,
+                    bytes};
+      for (Ref *ref : g.refs)
+        *ref = thisHalf;
+      if (g.load) {
+        // Before the loop: iteration 0 into half 0.
+        Ref first{g.range.buffer, withRegister(g.range.offset, r, 0), bytes};
+        loop->before.push_back(
+            transfer("load", Ref{g.temp, Affine(), bytes}, first, in));
+        // In iteration r: r + 1 into the other half, if there is one.
+        Ref next{g.range.buffer,
+                 g.range.offset + Affine::constant(coeff(g.range.offset, r)),
+                 bytes};
+        Node n = transfer("load", otherHalf, next, in);
+        n.in.ints.push_back(Affine::reg(r) + Affine::constant(1));
+        n.in.ints.push_back(Affine::constant(loop->in.loopCount));
+        e.next.push_back(std::move(n));
+      }
       if (g.store)
-        stores.push_back(transfer("store", device, g.range, 0));
+        e.output.push_back(transfer("store", thisHalf, g.range, out));
+      // Both halves are in use for the whole loop (one computing, the other
+      // loading or storing on the copy thread), so the buffer stays live
+      // from before the loop to the wait after it: the waits name it.
+      Ref whole{g.temp, Affine(), 2 * bytes};
+      auto hold = [&](std::vector<Node> &nodes, int64_t event) {
+        for (Node &n : nodes)
+          if (n.in.kernel == "wait" && n.in.ints[0].c == event) {
+            n.in.buffers.push_back(whole);
+            return;
+          }
+        nodes.push_back(wait(event));
+        nodes.back().in.buffers.push_back(whole);
+      };
+      if (!g.load)
+        hold(loop->before, out);
+      hold(loop->after, g.store ? out : in);
     }
-    for (auto &[key, io] : edges) {
+    for (auto &[key, e] : edges) {
       Node *scope = key.second;
-      auto &[loads, stores] = io;
+      std::vector<Node> head, tail;
       int64_t in = nextEvent++, out = nextEvent++;
-      for (Node &n : loads)
+      for (Node &n : e.loads) {
         n.in.ints[1] = Affine::constant(in);
-      for (Node &n : stores)
+        head.push_back(std::move(n));
+      }
+      if (!e.next.empty()) {
+        // This iteration's data (loaded by the previous one or before the
+        // loop), then the next iteration's, which overlaps this compute.
+        head.push_back(wait(e.next.front().in.ints[1].c));
+        for (Node &n : e.next)
+          head.push_back(std::move(n));
+      }
+      if (!e.loads.empty())
+        head.push_back(wait(in));
+      for (Node &n : e.stores) {
         n.in.ints[1] = Affine::constant(out);
-      if (!loads.empty())
-        loads.push_back(wait(in));
-      if (!stores.empty())
-        stores.push_back(wait(out));
+        tail.push_back(std::move(n));
+      }
+      if (!e.output.empty()) {
+        // The other half is written by the next iteration's kernels, which
+        // the copy queue does not order: its store (issued one iteration
+        // ago, overlapping this one) must be done first.
+        tail.push_back(wait(e.output.front().in.ints[1].c));
+        for (Node &n : e.output)
+          tail.push_back(std::move(n));
+      }
+      if (!e.stores.empty())
+        tail.push_back(wait(out));
       std::vector<Node> &body = scope ? scope->body : inner;
-      body.insert(body.begin(), loads.begin(), loads.end());
-      body.insert(body.end(), stores.begin(), stores.end());
+      body.insert(body.begin(), std::make_move_iterator(head.begin()),
+                  std::make_move_iterator(head.end()));
+      body.insert(body.end(), std::make_move_iterator(tail.begin()),
+                  std::make_move_iterator(tail.end()));
     }
     block.erase(block.begin() + begin, block.begin() + end);
     block.insert(block.begin() + begin, std::make_move_iterator(inner.begin()),
@@ -1123,10 +1274,11 @@ struct Staging {
   }
 
   LogicalResult stageBlock(std::vector<Node> &block,
-                           const std::vector<std::string> &phaseNames) {
+                           const std::vector<std::string> &phaseNames,
+                           Node *owner) {
     for (size_t i = 0; i < block.size(); ++i) {
       if (block[i].isLoop()) {
-        if (failed(stageBlock(block[i].body, phaseNames)))
+        if (failed(stageBlock(block[i].body, phaseNames, &block[i])))
           return failure();
         continue;
       }
@@ -1135,9 +1287,11 @@ struct Staging {
       size_t end = i + 1;
       while (end < block.size() && block[end].in.kernel != "phase_end")
         ++end;
+      Node *enclosing =
+          owner && i == 0 && end + 1 == block.size() ? owner : nullptr;
       size_t before = block.size();
-      if (failed(
-              stagePhase(block, i + 1, end, phaseNames[block[i].in.ints[0].c])))
+      if (failed(stagePhase(block, i + 1, end,
+                            phaseNames[block[i].in.ints[0].c], enclosing)))
         return failure();
       i = end + (block.size() - before); // the phase_end marker
     }
@@ -1152,6 +1306,8 @@ struct PhaseStats {
   double flops = 0;
 };
 struct PlacedProgram {
+  int64_t registers = 0; // the lowering's, plus prefetch parity registers
+  int64_t prefetchedGroups = 0, syncGroups = 0;
   std::vector<Buffer> buffers;
   std::vector<Instr> instrs;
   MemoryPlan plan;
@@ -1163,6 +1319,7 @@ struct Placement {
   std::vector<int64_t> offsets; // per state: in the arena or in host memory
   int64_t deviceStateBytes = 0, hostBytes = 0, maxTransient = 0;
   size_t peakProgram = 0;
+  int prefetch = 3;
   std::vector<PlacedProgram> programs;
   std::string error;
   int64_t peak() const { return deviceStateBytes + maxTransient; }
@@ -1227,8 +1384,10 @@ std::vector<PhaseStats> phaseStats(const PlacedProgram &p,
 
 Placement evaluatePlacement(
     const std::vector<std::unique_ptr<ProgramLowering>> &lowerings,
-    const std::vector<StateInfo> &states, const std::vector<bool> &host) {
+    const std::vector<StateInfo> &states, const std::vector<bool> &host,
+    int prefetch) {
   Placement p;
+  p.prefetch = prefetch;
   p.host = host;
   p.offsets.resize(states.size());
   bool anyHost = false;
@@ -1242,16 +1401,19 @@ Placement evaluatePlacement(
     PlacedProgram pp;
     pp.buffers = l->buffers;
     pp.instrs = l->instrs;
+    pp.registers = l->registers;
     for (size_t i = 0; i < states.size(); ++i)
       pp.buffers[i].stateOffset = p.offsets[i];
     if (anyHost) {
       size_t pos = 0;
       std::vector<Node> tree = toTree(pp.instrs, pos, pp.instrs.size());
-      Staging staging{pp.buffers, host, states};
-      if (failed(staging.stageBlock(tree, l->phaseNames))) {
+      Staging staging{pp.buffers, host, states, pp.registers, prefetch};
+      if (failed(staging.stageBlock(tree, l->phaseNames, nullptr))) {
         p.error = staging.error;
         return p;
       }
+      pp.prefetchedGroups = staging.prefetchedGroups;
+      pp.syncGroups = staging.syncGroups;
       pp.instrs.clear();
       flatten(tree, pp.instrs);
     }
@@ -1399,9 +1561,10 @@ struct LowerToRtPass
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerToRtPass)
   LowerToRtPass() = default;
   LowerToRtPass(const LowerToRtPass &other) : PassWrapper(other) {}
-  LowerToRtPass(ArrayRef<std::string> names, int64_t limit) {
+  LowerToRtPass(ArrayRef<std::string> names, int64_t limit, bool early) {
     programs = SmallVector<std::string>(names.begin(), names.end());
     deviceMemoryLimit = limit;
+    prefetch = early;
   }
 
   StringRef getArgument() const override { return "ferry-lower-to-rt"; }
@@ -1417,6 +1580,11 @@ struct LowerToRtPass
   ListOption<std::string> programs{
       *this, "programs",
       llvm::cl::desc("entry functions to lower (default: train_step)")};
+  Option<bool> prefetch{
+      *this, "prefetch",
+      llvm::cl::desc("double-buffer staged ranges of looped phases so the "
+                     "next iteration's loads overlap this one's compute"),
+      llvm::cl::init(true)};
   Option<int64_t> deviceMemoryLimit{
       *this, "device-memory-limit",
       llvm::cl::desc("bytes of device memory a phased plan may use; remote "
@@ -1545,12 +1713,39 @@ void LowerToRtPass::runOnOperation() {
     for (size_t i = 0; i < states.size(); ++i)
       eligible[i] = phased && !outside[i] && states[i].bytes >= kSmallState;
   }
-  Placement best = evaluatePlacement(lowerings, states, eligible);
+  // Prefetching doubles staging buffers; under a tight budget keep what
+  // fits: both kinds, the layers' only, the micro-batches' only, none.
+  auto describe = [](int levels) -> std::string {
+    return levels == 3                     ? "next layer and next micro-batch"
+           : levels == kLayerPrefetch      ? "next layer only"
+           : levels == kMicroBatchPrefetch ? "next micro-batch only"
+                                           : "none";
+  };
+  int prefetching = prefetch ? 3 : 0;
+  std::string prefetchNote = prefetch ? "" : "off (execution.prefetch: false)";
+  Placement best = evaluatePlacement(lowerings, states, eligible, prefetching);
   if (!best.error.empty()) {
     module.emitError() << "ferry-lower-to-rt: " << best.error;
     return signalPassFailure();
   }
   int64_t limit = deviceMemoryLimit;
+  if (phased && limit > 0 && best.peak() > limit && prefetching) {
+    int64_t full = best.peak();
+    for (int levels : {kLayerPrefetch, kMicroBatchPrefetch, 0}) {
+      Placement fewer = evaluatePlacement(lowerings, states, eligible, levels);
+      if (!fewer.error.empty())
+        continue;
+      best = std::move(fewer);
+      prefetching = levels;
+      if (best.peak() <= limit)
+        break;
+    }
+    if (best.peak() <= limit)
+      prefetchNote = llvm::formatv(
+          "reduced to {0}: double-buffering everything needs {1} bytes at "
+          "the peak, over the {2}-byte budget",
+          describe(prefetching), full, limit);
+  }
   if (phased && limit > 0 && best.peak() > limit) {
     bool recomputing = false;
     module.walk([&](func::CallOp call) {
@@ -1591,7 +1786,7 @@ void LowerToRtPass::runOnOperation() {
         device += alignUp(states[i].bytes);
       }
     if (host != eligible) {
-      best = evaluatePlacement(lowerings, states, host);
+      best = evaluatePlacement(lowerings, states, host, prefetching);
       if (!best.error.empty()) {
         module.emitError() << "ferry-lower-to-rt: " << best.error;
         return signalPassFailure();
@@ -1621,7 +1816,7 @@ void LowerToRtPass::runOnOperation() {
     b.setInsertionPointToEnd(module.getBody());
     auto program = rt::ProgramOp::create(
         b, module.getLoc(), names[k], b.getStrArrayAttr(inputNames),
-        static_cast<int64_t>(lowering->registers), placed.plan.peakBytes);
+        placed.registers, placed.plan.peakBytes);
     program->setAttr("rt.max_live_bytes",
                      b.getI64IntegerAttr(placed.plan.maxLiveBytes));
     if (!placed.phases.empty()) {
@@ -1650,8 +1845,10 @@ void LowerToRtPass::runOnOperation() {
       for (size_t k = 1; k < stack.size(); ++k)
         --stack[k].second;
       if (in.kernel.empty()) {
-        auto loop = rt::LoopOp::create(ib, module.getLoc(), in.loopRegister,
-                                       in.loopCount);
+        auto loop = rt::LoopOp::create(
+            ib, module.getLoc(), in.loopRegister, in.loopCount,
+            in.parityRegister >= 0 ? ib.getI64IntegerAttr(in.parityRegister)
+                                   : IntegerAttr());
         Block *body = ib.createBlock(&loop.getBody());
         stack.push_back({body, in.loopBody});
         while (stack.size() > 1 && stack.back().second == 0)
@@ -1680,8 +1877,21 @@ void LowerToRtPass::runOnOperation() {
       params += s.type.getNumElements();
   module->setAttr("rt.arena_bytes", b.getI64IntegerAttr(best.peak()));
   module->setAttr("rt.state_bytes", b.getI64IntegerAttr(best.deviceStateBytes));
-  if (best.hostBytes > 0)
+  if (best.hostBytes > 0) {
     module->setAttr("rt.host_bytes", b.getI64IntegerAttr(best.hostBytes));
+    int64_t doubled = 0, single = 0;
+    for (const PlacedProgram &pp : best.programs) {
+      doubled += pp.prefetchedGroups;
+      single += pp.syncGroups;
+    }
+    if (prefetchNote.empty())
+      prefetchNote = llvm::formatv("on ({0})", describe(prefetching));
+    prefetchNote += llvm::formatv(
+        "; {0} staged ranges double-buffered (loaded while the previous "
+        "layer or micro-batch computes), {1} loaded when their phase starts",
+        doubled, single);
+    module->setAttr("rt.prefetch", b.getStringAttr(prefetchNote));
+  }
   module->setAttr("rt.alignment", b.getI64IntegerAttr(kAlignment));
   module->setAttr("rt.parameter_count", b.getI64IntegerAttr(params));
 }
@@ -1689,6 +1899,7 @@ void LowerToRtPass::runOnOperation() {
 } // namespace
 
 std::unique_ptr<Pass> ferry::createLowerToRtPass(ArrayRef<std::string> programs,
-                                                 int64_t deviceMemoryLimit) {
-  return std::make_unique<LowerToRtPass>(programs, deviceMemoryLimit);
+                                                 int64_t deviceMemoryLimit,
+                                                 bool prefetch) {
+  return std::make_unique<LowerToRtPass>(programs, deviceMemoryLimit, prefetch);
 }

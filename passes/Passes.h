@@ -56,10 +56,11 @@ std::unique_ptr<mlir::Pass> createPhasedExecutionPass();
 // and rt.state ops, with a liveness-based plan of the device arena.
 // With phases (ferry-phased-execution), states only phases touch may live in
 // host memory: they stay on the device while `deviceMemoryLimit` (bytes, 0:
-// unlimited) allows, and each phase stages the rest through device buffers.
+// unlimited) allows, and each phase stages the rest through device buffers,
+// double-buffered over loops when `prefetch` (execution.prefetch).
 std::unique_ptr<mlir::Pass>
 createLowerToRtPass(llvm::ArrayRef<std::string> programs = {},
-                    int64_t deviceMemoryLimit = 0);
+                    int64_t deviceMemoryLimit = 0, bool prefetch = true);
 
 void registerFerryPasses();
 

@@ -98,13 +98,21 @@ def Rt_ProgramOp : Rt_Op<"program", [Symbol, SingleBlock, NoTerminator,
 def Rt_LoopOp : Rt_Op<"loop", [SingleBlock, NoTerminator]> {
   let summary = "runs its body `count` times, counting in a register";
   let description = [{
+    With `parity`, a second register holds `counter & 1`: phased
+    execution's double buffers alternate on it (the next iteration's data is
+    loaded into the other half while this one computes).
+
     ```mlir
     rt.loop r1 count 12 { rt.kernel "gemm" ... }
+    rt.loop r2 count 24 parity r9 { ... }
     ```
   }];
-  let arguments = (ins I64Attr:$register_index, I64Attr:$count);
+  let arguments = (ins I64Attr:$register_index, I64Attr:$count,
+                       OptionalAttr<I64Attr>:$parity_register);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "`r` $register_index `count` $count attr-dict-with-keyword $body";
+  let assemblyFormat = [{
+    `r` $register_index `count` $count (`parity` `r` $parity_register^)? attr-dict-with-keyword $body
+  }];
 }
 
 def Rt_KernelOp : Rt_Op<"kernel"> {

@@ -78,6 +78,7 @@ struct ExecutionConfig {
   int64_t micro_batch_size = 0; // resolved: "auto" = global / data_parallel
   std::string recompute;        // none | layer
   std::optional<uint64_t> device_memory_limit; // bytes; nullopt = unlimited
+  bool prefetch = true; // phased: load the next layer / micro-batch early
   int64_t data_parallel = 0;
   bool replicated_tensor_sharding = false;
 };

@@ -186,7 +186,9 @@ CpuBackend::CpuBackend(const fxe::Executable &executable,
       if (in->loop_count() > 0) {
         if (in->loop_body() < 0 ||
             i + 1 + static_cast<uint64_t>(in->loop_body()) > bodyEnds.back() ||
-            in->loop_register() < 0 || in->loop_register() >= p->registers())
+            in->loop_register() < 0 || in->loop_register() >= p->registers() ||
+            in->loop_parity_register() < -1 ||
+            in->loop_parity_register() >= p->registers())
           throw RuntimeError(where() + ": malformed loop");
         bodyEnds.push_back(i + 1 + in->loop_body());
         continue;
@@ -317,6 +319,8 @@ void CpuBackend::runInstrs(
       size_t bodyEnd = i + 1 + in->loop_body();
       for (int64_t k = 0; k < in->loop_count(); ++k) {
         registers[in->loop_register()] = k;
+        if (in->loop_parity_register() >= 0)
+          registers[in->loop_parity_register()] = k & 1;
         runInstrs(v, i + 1, bodyEnd, registers);
       }
       i = bodyEnd - 1;
@@ -580,6 +584,11 @@ void CpuBackend::transfer(const fxe::Instr &in,
     t.seconds += std::chrono::duration<double>(now - phaseStart_).count();
     return;
   }
+  // A prefetch of the next iteration carries a guard: issued only while
+  // ints[2] < ints[3] (the next layer exists).
+  if (in.ints()->size() >= 4 && evaluate(in.ints()->Get(2), registers) >=
+                                    evaluate(in.ints()->Get(3), registers))
+    return;
   bool load = kernel == Kernel::Load;
   const fxe::Ref *hostRef = in.buffers()->Get(load ? 0 : 1);
   const fxe::Ref *deviceRef = in.buffers()->Get(load ? 1 : 0);

@@ -42,6 +42,8 @@ int runInspect(const std::string &path) {
     if (exe.host_bytes() > 0)
       std::printf("  host memory   %s of remote buffers (phased execution)\n",
                   formatByteSize(exe.host_bytes()).c_str());
+    if (exe.prefetch() && exe.prefetch()->size() > 0)
+      std::printf("  prefetch      %s\n", exe.prefetch()->c_str());
     std::map<std::string, std::pair<int, int64_t>> roles;
     for (const fxe::State *s : *exe.states()) {
       auto &r = roles[fxe::EnumNameRole(s->role())];

@@ -43,6 +43,8 @@ int runPlan(const PlanOptions &opts) {
                 formatByteSize(exe.arena_bytes()).c_str(),
                 formatByteSize(exe.state_bytes()).c_str(),
                 formatByteSize(exe.host_bytes()).c_str());
+    if (exe.prefetch() && exe.prefetch()->size() > 0)
+      std::printf("  prefetch: %s\n", exe.prefetch()->c_str());
     std::string table = phasePlanTable(exe, "train_step");
     if (table.empty())
       std::printf("  no phases (execution.mode: resident): everything stays "
