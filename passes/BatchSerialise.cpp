@@ -108,6 +108,11 @@ private:
   void cloneInto(Operation *op, IRMapping &map, OpBuilder &b, Value i);
   void storeResults(Operation *old, IRMapping &map, OpBuilder &b, Value i);
   void rewriteScratch(Operation *root, Value i);
+  void findAliases();
+
+public:
+  // After the inlined function is gone: drops the aliased stash variables.
+  void eraseUnusedAliases();
 
   ModuleOp module;
   SymbolTable symbols;
@@ -119,6 +124,10 @@ private:
   DenseMap<Operation *, int> segmentOf;
   DenseMap<Value, Buffered> buffers;
   llvm::StringSet<> scratch; // variables the micro-batch body overwrites
+  // Stash variables that only ever hold a layer loop's input: the rows
+  // variable already has it (row l = layer l's input), so they alias it.
+  llvm::StringMap<std::string> aliases;
+  llvm::DenseSet<Operation *> aliasStores;
 };
 
 // Top-level op of the micro-batch body that contains `op` (or null).
@@ -360,6 +369,8 @@ void Serialiser::rewriteScratch(Operation *root, Value i) {
       s.getLayerMutable().assign(at);
     } else if (auto s = dyn_cast<ParameterSliceOp>(op)) {
       s.getLayerMutable().assign(index(b, loc, s.getLayer(), 0, i));
+      if (auto it = aliases.find(s.getName()); it != aliases.end())
+        s.setNameAttr(FlatSymbolRefAttr::get(s.getContext(), it->second));
     } else if (auto r = dyn_cast<ParameterRefOp>(op)) {
       Value slice =
           ParameterSliceOp::create(b, loc, r.getType(), r.getName(), i);
@@ -369,9 +380,32 @@ void Serialiser::rewriteScratch(Operation *root, Value i) {
   }
 }
 
+// A stash stored only with the layer loop's carried input at the loop's own
+// index holds exactly rows 0..L-1 of the loop's rows variable: reads of it
+// read the rows instead, and the copy is not stored again.
+void Serialiser::findAliases() {
+  llvm::StringMap<int> stores;
+  body->walk([&](StoreOp st) { ++stores[st.getName()]; });
+  for (auto &seg : segments) {
+    auto layers = dyn_cast<scf::ForOp>(seg.front());
+    if (!layers)
+      continue;
+    for (Operation &op : layers.getBody()->without_terminator()) {
+      auto st = dyn_cast<StoreOp>(op);
+      if (!st || st.getValue() != layers.getRegionIterArgs()[0] ||
+          st.getLayer() != layers.getInductionVar() ||
+          stores.lookup(st.getName()) != 1 || !scratch.contains(st.getName()))
+        continue;
+      aliases[st.getName()] = buffers.lookup(layers.getResult(0)).var;
+      aliasStores.insert(st);
+    }
+  }
+}
+
 LogicalResult Serialiser::run() {
   if (failed(classify()) || failed(declareBuffers()) || failed(expandScratch()))
     return failure();
+  findAliases();
   OpBuilder b(ga);
   Location loc = ga.getLoc();
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
@@ -409,7 +443,8 @@ LogicalResult Serialiser::run() {
                                        rows.var, index(ib, loc, l, 0, i));
     map.map(layers.getRegionIterArgs()[0], x);
     for (Operation &op : layers.getBody()->without_terminator())
-      cloneInto(&op, map, ib, i);
+      if (!aliasStores.contains(&op))
+        cloneInto(&op, map, ib, i);
     auto yield = cast<scf::YieldOp>(layers.getBody()->getTerminator());
     Value next = arith::AddIOp::create(ib, loc, l, one);
     StoreOp::create(ib, loc, materialise(yield.getOperand(0), map, ib, i),
@@ -417,6 +452,13 @@ LogicalResult Serialiser::run() {
   }
   ga.erase();
   return success();
+}
+
+void Serialiser::eraseUnusedAliases() {
+  for (auto &alias : aliases)
+    if (Operation *decl = symbols.lookup(alias.getKey()))
+      if (SymbolTable::symbolKnownUseEmpty(decl, module))
+        decl->erase();
 }
 
 // Inlines the call to @forward_grad in the micro-batch loop and moves each
@@ -478,6 +520,7 @@ LogicalResult serialise(ModuleOp module, func::FuncOp entry,
   // nothing calls it any more.
   if (SymbolTable::symbolKnownUseEmpty(callee, module))
     callee.erase();
+  serialiser.eraseUnusedAliases();
   return success();
 }
 
