@@ -44,12 +44,24 @@ struct ProgramBuilder {
     b.add_floats(f);
     instrs.push_back(b.Finish());
   }
-  void loop(int64_t count, int32_t body, int32_t reg) {
+  void loop(int64_t count, int32_t body, int32_t reg, int32_t parity = -1) {
     fxe::InstrBuilder b(fbb);
     b.add_loop_count(count);
     b.add_loop_body(body);
     b.add_loop_register(reg);
+    b.add_loop_parity_register(parity);
     instrs.push_back(b.Finish());
+  }
+  // A remote buffer of `floats` f32 at `offset` in host memory.
+  std::vector<flatbuffers::Offset<fxe::State>> states;
+  int64_t hostBytes = 0;
+  void hostState(const std::string &name, int64_t offset, int64_t floats) {
+    std::vector<int64_t> shape = {floats};
+    states.push_back(fxe::CreateState(
+        fbb, fbb.CreateString(name), fxe::Role_Stash, offset, floats * 4,
+        fbb.CreateVector(shape), fxe::DType_F32, fxe::Init_Zeros, 0.0,
+        fbb.CreateString(name), false, false, 0, /*host=*/true));
+    hostBytes = std::max(hostBytes, offset + floats * 4);
   }
   const fxe::Executable &finish(int64_t arena, int32_t registers) {
     std::vector<flatbuffers::Offset<flatbuffers::String>> inputs;
@@ -57,11 +69,10 @@ struct ProgramBuilder {
                                       fbb.CreateVector(inputs), 0,
                                       fbb.CreateVector(instrs));
     std::vector<flatbuffers::Offset<fxe::Program>> programs = {program};
-    std::vector<flatbuffers::Offset<fxe::State>> states;
     auto root = fxe::CreateExecutable(
         fbb, fbb.CreateString("test"), fbb.CreateString(""),
         fbb.CreateString("cpu"), arena, 0, 64, 0, fbb.CreateVector(states),
-        fbb.CreateVector(programs));
+        fbb.CreateVector(programs), hostBytes);
     fbb.Finish(root);
     return *fxe::GetExecutable(fbb.GetBufferPointer());
   }
@@ -144,4 +155,87 @@ TEST(CpuBackend, MemoryLimitIsEnforced) {
               std::string::npos)
         << e.what();
   }
+}
+
+// Phased execution's transfers: a remote buffer in host memory is loaded
+// into the arena, changed by a kernel, stored back; the copies run on the
+// copy thread and `wait` orders them with the kernels.
+TEST(CpuBackend, LoadComputeStoreThroughHostMemory) {
+  ProgramBuilder p;
+  p.hostState("remote", 0, 8);
+  // for r0 in 0..2: load remote[4 r0 .. +4] -> arena[0..16), wait,
+  //   scale by 3 into arena[16..32), store it back to remote[4 r0], wait.
+  p.loop(2, 5, 0);
+  p.kernel(kLoad, {{0, 16, {16}}, {0, 16, {}}}, {16, 1});
+  p.kernel(kWait, {}, {1});
+  p.kernel(kScale, {{0, 16, {}}, {16, 16, {}}}, {4}, {3.0});
+  p.kernel(kStore, {{16, 16, {}}, {0, 16, {16}}}, {16, 2});
+  p.kernel(kWait, {}, {2});
+  const fxe::Executable &exe = p.finish(32, 1);
+  CpuBackend backend(exe, std::nullopt);
+  ASSERT_EQ(backend.hostBytes(), 32u);
+  float *remote = backend.f32(backend.state("remote"));
+  for (int i = 0; i < 8; ++i)
+    remote[i] = 0.5f + static_cast<float>(i); // on the host, not the arena
+  backend.run("p", {});
+  for (int i = 0; i < 8; ++i)
+    EXPECT_EQ(remote[i], 3.0f * (0.5f + static_cast<float>(i))) << i;
+  EXPECT_EQ(backend.hostLinkBytes(), 64u); // 2 x (16 in + 16 out)
+  EXPECT_EQ(backend.peakBytes(), 32u);
+}
+
+// A prefetch alternates halves on the parity register and skips the load
+// past the last iteration (its guard); the data arrives in order.
+TEST(CpuBackend, GuardedPrefetchIntoParityHalves) {
+  ProgramBuilder p;
+  p.hostState("rows", 0, 12); // 3 rows of 4 floats
+  p.hostState("sums", 64, 3);
+  // Before the loop: row 0 into half 0 (arena [0, 16)).
+  p.kernel(kLoad, {{0, 16, {}}, {0, 16, {}}}, {16, 1});
+  // for r0 in 0..3 (parity r1): wait; prefetch row r0+1 into the other half
+  // (16 - 16 r1) if r0 + 1 < 3; reduce this half into arena[32 + 4 r0].
+  p.loop(3, 3, 0, 1);
+  p.kernel(kWait, {}, {1});
+  {
+    // ints: bytes, event, guard = r0 + 1, limit 3.
+    std::vector<flatbuffers::Offset<fxe::Ref>> refs = {
+        fxe::CreateRef(p.fbb, p.affine(16, {16}), 16),
+        fxe::CreateRef(p.fbb, p.affine(16, {0, -16}), 16)};
+    std::vector<flatbuffers::Offset<fxe::Affine>> ints = {
+        p.affine(16), p.affine(1), p.affine(1, {1}), p.affine(3)};
+    auto r = p.fbb.CreateVector(refs);
+    auto i = p.fbb.CreateVector(ints);
+    fxe::InstrBuilder b(p.fbb);
+    b.add_kernel(kLoad);
+    b.add_buffers(r);
+    b.add_ints(i);
+    p.instrs.push_back(b.Finish());
+  }
+  // reduce kind 0 (sum) over 4 elements of this half (offset 16 r1).
+  p.kernel(kReduce, {{0, 16, {0, 16}}, {32, 4, {4}}}, {0, 1, 4, 1});
+  p.kernel(kStore, {{32, 12, {}}, {64, 12, {}}}, {12, 2});
+  p.kernel(kWait, {}, {2});
+  const fxe::Executable &exe = p.finish(48, 2);
+  CpuBackend backend(exe, std::nullopt);
+  float *rows = backend.f32(backend.state("rows"));
+  for (int i = 0; i < 12; ++i)
+    rows[i] = static_cast<float>(i);
+  backend.run("p", {});
+  float *sums = backend.f32(backend.state("sums"));
+  EXPECT_EQ(sums[0], 0.0f + 1 + 2 + 3);
+  EXPECT_EQ(sums[1], 4.0f + 5 + 6 + 7);
+  EXPECT_EQ(sums[2], 8.0f + 9 + 10 + 11);
+  // 3 rows loaded (the 4th prefetch was guarded off) + 12 bytes stored.
+  EXPECT_EQ(backend.hostLinkBytes(), 3u * 16 + 12);
+}
+
+TEST(CpuBackend, TransferOutsideHostMemoryIsRefused) {
+  ProgramBuilder p;
+  p.hostState("remote", 0, 4);
+  p.kernel(kLoad, {{8, 16, {}}, {0, 16, {}}}, {16, 1}); // ends at 24 > 16
+  std::string error = runError(p.finish(16, 0));
+  EXPECT_NE(error.find("load of 16 bytes between host [8, +16) and device "
+                       "[0, +16) is outside the 16-byte host memory"),
+            std::string::npos)
+      << error;
 }
