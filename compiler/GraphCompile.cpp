@@ -104,8 +104,10 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
            << " of device memory (" << arena.getInt()
            << " bytes) but execution.device_memory_limit is "
            << formatByteSize(*config.execution.device_memory_limit)
-           << "; raise the limit, lower execution.micro_batch_size, or use "
-              "execution.mode: phased (once available)";
+           << "; raise the limit, lower execution.micro_batch_size, set "
+              "execution.recompute: layer, or use execution.mode: phased "
+              "(weights, optimizer state and activations streamed through "
+              "host memory)";
   return success();
 }
 

@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
+#include <vector>
 
 using namespace ferry;
 
@@ -36,6 +38,22 @@ std::string ferry::phasePlanTable(const fxe::Executable &exe,
   out += fmt::format("{:<20}{:>6}{:>13}{:>13}{:>13.3f}{:>13}\n", "total", "",
                      formatByteSize(in), formatByteSize(outBytes), flops / 1e9,
                      formatByteSize(peak));
+  return out;
+}
+
+std::string ferry::bufferTable(const fxe::Executable &exe) {
+  std::vector<const fxe::State *> states(exe.states()->begin(),
+                                         exe.states()->end());
+  std::stable_sort(states.begin(), states.end(),
+                   [](const fxe::State *a, const fxe::State *b) {
+                     return a->bytes() > b->bytes();
+                   });
+  std::string out = fmt::format("{:<48}{:<16}{:>13}  {}\n", "state", "role",
+                                "bytes", "lives");
+  for (const fxe::State *s : states)
+    out += fmt::format("{:<48}{:<16}{:>13}  {}\n", s->name()->str(),
+                       fxe::EnumNameRole(s->role()), formatByteSize(s->bytes()),
+                       s->host() ? "host (remote buffer)" : "device");
   return out;
 }
 

@@ -18,4 +18,8 @@ std::string phasePlanTable(const fxe::Executable &exe,
 // Where the states live: per role, bytes on the device and in host memory.
 std::string placementSummary(const fxe::Executable &exe);
 
+// Every state with where it lives (device or host) and its size, largest
+// first: `ferry plan --buffers`.
+std::string bufferTable(const fxe::Executable &exe);
+
 } // namespace ferry

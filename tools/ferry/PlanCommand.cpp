@@ -18,6 +18,7 @@ namespace {
 struct PlanOptions {
   std::string input;
   std::vector<std::string> overrides;
+  bool buffers = false;
 };
 
 int runPlan(const PlanOptions &opts) {
@@ -51,6 +52,8 @@ int runPlan(const PlanOptions &opts) {
                   "on the device, nothing crosses the host link\n");
     std::fputs(table.c_str(), stdout);
     std::fputs(placementSummary(exe).c_str(), stdout);
+    if (opts.buffers)
+      std::fputs(bufferTable(exe).c_str(), stdout);
     return 0;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "ferry: error: %s\n", e.what());
@@ -73,6 +76,9 @@ Runner addPlanCommand(CLI::App &app) {
                   "Override a config key, e.g. --set "
                   "execution.device_memory_limit=24MiB (repeatable)")
       ->type_name("KEY=VALUE");
+  cmd->add_flag("--buffers", opts->buffers,
+                "Also list every state with its size and where it lives "
+                "(device or host memory), largest first");
   return [opts] { return runPlan(*opts); };
 }
 
