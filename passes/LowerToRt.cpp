@@ -986,7 +986,7 @@ bool mayOverlap(const Ref &a, const Ref &b) {
   return d.c < b.bytes && -d.c < a.bytes;
 }
 
-constexpr int kLayerPrefetch = 1, kMicroBatchPrefetch = 2;
+constexpr int kLayerPrefetch = 1, kMicroBatchPrefetch = 2, kPhasePrefetch = 4;
 
 struct Staging {
   std::vector<Buffer> &buffers;
@@ -995,8 +995,9 @@ struct Staging {
   int64_t &registers; // the program's register count (parity registers)
   // What to double-buffer: kLayerPrefetch (the layer loop a phase is the
   // body of: the next layer's weights) and kMicroBatchPrefetch (loops inside
-  // a phase: the next micro-batch's activations).
-  int prefetch = 3;
+  // a phase: the next micro-batch's activations), kPhasePrefetch (a layer
+  // loop's first layer during the phase before the loop).
+  int prefetch = 7;
   int64_t nextEvent = 0;
   int64_t prefetchedGroups = 0, syncGroups = 0;
   std::string error;
@@ -1297,6 +1298,60 @@ struct Staging {
     }
     return success();
   }
+
+  static bool storesInto(const std::vector<Node> &nodes, size_t begin,
+                         size_t end, int buffer) {
+    for (size_t k = begin; k < end; ++k) {
+      const Node &n = nodes[k];
+      if (n.in.kernel == "store" && n.in.buffers[1].buffer == buffer)
+        return true;
+      if (storesInto(n.before, 0, n.before.size(), buffer) ||
+          storesInto(n.body, 0, n.body.size(), buffer) ||
+          storesInto(n.after, 0, n.after.size(), buffer))
+        return true;
+    }
+    return false;
+  }
+
+  // Across phases (kPhasePrefetch): a layer loop's first-iteration loads move
+  // into the phase before the loop, right after that phase's own loads, so
+  // they overlap its compute (heads.fwd_bwd computes while layer L-1's
+  // weights arrive). Not a load whose host bytes that phase stores.
+  void hoistIntoPreviousPhase(std::vector<Node> &block) {
+    for (size_t k = 1; k < block.size(); ++k) {
+      Node &loop = block[k];
+      if (!loop.isLoop() || loop.before.empty() ||
+          block[k - 1].in.kernel != "phase_end")
+        continue;
+      size_t begin = k - 1;
+      while (begin > 0 && block[begin].in.kernel != "phase_begin")
+        --begin;
+      if (block[begin].in.kernel != "phase_begin")
+        continue;
+      // After the phase's own loads and their wait, if any.
+      size_t at = begin + 1;
+      while (at < k - 1 && block[at].in.kernel == "load")
+        ++at;
+      if (at > begin + 1 && block[at].in.kernel == "wait")
+        ++at;
+      else
+        at = begin + 1;
+      std::vector<Node> hoisted, kept;
+      for (Node &n : loop.before) {
+        if (n.in.kernel == "load" &&
+            !storesInto(block, begin, k, n.in.buffers[0].buffer))
+          hoisted.push_back(std::move(n));
+        else
+          kept.push_back(std::move(n));
+      }
+      loop.before = std::move(kept);
+      hoistedLoads += static_cast<int64_t>(hoisted.size());
+      block.insert(block.begin() + at, std::make_move_iterator(hoisted.begin()),
+                   std::make_move_iterator(hoisted.end()));
+      k += hoisted.size();
+    }
+  }
+  int64_t hoistedLoads = 0;
 };
 
 // One program after placement: staged, planned, measured per phase.
@@ -1319,7 +1374,7 @@ struct Placement {
   std::vector<int64_t> offsets; // per state: in the arena or in host memory
   int64_t deviceStateBytes = 0, hostBytes = 0, maxTransient = 0;
   size_t peakProgram = 0;
-  int prefetch = 3;
+  int prefetch = 7;
   std::vector<PlacedProgram> programs;
   std::string error;
   int64_t peak() const { return deviceStateBytes + maxTransient; }
@@ -1412,6 +1467,8 @@ Placement evaluatePlacement(
         p.error = staging.error;
         return p;
       }
+      if ((prefetch & kPhasePrefetch) && (prefetch & kLayerPrefetch))
+        staging.hoistIntoPreviousPhase(tree);
       pp.prefetchedGroups = staging.prefetchedGroups;
       pp.syncGroups = staging.syncGroups;
       pp.instrs.clear();
@@ -1716,12 +1773,14 @@ void LowerToRtPass::runOnOperation() {
   // Prefetching doubles staging buffers; under a tight budget keep what
   // fits: both kinds, the layers' only, the micro-batches' only, none.
   auto describe = [](int levels) -> std::string {
-    return levels == 3                     ? "next layer and next micro-batch"
+    return levels == 7   ? "next layer and next micro-batch, the first layer "
+                           "during the phase before its loop"
+           : levels == 3 ? "next layer and next micro-batch"
            : levels == kLayerPrefetch      ? "next layer only"
            : levels == kMicroBatchPrefetch ? "next micro-batch only"
                                            : "none";
   };
-  int prefetching = prefetch ? 3 : 0;
+  int prefetching = prefetch ? 7 : 0;
   std::string prefetchNote = prefetch ? "" : "off (execution.prefetch: false)";
   Placement best = evaluatePlacement(lowerings, states, eligible, prefetching);
   if (!best.error.empty()) {
@@ -1731,7 +1790,7 @@ void LowerToRtPass::runOnOperation() {
   int64_t limit = deviceMemoryLimit;
   if (phased && limit > 0 && best.peak() > limit && prefetching) {
     int64_t full = best.peak();
-    for (int levels : {kLayerPrefetch, kMicroBatchPrefetch, 0}) {
+    for (int levels : {3, kLayerPrefetch, kMicroBatchPrefetch, 0}) {
       Placement fewer = evaluatePlacement(lowerings, states, eligible, levels);
       if (!fewer.error.empty())
         continue;

@@ -6,7 +6,9 @@
 // is loaded one layer ahead. The loop gets a parity register (counter & 1);
 // the staging buffer has two halves, the kernels of layer r use half
 // (r & 1):
-// * before the loop: layer 0's weights into half 0;
+// * before the loop, during the phase before it (embed.fwd, which does not
+//   write them): layer 0's weights into half 0, so they arrive while the
+//   embeddings compute;
 // * at the start of layer r: wait for them, then issue layer r + 1's into the
 //   other half (address 65536 - 65536 * parity), guarded by r + 1 < 2, so the
 //   copy thread loads while layer r computes;
@@ -14,8 +16,11 @@
 //   (the memory plan must not reuse either half meanwhile).
 // With prefetch=false the same range is loaded when the phase starts.
 
-// CHECK: rt.prefetch = "on (next layer and next micro-batch); {{[0-9]+}} staged ranges double-buffered
-// CHECK: rt.kernel "load" buffers [array<i64: 65536, 0, 0, 0, 0>, array<i64: 65536, [[B:[0-9]+]]>] ints [array<i64: 65536>, array<i64: [[E:[0-9]+]]>]
+// CHECK: rt.prefetch = "on (next layer and next micro-batch, the first layer during the phase before its loop); {{[0-9]+}} staged ranges double-buffered
+// CHECK: rt.kernel "phase_begin" buffers [] ints [array<i64: 0>]
+// CHECK-NEXT: rt.kernel "load" buffers [array<i64: 65536, 0, 0, 0, 0>, array<i64: 65536, [[B:[0-9]+]]>] ints [array<i64: 65536>, array<i64: [[E:[0-9]+]]>]
+// CHECK-NEXT: rt.loop r 1 count 2 {
+// CHECK: rt.kernel "phase_end" buffers [] ints [array<i64: 0>]
 // CHECK-NEXT: rt.loop r 2 count 2 parity r [[P:[0-9]+]] {
 // CHECK-NEXT: rt.kernel "phase_begin" buffers [] ints [array<i64: 1>]
 // CHECK-NEXT: rt.kernel "wait" buffers [] ints [array<i64: [[E]]>]
