@@ -2,6 +2,7 @@
 
 #include "compiler/GraphCompile.h"
 
+#include "compiler/CompileSession.h"
 #include "compiler/ExecutableWriter.h"
 #include "models/bert/BertBuilder.h"
 #include "passes/Passes.h"
@@ -32,7 +33,8 @@ std::string ferry::moduleNameForConfig(const std::string &configPath) {
 
 OwningOpRef<ModuleOp> ferry::compileGraph(MLIRContext &context,
                                           const Config &config,
-                                          const std::string &name) {
+                                          const std::string &name,
+                                          CompileSession *session) {
   OwningOpRef<ModuleOp> module = bert::buildBertGraph(context, config, name);
   if (failed(verify(*module))) {
     emitError(module->getLoc())
@@ -40,7 +42,11 @@ OwningOpRef<ModuleOp> ferry::compileGraph(MLIRContext &context,
         << config.source << "; this is a bug in ferry, please report it";
     return nullptr;
   }
+  if (session)
+    session->dumpStage("bert-builder", *module);
   PassManager pm(&context);
+  if (session)
+    session->instrument(pm);
   buildGraphCleanupPipeline(pm);
   if (failed(pm.run(*module)))
     return nullptr;
@@ -49,7 +55,8 @@ OwningOpRef<ModuleOp> ferry::compileGraph(MLIRContext &context,
 
 LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
                                 const std::vector<std::string> &programs,
-                                const std::string &stopAfter) {
+                                const std::string &stopAfter,
+                                CompileSession *session) {
   if (stopAfter == "graph")
     return success();
   // Settings the schema accepts for the stages still to come: refused by
@@ -77,6 +84,8 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
     return refuse("execution.data_parallel", std::to_string(e.data_parallel),
                   "replicas arrive after phased execution");
   PassManager pm(module.getContext());
+  if (session)
+    session->instrument(pm);
   TrainingPipelineOptions options;
   options.recompute = e.recompute == "layer";
   options.batchSerialise = e.mode == "phased";
@@ -87,6 +96,8 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
   if (stopAfter == "training")
     return success();
   PassManager lower(module.getContext());
+  if (session)
+    session->instrument(lower);
   int64_t limit =
       config.execution.device_memory_limit
           ? static_cast<int64_t>(*config.execution.device_memory_limit)
@@ -111,12 +122,11 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
   return success();
 }
 
-std::vector<uint8_t>
-ferry::compileExecutable(MLIRContext &context, const Config &config,
-                         const std::string &name,
-                         const std::vector<std::string> &programs) {
-  OwningOpRef<ModuleOp> module = compileGraph(context, config, name);
-  if (!module || failed(lowerGraph(*module, config, programs)))
+std::vector<uint8_t> ferry::compileExecutable(
+    MLIRContext &context, const Config &config, const std::string &name,
+    const std::vector<std::string> &programs, CompileSession *session) {
+  OwningOpRef<ModuleOp> module = compileGraph(context, config, name, session);
+  if (!module || failed(lowerGraph(*module, config, programs, "rt", session)))
     return {};
   return serializeExecutable(*module, config);
 }

@@ -11,6 +11,8 @@
 #include <vector>
 
 namespace ferry {
+
+class CompileSession;
 struct Config;
 
 // "configs/bert-tiny.yaml" -> "bert_tiny": the module's symbol name.
@@ -19,9 +21,9 @@ std::string moduleNameForConfig(const std::string &configPath);
 // Builds the BERT graph IR for `config`, verifies it and runs the graph
 // clean-up pipeline. Diagnostics go to the context's handler; returns null on
 // failure (a failure here is a bug in ferry, reported as such).
-mlir::OwningOpRef<mlir::ModuleOp> compileGraph(mlir::MLIRContext &context,
-                                               const Config &config,
-                                               const std::string &name);
+mlir::OwningOpRef<mlir::ModuleOp>
+compileGraph(mlir::MLIRContext &context, const Config &config,
+             const std::string &name, CompileSession *session = nullptr);
 
 // The pipeline after the builder, as `ferry compile` runs it (passes/
 // Pipelines.cpp): training passes, then lowering of `programs` to rt with the
@@ -31,14 +33,16 @@ mlir::OwningOpRef<mlir::ModuleOp> compileGraph(mlir::MLIRContext &context,
 // emitting diagnostics.
 mlir::LogicalResult lowerGraph(mlir::ModuleOp module, const Config &config,
                                const std::vector<std::string> &programs,
-                               const std::string &stopAfter = "rt");
+                               const std::string &stopAfter = "rt",
+                               CompileSession *session = nullptr);
 
 // config -> graph -> training passes -> rt -> the executable's payload
 // (ExecutableWriter), with `programs` (default: train_step and eval_step).
 // Returns an empty vector after emitting diagnostics.
 std::vector<uint8_t> compileExecutable(
     mlir::MLIRContext &context, const Config &config, const std::string &name,
-    const std::vector<std::string> &programs = {"train_step", "eval_step"});
+    const std::vector<std::string> &programs = {"train_step", "eval_step"},
+    CompileSession *session = nullptr);
 
 } // namespace ferry
 

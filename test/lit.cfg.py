@@ -27,6 +27,10 @@ path = [os.path.join(obj_root, "bin"), llvm_tools, config.environment.get("PATH"
 config.environment["PATH"] = os.pathsep.join(path)
 # Tests must not depend on the user's cache or home directory.
 config.environment["HOME"] = os.path.join(obj_root, "test", "home")
+# Compiles go through the executable cache: one shared by the whole suite,
+# inside the build tree (tests that count hits set their own).
+config.environment["FERRY_CACHE_DIR"] = os.path.join(obj_root, "test", "cache")
+config.environment.pop("FERRY_CACHE_MAX_SIZE", None)
 
 config.substitutions.append(("%repo", repo_root))
 config.substitutions.append(("%configs", os.path.join(repo_root, "configs")))

@@ -17,5 +17,6 @@ Runner addTrainCommand(CLI::App &app);
 Runner addEvalCommand(CLI::App &app);
 Runner addInspectCommand(CLI::App &app);
 Runner addPlanCommand(CLI::App &app);
+Runner addCacheCommand(CLI::App &app);
 
 } // namespace ferry::cli

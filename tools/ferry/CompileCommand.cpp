@@ -4,6 +4,7 @@
 // or writes the IR of that stage. In a runtime-only build
 // (-DFERRY_BUILD_COMPILER=OFF) it says the compiler is not built in.
 #include "tools/ferry/Commands.h"
+#include "tools/ferry/LoadExecutable.h"
 
 #include "runtime/AtomicFile.h"
 #include "runtime/config/Config.h"
@@ -16,6 +17,8 @@
 #include <vector>
 
 #ifdef FERRY_HAVE_COMPILER
+#include "compiler/CompileCache.h"
+#include "compiler/CompileSession.h"
 #include "compiler/GraphCompile.h"
 #include "compiler/GraphSummary.h"
 #include "compiler/Registration.h"
@@ -28,6 +31,7 @@ namespace ferry::cli {
 namespace {
 
 struct CompileOptions {
+  CompileFlags compile;
   std::string config;
   std::vector<std::string> overrides;
   std::string emit; // "" = graph IR to stdout, or the executable with -o
@@ -67,9 +71,24 @@ int runCompile(const CompileOptions &opts) {
   };
   std::string name = moduleNameForConfig(opts.config);
 
-  // The executable: -o without --emit.
+  ferry::CompileRequest request;
+  request.useCache = !opts.compile.noCache;
+  request.explain = opts.compile.explainCache;
+  request.debug.dumpDir = opts.compile.dumpIr;
+  request.debug.printAfter = opts.compile.printIrAfter;
+  request.debug.timing = opts.compile.timing;
+  request.debug.configPath = opts.config;
+
+  // The executable: -o without --emit, through the cache.
   if (opts.emit.empty() && !opts.output.empty()) {
-    std::vector<uint8_t> payload = compileExecutable(context, config, name);
+    ferry::CompileResult compiled;
+    try {
+      compiled = compileThroughCache(context, config, name, request, stderr);
+    } catch (const CacheError &e) {
+      std::fprintf(stderr, "ferry: error: %s\n", e.what());
+      return 1;
+    }
+    std::vector<uint8_t> &payload = compiled.payload;
     if (payload.empty())
       return 1;
     try {
@@ -79,17 +98,20 @@ int runCompile(const CompileOptions &opts) {
       return 1;
     }
     if (opts.summary)
-      std::printf("ferry compile %s -> %s (%zu bytes) in %.1f ms\n",
+      std::printf("ferry compile %s -> %s (%zu bytes) in %.1f ms%s\n",
                   opts.config.c_str(), opts.output.c_str(), payload.size(),
-                  elapsedMs());
+                  elapsedMs(), compiled.hit ? " (cache hit)" : "");
     return 0;
   }
 
+  // A stage's IR: compiled here (the cache holds executables only).
   std::string stage = opts.emit.empty() ? "graph" : opts.emit;
+  ferry::CompileSession session(request.debug);
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      compileGraph(context, config, name);
-  if (!module || mlir::failed(lowerGraph(*module, config,
-                                         {"train_step", "eval_step"}, stage)))
+      compileGraph(context, config, name, &session);
+  if (!module ||
+      mlir::failed(lowerGraph(*module, config, {"train_step", "eval_step"},
+                              stage, &session)))
     return 1;
   double ms = elapsedMs();
 
@@ -126,6 +148,7 @@ Runner addCompileCommand(CLI::App &app) {
       "Compile a model config (configs/*.yaml): -o FILE.fxe writes the "
       "executable; --emit STAGE prints (or with -o writes) the IR of a "
       "stage; with neither, prints the graph IR.");
+  addCompileFlags(cmd, opts->compile);
   cmd->add_option("config", opts->config,
                   "Model config, e.g. configs/bert-tiny.yaml")
       ->required();

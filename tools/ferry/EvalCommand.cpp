@@ -19,6 +19,7 @@ namespace ferry::cli {
 namespace {
 
 struct EvalOptionsCli {
+  CompileFlags compile;
   std::string input;
   std::vector<std::string> overrides;
   std::string checkpoint, data, json;
@@ -32,7 +33,7 @@ int runEval(const EvalOptionsCli &opts) {
   overrides.push_back("data.path=synthetic");
   try {
     std::optional<LoadedExecutable> loaded =
-        loadExecutable(opts.input, overrides);
+        loadExecutable(opts.input, overrides, opts.compile);
     if (!loaded)
       return 1;
     Trainer trainer(*loaded->exe, loaded->config);
@@ -76,6 +77,7 @@ Runner addEvalCommand(CLI::App &app) {
   CLI::App *cmd = app.add_subcommand(
       "eval", "Evaluate a checkpoint: masked-LM accuracy and loss, NSP "
               "accuracy and loss on an MLPerf evaluation set.");
+  addCompileFlags(cmd, opts->compile);
   cmd->add_option("input", opts->input,
                   "A config (configs/bert-large.yaml) or an executable "
                   "(model.fxe)")

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #ifdef FERRY_HAVE_COMPILER
+#include "compiler/CompileCache.h"
 #include "compiler/GraphCompile.h"
 #include "compiler/Registration.h"
 
@@ -32,9 +33,30 @@ bool runtimeOnlyKey(const std::string &assignment) {
 
 } // namespace
 
+void addCompileFlags(CLI::App *cmd, CompileFlags &flags) {
+  cmd->add_flag("--no-cache", flags.noCache,
+                "Compile without looking in or writing to the executable "
+                "cache (FERRY_CACHE_DIR, default ~/.cache/ferry)");
+  cmd->add_flag("--explain-cache", flags.explainCache,
+                "Say whether the cache hit, and on a miss which key fields "
+                "differ from the nearest entry");
+  cmd->add_option("--dump-ir", flags.dumpIr,
+                  "Write the IR after every pass to DIR/NN_<pass>.mlir (each "
+                  "headed by the pass and its options) with DIR/manifest.json; "
+                  "a failing pass leaves DIR/reproducer.mlir")
+      ->type_name("DIR");
+  cmd->add_option("--print-ir-after", flags.printIrAfter,
+                  "Print the IR after the pass with this argument (e.g. "
+                  "ferry-phased-execution) to stderr")
+      ->type_name("PASS");
+  cmd->add_flag("--timing", flags.timing,
+                "Print the time each pass took (stderr)");
+}
+
 std::optional<LoadedExecutable>
 loadExecutable(const std::string &input,
-               const std::vector<std::string> &overrides) {
+               const std::vector<std::string> &overrides,
+               const CompileFlags &flags) {
   LoadedExecutable out;
   auto start = std::chrono::steady_clock::now();
   if (endsWith(input, ".fxe")) {
@@ -67,11 +89,19 @@ loadExecutable(const std::string &input,
     registerFerryDialects(registry);
     mlir::MLIRContext context(registry);
     context.loadAllAvailableDialects();
-    std::vector<uint8_t> payload =
-        compileExecutable(context, out.config, moduleNameForConfig(input));
-    if (payload.empty())
+    CompileRequest request;
+    request.useCache = !flags.noCache;
+    request.explain = flags.explainCache;
+    request.debug.dumpDir = flags.dumpIr;
+    request.debug.printAfter = flags.printIrAfter;
+    request.debug.timing = flags.timing;
+    request.debug.configPath = input;
+    CompileResult compiled = compileThroughCache(
+        context, out.config, moduleNameForConfig(input), request, stderr);
+    if (compiled.payload.empty())
       return std::nullopt;
-    out.exe = ExecutableFile::fromPayload(std::move(payload), input);
+    out.cacheHit = compiled.hit;
+    out.exe = ExecutableFile::fromPayload(std::move(compiled.payload), input);
 #endif
   }
   out.compileMs = std::chrono::duration<double, std::milli>(

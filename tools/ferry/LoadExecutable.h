@@ -5,16 +5,31 @@
 #include "runtime/config/Config.h"
 #include "runtime/executable/ExecutableFile.h"
 
+#include <CLI/CLI.hpp>
+
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace ferry::cli {
 
+// How a config is compiled: through the cache or not, and what the compile
+// records for debugging (none of which changes the executable).
+struct CompileFlags {
+  bool noCache = false;
+  bool explainCache = false;
+  std::string dumpIr;
+  std::string printIrAfter;
+  bool timing = false;
+};
+// --no-cache, --explain-cache, --dump-ir DIR, --print-ir-after PASS, --timing.
+void addCompileFlags(CLI::App *cmd, CompileFlags &flags);
+
 struct LoadedExecutable {
   Config config;
   std::optional<ExecutableFile> exe;
   double compileMs = 0;
+  bool cacheHit = false;
 };
 
 // Loads `input` (a config or FILE.fxe) with `overrides`. Returns nullopt after
@@ -23,6 +38,7 @@ struct LoadedExecutable {
 // ConfigError / ExecutableError for the caller to print.
 std::optional<LoadedExecutable>
 loadExecutable(const std::string &input,
-               const std::vector<std::string> &overrides);
+               const std::vector<std::string> &overrides,
+               const CompileFlags &flags = {});
 
 } // namespace ferry::cli

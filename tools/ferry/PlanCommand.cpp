@@ -19,12 +19,13 @@ struct PlanOptions {
   std::string input;
   std::vector<std::string> overrides;
   bool buffers = false;
+  CompileFlags compile;
 };
 
 int runPlan(const PlanOptions &opts) {
   try {
     std::optional<LoadedExecutable> loaded =
-        loadExecutable(opts.input, opts.overrides);
+        loadExecutable(opts.input, opts.overrides, opts.compile);
     if (!loaded)
       return 1;
     const Config &config = loaded->config;
@@ -69,6 +70,7 @@ Runner addPlanCommand(CLI::App &app) {
       "plan", "Compile a config and print its plan without running it: per "
               "phase the bytes over the host link, FLOPs and peak device "
               "bytes, with totals, and where each buffer lives.");
+  addCompileFlags(cmd, opts->compile);
   cmd->add_option("config", opts->input,
                   "Model config, e.g. configs/bert-mini.yaml (or a FILE.fxe)")
       ->required();

@@ -19,6 +19,7 @@ namespace ferry::cli {
 namespace {
 
 struct TrainOptionsCli {
+  CompileFlags compile;
   std::string input;
   std::vector<std::string> overrides;
   std::string data;
@@ -39,7 +40,7 @@ int runTrain(const TrainOptionsCli &opts) {
     overrides.push_back("checkpoint.save_dir=" + opts.save);
   try {
     std::optional<LoadedExecutable> loaded =
-        loadExecutable(opts.input, overrides);
+        loadExecutable(opts.input, overrides, opts.compile);
     if (!loaded)
       return 1;
     const Config &config = loaded->config;
@@ -114,6 +115,7 @@ Runner addTrainCommand(CLI::App &app) {
   CLI::App *cmd = app.add_subcommand(
       "train", "Train a model config (compiled on the fly) or a compiled "
                "executable (FILE.fxe) on the CPU backend.");
+  addCompileFlags(cmd, opts->compile);
   cmd->add_option("input", opts->input,
                   "A config (configs/bert-tiny.yaml) or an executable "
                   "(model.fxe)")

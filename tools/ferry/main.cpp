@@ -47,6 +47,7 @@ int main(int argc, char **argv) {
   ferry::cli::Runner eval = ferry::cli::addEvalCommand(app);
   ferry::cli::Runner inspect = ferry::cli::addInspectCommand(app);
   ferry::cli::Runner plan = ferry::cli::addPlanCommand(app);
+  ferry::cli::Runner cache = ferry::cli::addCacheCommand(app);
 
   CLI11_PARSE(app, argc, argv);
 
@@ -64,6 +65,8 @@ int main(int argc, char **argv) {
     return inspect();
   if (app.got_subcommand("plan"))
     return plan();
+  if (app.got_subcommand("cache"))
+    return cache();
   std::fputs(app.help().c_str(), stdout);
   return 0;
 }

@@ -1,0 +1,63 @@
+//===- CompileSession.h - what one compile records besides its result -*- C++
+//-*-===//
+//
+// The debugging side of a compile, shared by every PassManager it runs:
+// --dump-ir DIR (the IR after every pass in numbered files, each headed by
+// the pass and its options, plus manifest.json), --print-ir-after=PASS,
+// --timing (time per pass), and the reproducer a failing pass leaves (input
+// IR + pipeline, replayed by `ferry-opt --run-reproducer FILE`). None of it
+// changes the executable, so none of it is in the cache key.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FERRY_COMPILER_COMPILESESSION_H
+#define FERRY_COMPILER_COMPILESESSION_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ferry {
+
+struct CompileOptions {
+  std::string dumpDir; // --dump-ir: created if missing
+  std::string
+      printAfter; // --print-ir-after: a pass argument, e.g. ferry-recompute
+  bool timing = false;    // --timing: time per pass on stderr
+  std::string cacheKey;   // for the manifest, when known
+  std::string configPath; // for the manifest
+};
+
+class CompileSession {
+public:
+  explicit CompileSession(CompileOptions options);
+  ~CompileSession();
+
+  // Adds dumping, printing, timing and the reproducer to a pass manager.
+  void instrument(mlir::PassManager &pm);
+  // Writes the IR of a stage that is not a pass (the builder's output).
+  void dumpStage(const std::string &name, mlir::ModuleOp module);
+  // Called by the instrumentation after each pass.
+  void afterPass(mlir::Pass *pass, mlir::Operation *op);
+  // The reproducer's path for this compile ("" until a pass fails).
+  const std::string &reproducerPath() const { return reproducer_; }
+  const CompileOptions &options() const { return options_; }
+
+private:
+  void writeManifest();
+
+  CompileOptions options_;
+  int counter_ = 0;
+  std::vector<std::pair<std::string, std::string>> files_; // file, pass
+  std::string reproducer_;
+  std::unique_ptr<mlir::DefaultTimingManager> timing_;
+  mlir::TimingScope rootScope_; // destroyed before timing_ (member order)
+};
+
+} // namespace ferry
+
+#endif // FERRY_COMPILER_COMPILESESSION_H
