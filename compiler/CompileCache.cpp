@@ -108,6 +108,8 @@ ferry::compileThroughCache(mlir::MLIRContext &context, const Config &config,
   options.cacheKey = result.key;
   CompileSession session(options);
   result.payload = compileExecutable(context, config, name, programs, &session);
+  if (result.payload.empty())
+    session.reportReproducer(log);
   if (!result.payload.empty() && cache)
     cache->store(key, result.payload, log);
   return result;

@@ -80,8 +80,19 @@ void CompileSession::instrument(PassManager &pm) {
       options_.dumpDir.empty()
           ? llvm::formatv("/tmp/ferry-reproducer-{0}.mlir", ::getpid()).str()
           : options_.dumpDir + "/reproducer.mlir";
+  if (reproducer_ != path)
+    llvm::sys::fs::remove(path); // one from an earlier compile is not ours
   reproducer_ = path;
   pm.enableCrashReproducerGeneration(path);
+}
+
+void CompileSession::reportReproducer(std::FILE *log) const {
+  if (reproducer_.empty() || !log || !llvm::sys::fs::exists(reproducer_))
+    return;
+  std::fprintf(log,
+               "ferry: the failing pass's input IR and pipeline are in %s; "
+               "replay with `ferry-opt --run-reproducer %s`\n",
+               reproducer_.c_str(), reproducer_.c_str());
 }
 
 void CompileSession::dumpStage(const std::string &name, ModuleOp module) {

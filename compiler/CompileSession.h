@@ -17,6 +17,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,8 +44,9 @@ public:
   void dumpStage(const std::string &name, mlir::ModuleOp module);
   // Called by the instrumentation after each pass.
   void afterPass(mlir::Pass *pass, mlir::Operation *op);
-  // The reproducer's path for this compile ("" until a pass fails).
-  const std::string &reproducerPath() const { return reproducer_; }
+  // After a failed compile: says where the failing pass's reproducer is and
+  // how to replay it, if one was written.
+  void reportReproducer(std::FILE *log) const;
   const CompileOptions &options() const { return options_; }
 
 private:

@@ -781,6 +781,8 @@ struct AutodiffPass
   explicit AutodiffPass(std::string e) { entry = e; }
 
   StringRef getArgument() const override { return "ferry-autodiff"; }
+  // Timing reports and crash messages name the pass by its flag.
+  StringRef getName() const override { return "ferry-autodiff"; }
   StringRef getDescription() const override {
     return "Reverse-mode autodiff of the entry function w.r.t. every "
            "graph.parameter";

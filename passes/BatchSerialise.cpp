@@ -58,6 +58,8 @@ struct BatchSerialisePass
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(BatchSerialisePass)
 
   StringRef getArgument() const override { return "ferry-batch-serialise"; }
+  // Timing reports and crash messages name the pass by its flag.
+  StringRef getName() const override { return "ferry-batch-serialise"; }
   StringRef getDescription() const override {
     return "Splits @train_step's micro-batch loop at block boundaries so each "
            "block (embeddings, layer, heads) loops over the micro-batches "

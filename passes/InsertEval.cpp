@@ -41,6 +41,8 @@ struct InsertEvalPass
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(InsertEvalPass)
 
   StringRef getArgument() const override { return "ferry-insert-eval"; }
+  // Timing reports and crash messages name the pass by its flag.
+  StringRef getName() const override { return "ferry-insert-eval"; }
   StringRef getDescription() const override {
     return "Builds @eval_step: the forward pass without dropout over the "
            "micro-batches of @train_step's inputs, summing the evaluation "

@@ -45,6 +45,8 @@ struct InsertOptimizerPass
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(InsertOptimizerPass)
 
   StringRef getArgument() const override { return "ferry-insert-optimizer"; }
+  // Timing reports and crash messages name the pass by its flag.
+  StringRef getName() const override { return "ferry-insert-optimizer"; }
   StringRef getDescription() const override {
     return "Builds @train_step: gradient accumulation, global norm, learning "
            "rate schedule and LAMB/AdamW updates around @forward_grad";

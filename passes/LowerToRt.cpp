@@ -1625,6 +1625,8 @@ struct LowerToRtPass
   }
 
   StringRef getArgument() const override { return "ferry-lower-to-rt"; }
+  // Timing reports and crash messages name the pass by its flag.
+  StringRef getName() const override { return "ferry-lower-to-rt"; }
   StringRef getDescription() const override {
     return "Lowers entry functions to rt programs with a liveness-based "
            "memory plan of the device arena";

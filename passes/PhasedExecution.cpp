@@ -59,6 +59,8 @@ struct PhasedExecutionPass
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PhasedExecutionPass)
 
   StringRef getArgument() const override { return "ferry-phased-execution"; }
+  // Timing reports and crash messages name the pass by its flag.
+  StringRef getName() const override { return "ferry-phased-execution"; }
   StringRef getDescription() const override {
     return "Cuts @train_step and @eval_step into graph.phase regions (the "
            "phase schedule of phased execution), with tied-gradient buffers, "

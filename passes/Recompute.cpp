@@ -49,6 +49,8 @@ struct RecomputePass
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RecomputePass)
 
   StringRef getArgument() const override { return "ferry-recompute"; }
+  // Timing reports and crash messages name the pass by its flag.
+  StringRef getName() const override { return "ferry-recompute"; }
   StringRef getDescription() const override {
     return "Keeps only layer inputs for the backward and re-runs each "
            "layer's forward inside its backward (execution.recompute: layer)";

@@ -111,8 +111,10 @@ int runCompile(const CompileOptions &opts) {
       compileGraph(context, config, name, &session);
   if (!module ||
       mlir::failed(lowerGraph(*module, config, {"train_step", "eval_step"},
-                              stage, &session)))
+                              stage, &session))) {
+    session.reportReproducer(stderr);
     return 1;
+  }
   double ms = elapsedMs();
 
   std::string ir;
