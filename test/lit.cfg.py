@@ -32,6 +32,14 @@ config.environment["HOME"] = os.path.join(obj_root, "test", "home")
 config.environment["FERRY_CACHE_DIR"] = os.path.join(obj_root, "test", "cache")
 config.environment.pop("FERRY_CACHE_MAX_SIZE", None)
 
+# Headless Chromium (Debian `chromium`) renders the HTML report when present.
+import shutil
+if shutil.which("chromium"):
+    config.available_features.add("chromium")
+else:
+    lit_config.note("skipping the HTML report's rendering check: no `chromium` "
+                    "on PATH (apt-get install chromium)")
+
 config.substitutions.append(("%repo", repo_root))
 config.substitutions.append(("%configs", os.path.join(repo_root, "configs")))
 config.substitutions.append(("%obj_root", obj_root))

@@ -2,8 +2,10 @@
 // arena plan, parameter count, states by role and each program's kernels.
 #include "tools/ferry/Commands.h"
 
+#include "runtime/AtomicFile.h"
 #include "runtime/config/Config.h"
 #include "runtime/executable/ExecutableFile.h"
+#include "runtime/executable/HtmlReport.h"
 #include "runtime/executable/PlanReport.h"
 
 #include <cstdio>
@@ -23,9 +25,44 @@ const char *kernelName(uint16_t k) {
   return k < sizeof(names) / sizeof(names[0]) ? names[k] : "unknown";
 }
 
-int runInspect(const std::string &path) {
+struct InspectOptions {
+  std::string path;
+  bool html = false;
+  std::string output;
+  double gflops = 0, linkGBps = 0;
+};
+
+int writeHtml(const InspectOptions &opts, const ExecutableFile &file) {
+  const fxe::Executable &exe = file.root();
+  if (opts.output.empty()) {
+    std::fprintf(stderr, "ferry: error: --html needs -o report.html\n");
+    return 1;
+  }
+  Config config = parseConfig(exe.config_yaml()->str(),
+                              opts.path + " (embedded config)", {});
+  ReportRates rates = defaultRates(exe);
+  if (opts.gflops > 0)
+    rates.flopsPerSecond = opts.gflops * 1e9;
+  if (opts.linkGBps > 0)
+    rates.linkBytesPerSecond = opts.linkGBps * 1e9;
+  std::string html =
+      htmlReport(exe, opts.path, config.execution.device_memory_limit, rates);
+  if (auto error = writeFileAtomically(opts.output, html)) {
+    std::fprintf(stderr, "ferry: error: %s\n", error->c_str());
+    return 1;
+  }
+  std::printf("wrote %s (%zu bytes): phase timeline, device memory over the "
+              "schedule, plan tables\n",
+              opts.output.c_str(), html.size());
+  return 0;
+}
+
+int runInspect(const InspectOptions &opts) {
+  const std::string &path = opts.path;
   try {
     ExecutableFile file = ExecutableFile::load(path);
+    if (opts.html)
+      return writeHtml(opts, file);
     const fxe::Executable &exe = file.root();
     std::printf("%s: ferry executable, format %u, %zu bytes, checksum "
                 "%016llx\n",
@@ -81,7 +118,7 @@ int runInspect(const std::string &path) {
     if (exe.host_bytes() > 0)
       std::fputs(placementSummary(exe).c_str(), stdout);
     return 0;
-  } catch (const ExecutableError &e) {
+  } catch (const std::exception &e) {
     std::fprintf(stderr, "ferry: error: %s\n", e.what());
     return 1;
   }
@@ -90,13 +127,25 @@ int runInspect(const std::string &path) {
 } // namespace
 
 Runner addInspectCommand(CLI::App &app) {
-  auto path = std::make_shared<std::string>();
+  auto opts = std::make_shared<InspectOptions>();
   CLI::App *cmd = app.add_subcommand(
       "inspect", "Summarise a compiled executable: build, arena plan, "
-                 "parameters, states and each program's kernels.");
-  cmd->add_option("executable", *path, "A compiled executable (FILE.fxe)")
+                 "parameters, states, each program's kernels and phase plan; "
+                 "--html -o FILE writes a report with the phase timeline and "
+                 "device memory over the schedule.");
+  cmd->add_option("executable", opts->path, "A compiled executable (FILE.fxe)")
       ->required();
-  return [path] { return runInspect(*path); };
+  cmd->add_flag("--html", opts->html,
+                "Write a self-contained HTML report (SVG, no network) to -o");
+  cmd->add_option("-o,--output", opts->output, "The report's path")
+      ->type_name("FILE");
+  cmd->add_option("--gflops", opts->gflops,
+                  "Matmul rate the timeline assumes, GFLOP/s (default: 200 "
+                  "for cpu, 395000 for cuda)");
+  cmd->add_option("--link-gbps", opts->linkGBps,
+                  "Host-link rate the timeline assumes, GB/s (default: 10 "
+                  "for cpu, 50 for cuda)");
+  return [opts] { return runInspect(*opts); };
 }
 
 } // namespace ferry::cli

@@ -1,0 +1,32 @@
+// `ferry inspect --html FILE.fxe -o report.html`: a self-contained HTML page
+// (inline SVG and CSS, no script, no network) a person can look at: the
+// phase timeline of one training step (compute and host-link transfers per
+// phase instance, from the compiler's plan and a stated rate model) and
+// device memory over the schedule with the budget as a line, beside the
+// plan's tables.
+#pragma once
+
+#include "runtime/executable/Executable_generated.h"
+
+#include <optional>
+#include <string>
+
+namespace ferry {
+
+struct ReportRates {
+  double flopsPerSecond = 0; // matmul rate the timeline assumes
+  double linkBytesPerSecond = 0;
+};
+
+// Nominal rates for the executable's backend (cpu: 200 GFLOP/s, 10 GB/s;
+// cuda: H100/H200 bf16 dense 790 TFLOP/s at 50% utilisation, PCIe 5 x16
+// 50 GB/s).
+ReportRates defaultRates(const fxe::Executable &exe);
+
+// `title` names the executable; `budget` is the device budget from its
+// config (none: unlimited).
+std::string htmlReport(const fxe::Executable &exe, const std::string &title,
+                       std::optional<uint64_t> budget,
+                       const ReportRates &rates);
+
+} // namespace ferry
