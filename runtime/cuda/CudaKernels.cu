@@ -1,0 +1,792 @@
+// ferry's CUDA kernels, fp32 (see CudaKernels.h). Simple, correct first:
+// grid-stride element-wise kernels, one block per row for row reductions
+// (layer norm, softmax, cross-entropy), cuBLAS for GEMMs. Fusion and bf16
+// come with the compiler's kernel grouping.
+#include "runtime/cuda/CudaKernels.h"
+
+#include "runtime/random/Philox.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace ferry::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+int blocksFor(int64_t n) {
+  int64_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<int>(b < 1 ? 1 : (b > 65535 * 8 ? 65535 * 8 : b));
+}
+
+#define FERRY_FOR(i, n)                                                        \
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) +           \
+                   threadIdx.x;                                                \
+       i < (n); i += static_cast<int64_t>(blockDim.x) * gridDim.x)
+
+// Sum over the block; every thread gets the result. `shared` holds
+// kThreads / 32 values.
+__device__ float blockSum(float v, float *shared) {
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  __syncthreads();
+  if (lane == 0)
+    shared[warp] = v;
+  __syncthreads();
+  float total = 0;
+  for (int w = 0; w < (blockDim.x + 31) / 32; ++w)
+    total += shared[w];
+  return total;
+}
+
+__device__ float blockMax(float v, float *shared) {
+  for (int o = 16; o > 0; o >>= 1)
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  __syncthreads();
+  if (lane == 0)
+    shared[warp] = v;
+  __syncthreads();
+  float m = -INFINITY;
+  for (int w = 0; w < (blockDim.x + 31) / 32; ++w)
+    m = fmaxf(m, shared[w]);
+  return m;
+}
+
+__device__ double blockSumDouble(double v, double *shared) {
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  __syncthreads();
+  if (lane == 0)
+    shared[warp] = v;
+  __syncthreads();
+  double total = 0;
+  for (int w = 0; w < (blockDim.x + 31) / 32; ++w)
+    total += shared[w];
+  return total;
+}
+
+__global__ void fillKernel(float *out, int64_t n, float value) {
+  FERRY_FOR(i, n) out[i] = value;
+}
+
+__global__ void iotaKernel(int32_t *out, int64_t outer, int64_t size,
+                           int64_t inner) {
+  FERRY_FOR(i, outer * size * inner) {
+    out[i] = static_cast<int32_t>((i / inner) % size);
+  }
+}
+
+__global__ void attentionMaskKernel(const int32_t *mask, float *out,
+                                    int64_t n, float fill) {
+  FERRY_FOR(i, n) out[i] = mask[i] != 0 ? 0.0f : fill;
+}
+
+__global__ void embeddingKernel(const float *table, const int32_t *ids,
+                                float *out, int64_t rows, int64_t width) {
+  FERRY_FOR(i, rows * width) {
+    out[i] = table[static_cast<int64_t>(ids[i / width]) * width + i % width];
+  }
+}
+
+__global__ void scatterAddRows(const int32_t *ids, const float *dy,
+                               float *dtable, int64_t rows, int64_t width) {
+  FERRY_FOR(i, rows * width) {
+    atomicAdd(&dtable[static_cast<int64_t>(ids[i / width]) * width +
+                      i % width],
+              dy[i]);
+  }
+}
+
+__global__ void gatherPositionsKernel(const float *x, const int32_t *pos,
+                                      float *out, int64_t batch, int64_t seq,
+                                      int64_t predictions, int64_t width) {
+  FERRY_FOR(i, batch * predictions * width) {
+    int64_t w = i % width, bp = i / width, b = bp / predictions;
+    out[i] = x[(b * seq + pos[bp]) * width + w];
+  }
+}
+
+__global__ void gatherPositionsGradKernel(const int32_t *pos, const float *dy,
+                                          float *dx, int64_t batch,
+                                          int64_t seq, int64_t predictions,
+                                          int64_t width) {
+  FERRY_FOR(i, batch * predictions * width) {
+    int64_t w = i % width, bp = i / width, b = bp / predictions;
+    atomicAdd(&dx[(b * seq + pos[bp]) * width + w], dy[i]);
+  }
+}
+
+__global__ void takeKernel(const float *x, float *out, int64_t outer,
+                           int64_t size, int64_t inner, int64_t index) {
+  FERRY_FOR(i, outer * inner) {
+    out[i] = x[(i / inner * size + index) * inner + i % inner];
+  }
+}
+
+__global__ void takeGradKernel(const float *dy, float *dx, int64_t outer,
+                               int64_t size, int64_t inner, int64_t index) {
+  FERRY_FOR(i, outer * size * inner) {
+    int64_t d = (i / inner) % size;
+    dx[i] = d == index ? dy[(i / (inner * size)) * inner + i % inner] : 0.0f;
+  }
+}
+
+__global__ void biasAddKernel(const float *x, const float *bias, float *out,
+                              int64_t rows, int64_t cols) {
+  FERRY_FOR(i, rows * cols) out[i] = x[i] + bias[i % cols];
+}
+
+__global__ void binaryKernel(int32_t op, const float *a, const float *b,
+                             float *out, int64_t n) {
+  FERRY_FOR(i, n) {
+    float x = a[i], y = b[i];
+    out[i] = op == 0 ? x + y : op == 1 ? x - y : op == 2 ? x * y : x / y;
+  }
+}
+
+__global__ void accumulateKernel(float *dst, const float *src, int64_t n) {
+  FERRY_FOR(i, n) dst[i] += src[i];
+}
+
+__global__ void scaleKernel(const float *x, float *out, int64_t n,
+                            float factor) {
+  FERRY_FOR(i, n) out[i] = factor * x[i];
+}
+
+__device__ float normalCdf(float x) {
+  return 0.5f * (1.0f + erff(x * 0.70710678118654752f));
+}
+
+__global__ void geluKernel(const float *x, float *out, int64_t n) {
+  FERRY_FOR(i, n) out[i] = x[i] * normalCdf(x[i]);
+}
+
+__global__ void geluGradKernel(const float *x, const float *dy, float *dx,
+                               int64_t n) {
+  FERRY_FOR(i, n) {
+    float xi = x[i];
+    float pdf = 0.39894228040143268f * expf(-0.5f * xi * xi);
+    dx[i] = dy[i] * fmaf(xi, pdf, normalCdf(xi));
+  }
+}
+
+__global__ void tanhKernel(const float *x, float *out, int64_t n) {
+  FERRY_FOR(i, n) out[i] = tanhf(x[i]);
+}
+
+__global__ void tanhGradKernel(const float *y, const float *dy, float *dx,
+                               int64_t n) {
+  FERRY_FOR(i, n) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+}
+
+// One block per row.
+__global__ void layerNormKernel(const float *x, const float *scale,
+                                const float *bias, float *out, int64_t cols,
+                                float eps) {
+  __shared__ float shared[32];
+  const float *xr = x + blockIdx.x * cols;
+  float *orow = out + blockIdx.x * cols;
+  float s = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    s += xr[c];
+  float mean = blockSum(s, shared) / static_cast<float>(cols);
+  float q = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    float d = xr[c] - mean;
+    q += d * d;
+  }
+  float rstd = rsqrtf(blockSum(q, shared) / static_cast<float>(cols) + eps);
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    orow[c] = (xr[c] - mean) * rstd * scale[c] + bias[c];
+}
+
+__global__ void layerNormGradRows(const float *x, const float *scale,
+                                  const float *dy, float *dx, int64_t cols,
+                                  float eps) {
+  __shared__ float shared[32];
+  const float *xr = x + blockIdx.x * cols;
+  const float *dyr = dy + blockIdx.x * cols;
+  float *dxr = dx + blockIdx.x * cols;
+  float s = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    s += xr[c];
+  float mean = blockSum(s, shared) / static_cast<float>(cols);
+  float q = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    float d = xr[c] - mean;
+    q += d * d;
+  }
+  float rstd = rsqrtf(blockSum(q, shared) / static_cast<float>(cols) + eps);
+  float a = 0, b = 0; // sum(g), sum(g * xhat) with g = dy * scale
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    float g = dyr[c] * scale[c];
+    a += g;
+    b += g * (xr[c] - mean) * rstd;
+  }
+  float sumG = blockSum(a, shared), sumGX = blockSum(b, shared);
+  float invCols = 1.0f / static_cast<float>(cols);
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    float xhat = (xr[c] - mean) * rstd;
+    float g = dyr[c] * scale[c];
+    dxr[c] = rstd * (g - invCols * sumG - xhat * invCols * sumGX);
+  }
+}
+
+// One thread per column: dscale = sum dy * xhat, dbias = sum dy.
+__global__ void layerNormGradColumns(const float *x, const float *dy,
+                                     float *dscale, float *dbias,
+                                     int64_t rows, int64_t cols, float eps,
+                                     const float *stats) {
+  int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (c >= cols)
+    return;
+  float ds = 0, db = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    float xhat = (x[r * cols + c] - stats[2 * r]) * stats[2 * r + 1];
+    ds += dy[r * cols + c] * xhat;
+    db += dy[r * cols + c];
+  }
+  dscale[c] = ds;
+  dbias[c] = db;
+}
+
+// Mean and rstd per row, for the column pass.
+__global__ void rowStats(const float *x, float *stats, int64_t cols,
+                         float eps) {
+  __shared__ float shared[32];
+  const float *xr = x + blockIdx.x * cols;
+  float s = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    s += xr[c];
+  float mean = blockSum(s, shared) / static_cast<float>(cols);
+  float q = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    float d = xr[c] - mean;
+    q += d * d;
+  }
+  float rstd = rsqrtf(blockSum(q, shared) / static_cast<float>(cols) + eps);
+  if (threadIdx.x == 0) {
+    stats[2 * blockIdx.x] = mean;
+    stats[2 * blockIdx.x + 1] = rstd;
+  }
+}
+
+// One block per row of x viewed as [batch, rows, cols].
+__global__ void softmaxKernel(const float *x, const float *mask, float *out,
+                              int64_t rows, int64_t cols) {
+  __shared__ float shared[32];
+  int64_t row = blockIdx.x, b = row / rows;
+  const float *xr = x + row * cols;
+  float *orow = out + row * cols;
+  const float *mr = mask ? mask + b * cols : nullptr;
+  float m = -INFINITY;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    m = fmaxf(m, xr[c] + (mr ? mr[c] : 0.0f));
+  m = blockMax(m, shared);
+  float s = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    s += expf(xr[c] + (mr ? mr[c] : 0.0f) - m);
+  float inv = 1.0f / blockSum(s, shared);
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    orow[c] = expf(xr[c] + (mr ? mr[c] : 0.0f) - m) * inv;
+}
+
+__global__ void softmaxGradKernel(const float *y, const float *dy, float *dx,
+                                  int64_t cols) {
+  __shared__ float shared[32];
+  const float *yr = y + blockIdx.x * cols;
+  const float *dyr = dy + blockIdx.x * cols;
+  float s = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    s += dyr[c] * yr[c];
+  float dot = blockSum(s, shared);
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    dx[blockIdx.x * cols + c] = yr[c] * (dyr[c] - dot);
+}
+
+__global__ void dropoutKernel(const float *x, float *out, int64_t n,
+                              int64_t perSample, uint64_t seed,
+                              uint32_t purpose, uint32_t layer,
+                              uint64_t sampleOffset, float p) {
+  const float keep = 1.0f - p;
+  FERRY_FOR(i, n) {
+    uint64_t sample = sampleOffset + static_cast<uint64_t>(i / perSample);
+    bool kept = random::dropoutKeeps(seed, purpose, layer, sample,
+                                     static_cast<uint64_t>(i % perSample), p);
+    out[i] = kept ? x[i] / keep : 0.0f;
+  }
+}
+
+struct Shape6 {
+  int64_t dims[6], strides[6]; // output dims; input strides in output order
+  int32_t rank;
+};
+
+__global__ void transposeKernel(const float *x, float *out, int64_t total,
+                                Shape6 shape) {
+  FERRY_FOR(i, total) {
+    int64_t rest = i, offset = 0;
+    for (int32_t d = shape.rank - 1; d >= 0; --d) {
+      offset += (rest % shape.dims[d]) * shape.strides[d];
+      rest /= shape.dims[d];
+    }
+    out[i] = x[offset];
+  }
+}
+
+__global__ void reduceKernel(int32_t kind, const float *x, float *out,
+                             int64_t outer, int64_t size, int64_t inner) {
+  FERRY_FOR(i, outer * inner) {
+    int64_t o = i / inner, in = i % inner;
+    const float *base = x + o * size * inner + in;
+    float acc = kind == 2 ? -INFINITY : 0.0f;
+    for (int64_t r = 0; r < size; ++r) {
+      float v = base[r * inner];
+      acc = kind == 2 ? fmaxf(acc, v) : kind == 3 ? acc + v * v : acc + v;
+    }
+    out[i] = kind == 1 ? acc / static_cast<float>(size) : acc;
+  }
+}
+
+__global__ void broadcastKernel(const float *x, float *out, int64_t outer,
+                                int64_t size, int64_t inner) {
+  FERRY_FOR(i, outer * size * inner) {
+    out[i] = x[(i / (size * inner)) * inner + i % inner];
+  }
+}
+
+// One block per row; atomically adds the row's weighted loss into out[0].
+__global__ void crossEntropyKernel(const float *logits, const int32_t *labels,
+                                   const float *weights, float *out,
+                                   int64_t cols, int64_t classes) {
+  __shared__ float shared[32];
+  int64_t r = blockIdx.x;
+  if (weights[r] == 0.0f)
+    return;
+  const float *lr = logits + r * cols;
+  float m = -INFINITY;
+  for (int64_t c = threadIdx.x; c < classes; c += blockDim.x)
+    m = fmaxf(m, lr[c]);
+  m = blockMax(m, shared);
+  float s = 0;
+  for (int64_t c = threadIdx.x; c < classes; c += blockDim.x)
+    s += expf(lr[c] - m);
+  s = blockSum(s, shared);
+  if (threadIdx.x == 0)
+    atomicAdd(out, weights[r] * (m + logf(s) - lr[labels[r]]));
+}
+
+__global__ void crossEntropyGradKernel(const float *logits,
+                                       const int32_t *labels,
+                                       const float *weights,
+                                       const float *dloss, float *dlogits,
+                                       int64_t cols, int64_t classes) {
+  __shared__ float shared[32];
+  int64_t r = blockIdx.x;
+  const float *lr = logits + r * cols;
+  float *dr = dlogits + r * cols;
+  float w = weights[r] * dloss[0];
+  float m = -INFINITY;
+  for (int64_t c = threadIdx.x; c < classes; c += blockDim.x)
+    m = fmaxf(m, lr[c]);
+  m = blockMax(m, shared);
+  float s = 0;
+  for (int64_t c = threadIdx.x; c < classes; c += blockDim.x)
+    s += expf(lr[c] - m);
+  float inv = 1.0f / blockSum(s, shared);
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    dr[c] = c < classes ? w * (expf(lr[c] - m) * inv -
+                               (c == labels[r] ? 1.0f : 0.0f))
+                        : 0.0f;
+}
+
+__global__ void argmaxCorrectKernel(const float *logits, const int32_t *labels,
+                                    const float *weights, float *out,
+                                    int64_t rows, int64_t cols,
+                                    int64_t classes) {
+  FERRY_FOR(r, rows) {
+    const float *lr = logits + r * cols;
+    int64_t best = 0;
+    for (int64_t c = 1; c < classes; ++c)
+      if (lr[c] > lr[best])
+        best = c;
+    if (best == labels[r] && weights[r] != 0.0f)
+      atomicAdd(out, weights[r]);
+  }
+}
+
+__global__ void sumSquaresKernel(const float *x, int64_t n, double *acc) {
+  __shared__ double shared[32];
+  double s = 0;
+  FERRY_FOR(i, n) s += static_cast<double>(x[i]) * x[i];
+  s = blockSumDouble(s, shared);
+  if (threadIdx.x == 0)
+    atomicAdd(acc, s);
+}
+
+__global__ void sqrtKernel(const double *acc, float *out) {
+  out[0] = static_cast<float>(sqrt(acc[0]));
+}
+
+struct AdamK {
+  float b1, b2, c1, c2, invCorrection1, invCorrection2, epsilon, weightDecay,
+      clipNorm;
+};
+
+__device__ float clipFactor(const AdamK &k, const float *norm) {
+  return (k.clipNorm > 0.0f && norm[0] > k.clipNorm) ? k.clipNorm / norm[0]
+                                                     : 1.0f;
+}
+
+__device__ float adamDirection(float m, float v, float w, const AdamK &k) {
+  float u = (m * k.invCorrection1) / (sqrtf(v * k.invCorrection2) + k.epsilon);
+  return fmaf(k.weightDecay, w, u);
+}
+
+__global__ void adamwKernel(float *w, const float *g, float *m, float *v,
+                            int64_t total, const float *lr, const float *norm,
+                            AdamK k) {
+  float clip = clipFactor(k, norm);
+  FERRY_FOR(i, total) {
+    float gi = clip * g[i];
+    float mi = k.b1 * m[i] + k.c1 * gi;
+    float vi = k.b2 * v[i] + k.c2 * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    w[i] -= lr[0] * adamDirection(mi, vi, w[i], k);
+  }
+}
+
+// LAMB pass 1: moments, and per segment sum w^2 and u^2 into scratch.
+__global__ void lambMoments(const float *w, const float *g, float *m,
+                            float *v, int64_t n, const float *norm, AdamK k,
+                            double *scratch, int64_t segments) {
+  __shared__ double shared[32];
+  int64_t seg = blockIdx.y;
+  float clip = clipFactor(k, norm);
+  double ww = 0, uu = 0;
+  for (int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+       j < n; j += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+    int64_t i = seg * n + j;
+    float gi = clip * g[i];
+    float mi = k.b1 * m[i] + k.c1 * gi;
+    float vi = k.b2 * v[i] + k.c2 * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    double u = adamDirection(mi, vi, w[i], k);
+    ww += static_cast<double>(w[i]) * w[i];
+    uu += u * u;
+  }
+  ww = blockSumDouble(ww, shared);
+  uu = blockSumDouble(uu, shared);
+  if (threadIdx.x == 0) {
+    atomicAdd(&scratch[seg], ww);
+    atomicAdd(&scratch[segments + seg], uu);
+  }
+}
+
+__global__ void lambApply(float *w, const float *m, const float *v, int64_t n,
+                          const float *lr, AdamK k, const double *scratch,
+                          int64_t segments) {
+  int64_t seg = blockIdx.y;
+  double ww = scratch[seg], uu = scratch[segments + seg];
+  double ratio = (ww > 0.0 && uu > 0.0) ? sqrt(ww) / sqrt(uu) : 1.0;
+  float step = static_cast<float>(static_cast<double>(lr[0]) * ratio);
+  for (int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+       j < n; j += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+    int64_t i = seg * n + j;
+    w[i] -= step * adamDirection(m[i], v[i], w[i], k);
+  }
+}
+
+} // namespace
+
+void check(const char *what) {
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string("CUDA kernel ") + what +
+                             " failed: " + cudaGetErrorString(e));
+}
+
+void gemm(cublasHandle_t handle, cudaStream_t stream, int64_t batch, int64_t m,
+          int64_t n, int64_t k, bool transA, bool transB, float alpha,
+          const float *a, int64_t strideA, const float *b, int64_t strideB,
+          float beta, float *c, int64_t strideC) {
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
+  cublasSetStream(handle, stream);
+  cublasStatus_t status = cublasSgemmStridedBatched(
+      handle, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+      transA ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),
+      static_cast<int>(m), static_cast<int>(k), &alpha, b,
+      static_cast<int>(transB ? k : n), strideB, a,
+      static_cast<int>(transA ? m : k), strideA, &beta, c, static_cast<int>(n),
+      strideC, static_cast<int>(batch));
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error("cuBLAS sgemm failed with status " +
+                             std::to_string(static_cast<int>(status)));
+}
+
+void fill(cudaStream_t s, float *out, int64_t n, float value) {
+  fillKernel<<<blocksFor(n), kThreads, 0, s>>>(out, n, value);
+  check("fill");
+}
+void iota(cudaStream_t s, int32_t *out, int64_t outer, int64_t size,
+          int64_t inner) {
+  iotaKernel<<<blocksFor(outer * size * inner), kThreads, 0, s>>>(out, outer,
+                                                                  size, inner);
+  check("iota");
+}
+void attentionMask(cudaStream_t s, const int32_t *mask, float *out, int64_t n,
+                   float fill) {
+  attentionMaskKernel<<<blocksFor(n), kThreads, 0, s>>>(mask, out, n, fill);
+  check("attention_mask");
+}
+void embedding(cudaStream_t s, const float *table, const int32_t *ids,
+               float *out, int64_t rows, int64_t width) {
+  embeddingKernel<<<blocksFor(rows * width), kThreads, 0, s>>>(table, ids, out,
+                                                               rows, width);
+  check("embedding");
+}
+void embeddingGrad(cudaStream_t s, const int32_t *ids, const float *dy,
+                   float *dtable, int64_t rows, int64_t width, int64_t vocab,
+                   bool accumulate) {
+  if (!accumulate)
+    cudaMemsetAsync(dtable, 0, static_cast<size_t>(vocab * width) * 4, s);
+  scatterAddRows<<<blocksFor(rows * width), kThreads, 0, s>>>(ids, dy, dtable,
+                                                              rows, width);
+  check("embedding_grad");
+}
+void gatherPositions(cudaStream_t s, const float *x, const int32_t *positions,
+                     float *out, int64_t batch, int64_t seq,
+                     int64_t predictions, int64_t width) {
+  gatherPositionsKernel<<<blocksFor(batch * predictions * width), kThreads, 0,
+                          s>>>(x, positions, out, batch, seq, predictions,
+                               width);
+  check("gather_positions");
+}
+void gatherPositionsGrad(cudaStream_t s, const int32_t *positions,
+                         const float *dy, float *dx, int64_t batch,
+                         int64_t seq, int64_t predictions, int64_t width) {
+  cudaMemsetAsync(dx, 0, static_cast<size_t>(batch * seq * width) * 4, s);
+  gatherPositionsGradKernel<<<blocksFor(batch * predictions * width), kThreads,
+                              0, s>>>(positions, dy, dx, batch, seq,
+                                      predictions, width);
+  check("gather_positions_grad");
+}
+void take(cudaStream_t s, const float *x, float *out, int64_t outer,
+          int64_t size, int64_t inner, int64_t index) {
+  takeKernel<<<blocksFor(outer * inner), kThreads, 0, s>>>(x, out, outer, size,
+                                                           inner, index);
+  check("take");
+}
+void takeGrad(cudaStream_t s, const float *dy, float *dx, int64_t outer,
+              int64_t size, int64_t inner, int64_t index) {
+  takeGradKernel<<<blocksFor(outer * size * inner), kThreads, 0, s>>>(
+      dy, dx, outer, size, inner, index);
+  check("take_grad");
+}
+void biasAdd(cudaStream_t s, const float *x, const float *bias, float *out,
+             int64_t rows, int64_t cols) {
+  biasAddKernel<<<blocksFor(rows * cols), kThreads, 0, s>>>(x, bias, out, rows,
+                                                            cols);
+  check("bias_add");
+}
+void binary(cudaStream_t s, int32_t op, const float *a, const float *b,
+            float *out, int64_t n) {
+  binaryKernel<<<blocksFor(n), kThreads, 0, s>>>(op, a, b, out, n);
+  check("binary");
+}
+void accumulate(cudaStream_t s, float *dst, const float *src, int64_t n) {
+  accumulateKernel<<<blocksFor(n), kThreads, 0, s>>>(dst, src, n);
+  check("accumulate");
+}
+void scale(cudaStream_t s, const float *x, float *out, int64_t n,
+           float factor) {
+  scaleKernel<<<blocksFor(n), kThreads, 0, s>>>(x, out, n, factor);
+  check("scale");
+}
+void gelu(cudaStream_t s, const float *x, float *out, int64_t n) {
+  geluKernel<<<blocksFor(n), kThreads, 0, s>>>(x, out, n);
+  check("gelu");
+}
+void geluGrad(cudaStream_t s, const float *x, const float *dy, float *dx,
+              int64_t n) {
+  geluGradKernel<<<blocksFor(n), kThreads, 0, s>>>(x, dy, dx, n);
+  check("gelu_grad");
+}
+void tanhForward(cudaStream_t s, const float *x, float *out, int64_t n) {
+  tanhKernel<<<blocksFor(n), kThreads, 0, s>>>(x, out, n);
+  check("tanh");
+}
+void tanhGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
+              int64_t n) {
+  tanhGradKernel<<<blocksFor(n), kThreads, 0, s>>>(y, dy, dx, n);
+  check("tanh_grad");
+}
+void layerNorm(cudaStream_t s, const float *x, const float *scale,
+               const float *bias, float *out, int64_t rows, int64_t cols,
+               float eps) {
+  if (rows <= 0)
+    return;
+  layerNormKernel<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(
+      x, scale, bias, out, cols, eps);
+  check("layer_norm");
+}
+void layerNormGrad(cudaStream_t s, const float *x, const float *scale,
+                   const float *dy, float *dx, float *dscale, float *dbias,
+                   int64_t rows, int64_t cols, float eps) {
+  if (rows <= 0)
+    return;
+  layerNormGradRows<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(
+      x, scale, dy, dx, cols, eps);
+  float *stats = nullptr;
+  cudaMallocAsync(&stats, static_cast<size_t>(2 * rows) * 4, s);
+  rowStats<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(x, stats, cols,
+                                                            eps);
+  layerNormGradColumns<<<blocksFor(cols), kThreads, 0, s>>>(
+      x, dy, dscale, dbias, rows, cols, eps, stats);
+  cudaFreeAsync(stats, s);
+  check("layer_norm_grad");
+}
+void softmax(cudaStream_t s, const float *x, const float *mask, float *out,
+             int64_t batch, int64_t rows, int64_t cols) {
+  if (batch * rows <= 0)
+    return;
+  softmaxKernel<<<static_cast<unsigned>(batch * rows), kThreads, 0, s>>>(
+      x, mask, out, rows, cols);
+  check("softmax");
+}
+void softmaxGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
+                 int64_t rows, int64_t cols) {
+  if (rows <= 0)
+    return;
+  softmaxGradKernel<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(y, dy, dx,
+                                                                    cols);
+  check("softmax_grad");
+}
+void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
+             int64_t perSample, uint64_t seed, uint32_t purpose,
+             uint32_t layer, uint64_t sampleOffset, float p) {
+  if (n <= 0)
+    return;
+  if (p == 0.0f) {
+    if (out != x)
+      cudaMemcpyAsync(out, x, static_cast<size_t>(n) * 4,
+                      cudaMemcpyDeviceToDevice, s);
+    return;
+  }
+  dropoutKernel<<<blocksFor(n), kThreads, 0, s>>>(
+      x, out, n, perSample > 0 ? perSample : n, seed, purpose, layer,
+      sampleOffset, p);
+  check("dropout");
+}
+void transpose(cudaStream_t s, const float *x, float *out, int32_t rank,
+               const int64_t *dims, const int64_t *perm) {
+  Shape6 shape{};
+  shape.rank = rank;
+  int64_t inStrides[6], total = 1, stride = 1;
+  for (int32_t d = rank - 1; d >= 0; --d) {
+    inStrides[d] = stride;
+    stride *= dims[d];
+  }
+  for (int32_t i = 0; i < rank; ++i) {
+    shape.dims[i] = dims[perm[i]];
+    shape.strides[i] = inStrides[perm[i]];
+    total *= dims[i];
+  }
+  if (total <= 0)
+    return;
+  transposeKernel<<<blocksFor(total), kThreads, 0, s>>>(x, out, total, shape);
+  check("transpose");
+}
+void reduce(cudaStream_t s, int32_t kind, const float *x, float *out,
+            int64_t outer, int64_t size, int64_t inner) {
+  reduceKernel<<<blocksFor(outer * inner), kThreads, 0, s>>>(kind, x, out,
+                                                             outer, size, inner);
+  check("reduce");
+}
+void broadcast(cudaStream_t s, const float *x, float *out, int64_t outer,
+               int64_t size, int64_t inner) {
+  broadcastKernel<<<blocksFor(outer * size * inner), kThreads, 0, s>>>(
+      x, out, outer, size, inner);
+  check("broadcast");
+}
+void softmaxCrossEntropy(cudaStream_t s, const float *logits,
+                         const int32_t *labels, const float *weights,
+                         float *out, int64_t rows, int64_t cols,
+                         int64_t classes) {
+  cudaMemsetAsync(out, 0, 4, s);
+  if (rows <= 0)
+    return;
+  crossEntropyKernel<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(
+      logits, labels, weights, out, cols, classes);
+  check("softmax_cross_entropy");
+}
+void softmaxCrossEntropyGrad(cudaStream_t s, const float *logits,
+                             const int32_t *labels, const float *weights,
+                             const float *dloss, float *dlogits, int64_t rows,
+                             int64_t cols, int64_t classes) {
+  if (rows <= 0)
+    return;
+  crossEntropyGradKernel<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(
+      logits, labels, weights, dloss, dlogits, cols, classes);
+  check("softmax_cross_entropy_grad");
+}
+void argmaxCorrect(cudaStream_t s, const float *logits, const int32_t *labels,
+                   const float *weights, float *out, int64_t rows,
+                   int64_t cols, int64_t classes) {
+  cudaMemsetAsync(out, 0, 4, s);
+  argmaxCorrectKernel<<<blocksFor(rows), kThreads, 0, s>>>(
+      logits, labels, weights, out, rows, cols, classes);
+  check("argmax_correct");
+}
+void globalNorm(cudaStream_t s, const float *const *tensors,
+                const int64_t *sizes, int64_t count, float *out,
+                double *scratch) {
+  cudaMemsetAsync(scratch, 0, sizeof(double), s);
+  for (int64_t t = 0; t < count; ++t)
+    if (sizes[t] > 0)
+      sumSquaresKernel<<<blocksFor(sizes[t]), kThreads, 0, s>>>(
+          tensors[t], sizes[t], scratch);
+  sqrtKernel<<<1, 1, 0, s>>>(scratch, out);
+  check("global_norm");
+}
+void adamUpdate(cudaStream_t s, float *w, const float *g, float *m, float *v,
+                int64_t n, int64_t segments, const float *lr,
+                const float *globalNorm, float clipNorm,
+                const AdamParams &params, double *scratch) {
+  if (n <= 0 || segments <= 0)
+    return;
+  double t = static_cast<double>(params.step);
+  AdamK k{params.beta1,
+          params.beta2,
+          1.0f - params.beta1,
+          1.0f - params.beta2,
+          static_cast<float>(1.0 / (1.0 - std::pow(double(params.beta1), t))),
+          static_cast<float>(1.0 / (1.0 - std::pow(double(params.beta2), t))),
+          params.epsilon,
+          params.applyWeightDecay ? params.weightDecay : 0.0f,
+          clipNorm};
+  if (!params.lamb) {
+    adamwKernel<<<blocksFor(n * segments), kThreads, 0, s>>>(
+        w, g, m, v, n * segments, lr, globalNorm, k);
+    check("optimizer_update (AdamW)");
+    return;
+  }
+  cudaMemsetAsync(scratch, 0, static_cast<size_t>(2 * segments) * 8, s);
+  dim3 grid(static_cast<unsigned>(std::min<int64_t>(blocksFor(n), 1024)),
+            static_cast<unsigned>(segments));
+  lambMoments<<<grid, kThreads, 0, s>>>(w, g, m, v, n, globalNorm, k, scratch,
+                                        segments);
+  lambApply<<<grid, kThreads, 0, s>>>(w, m, v, n, lr, k, scratch, segments);
+  check("optimizer_update (LAMB)");
+}
+
+} // namespace ferry::cuda

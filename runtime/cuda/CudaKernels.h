@@ -1,0 +1,112 @@
+// The CUDA backend's kernels, fp32: the same operations, argument order and
+// semantics as the CPU backend's (runtime/cpu/CpuKernels.h, which documents
+// each), on device pointers, launched on `stream`. GEMMs go through cuBLAS;
+// the rest are ferry's own kernels. Dropout draws the same Philox bits as
+// the CPU backend (runtime/random/Philox.h is compiled for both), so masks
+// are identical across backends. Reductions that the CPU backend runs in a
+// fixed order (embedding and position gradients, global norm, LAMB's trust
+// ratio) use atomics here: equal to rounding, not bit for bit.
+//
+// Checked against the CPU kernels on random inputs by test/unit/
+// CudaKernelsTest.cpp (ctest label gpu; skipped without a device).
+#pragma once
+
+#include <cstdint>
+
+typedef struct CUstream_st *cudaStream_t;
+typedef struct cublasContext *cublasHandle_t;
+
+namespace ferry::cuda {
+
+// Launch or cuBLAS failures throw std::runtime_error naming the kernel and
+// the CUDA error.
+void check(const char *what);
+
+void gemm(cublasHandle_t handle, cudaStream_t stream, int64_t batch, int64_t m,
+          int64_t n, int64_t k, bool transA, bool transB, float alpha,
+          const float *a, int64_t strideA, const float *b, int64_t strideB,
+          float beta, float *c, int64_t strideC);
+
+void fill(cudaStream_t s, float *out, int64_t n, float value);
+void iota(cudaStream_t s, int32_t *out, int64_t outer, int64_t size,
+          int64_t inner);
+void attentionMask(cudaStream_t s, const int32_t *mask, float *out, int64_t n,
+                   float fill);
+void embedding(cudaStream_t s, const float *table, const int32_t *ids,
+               float *out, int64_t rows, int64_t width);
+void embeddingGrad(cudaStream_t s, const int32_t *ids, const float *dy,
+                   float *dtable, int64_t rows, int64_t width, int64_t vocab,
+                   bool accumulate);
+void gatherPositions(cudaStream_t s, const float *x, const int32_t *positions,
+                     float *out, int64_t batch, int64_t seq,
+                     int64_t predictions, int64_t width);
+void gatherPositionsGrad(cudaStream_t s, const int32_t *positions,
+                         const float *dy, float *dx, int64_t batch, int64_t seq,
+                         int64_t predictions, int64_t width);
+void take(cudaStream_t s, const float *x, float *out, int64_t outer,
+          int64_t size, int64_t inner, int64_t index);
+void takeGrad(cudaStream_t s, const float *dy, float *dx, int64_t outer,
+              int64_t size, int64_t inner, int64_t index);
+void biasAdd(cudaStream_t s, const float *x, const float *bias, float *out,
+             int64_t rows, int64_t cols);
+// op: 0 add, 1 sub, 2 mul, 3 div (cpu::Binary).
+void binary(cudaStream_t s, int32_t op, const float *a, const float *b,
+            float *out, int64_t n);
+void accumulate(cudaStream_t s, float *dst, const float *src, int64_t n);
+void scale(cudaStream_t s, const float *x, float *out, int64_t n, float factor);
+void gelu(cudaStream_t s, const float *x, float *out, int64_t n);
+void geluGrad(cudaStream_t s, const float *x, const float *dy, float *dx,
+              int64_t n);
+void tanhForward(cudaStream_t s, const float *x, float *out, int64_t n);
+void tanhGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
+              int64_t n);
+void layerNorm(cudaStream_t s, const float *x, const float *scale,
+               const float *bias, float *out, int64_t rows, int64_t cols,
+               float eps);
+// dscale and dbias are overwritten (as on the CPU).
+void layerNormGrad(cudaStream_t s, const float *x, const float *scale,
+                   const float *dy, float *dx, float *dscale, float *dbias,
+                   int64_t rows, int64_t cols, float eps);
+void softmax(cudaStream_t s, const float *x, const float *mask, float *out,
+             int64_t batch, int64_t rows, int64_t cols);
+void softmaxGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
+                 int64_t rows, int64_t cols);
+void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
+             int64_t perSample, uint64_t seed, uint32_t purpose, uint32_t layer,
+             uint64_t sampleOffset, float p);
+void transpose(cudaStream_t s, const float *x, float *out, int32_t rank,
+               const int64_t *dims, const int64_t *perm);
+// kind: 0 sum, 1 mean, 2 max, 3 sum of squares (cpu::Reduce).
+void reduce(cudaStream_t s, int32_t kind, const float *x, float *out,
+            int64_t outer, int64_t size, int64_t inner);
+void broadcast(cudaStream_t s, const float *x, float *out, int64_t outer,
+               int64_t size, int64_t inner);
+void softmaxCrossEntropy(cudaStream_t s, const float *logits,
+                         const int32_t *labels, const float *weights,
+                         float *out, int64_t rows, int64_t cols,
+                         int64_t classes);
+void softmaxCrossEntropyGrad(cudaStream_t s, const float *logits,
+                             const int32_t *labels, const float *weights,
+                             const float *dloss, float *dlogits, int64_t rows,
+                             int64_t cols, int64_t classes);
+void argmaxCorrect(cudaStream_t s, const float *logits, const int32_t *labels,
+                   const float *weights, float *out, int64_t rows, int64_t cols,
+                   int64_t classes);
+// out[0] = sqrt(sum of squares of every tensor); `scratch` holds one double.
+void globalNorm(cudaStream_t s, const float *const *tensors,
+                const int64_t *sizes, int64_t count, float *out,
+                double *scratch);
+
+struct AdamParams {
+  float beta1, beta2, epsilon, weightDecay;
+  bool applyWeightDecay, lamb;
+  int64_t step; // t, counting updates from 1
+};
+// cpu::adamUpdate with the learning rate and global norm read from device
+// scalars; `scratch` holds 2 * segments doubles (LAMB's norms).
+void adamUpdate(cudaStream_t s, float *w, const float *g, float *m, float *v,
+                int64_t n, int64_t segments, const float *lr,
+                const float *globalNorm, float clipNorm,
+                const AdamParams &params, double *scratch);
+
+} // namespace ferry::cuda

@@ -1,0 +1,300 @@
+// GPU tests (ctest label `gpu`): every CUDA kernel against the CPU backend's
+// kernel on fresh random inputs (never zeros), ||out - ref|| / ||ref|| <=
+// 1e-5 in fp32 (atomics and erf vs the CPU's polynomial differ by rounding);
+// dropout masks bit for bit; NaN never passes. Skipped, with the CUDA
+// runtime's reason, without a device.
+#include "runtime/cuda/CudaKernels.h"
+#include "runtime/cpu/CpuKernels.h"
+#include "runtime/cuda/DeviceQuery.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+using namespace ferry;
+
+namespace {
+
+class CudaKernels : public ::testing::Test {
+protected:
+  void SetUp() override {
+    CudaDeviceReport report = queryCudaDevices();
+    if (report.devices.empty())
+      GTEST_SKIP() << "no CUDA device: " << report.reason;
+    ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  }
+  void TearDown() override {
+    for (void *p : allocations)
+      cudaFree(p);
+    if (handle)
+      cublasDestroy(handle);
+  }
+  template <typename T> T *device(const std::vector<T> &host) {
+    T *p = nullptr;
+    EXPECT_EQ(cudaMalloc(&p, host.size() * sizeof(T) + 4), cudaSuccess);
+    cudaMemcpy(p, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice);
+    allocations.push_back(p);
+    return p;
+  }
+  template <typename T> std::vector<T> host(const T *p, size_t n) {
+    std::vector<T> out(n);
+    cudaDeviceSynchronize();
+    cudaMemcpy(out.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost);
+    return out;
+  }
+  std::vector<float> random(size_t n, float lo = -2.0f, float hi = 2.0f) {
+    std::uniform_real_distribution<float> d(lo, hi);
+    std::vector<float> v(n);
+    for (float &x : v)
+      x = d(rng);
+    return v;
+  }
+  std::vector<int32_t> randomInts(size_t n, int32_t limit) {
+    std::uniform_int_distribution<int32_t> d(0, limit - 1);
+    std::vector<int32_t> v(n);
+    for (int32_t &x : v)
+      x = d(rng);
+    return v;
+  }
+  static void expectClose(const std::vector<float> &got,
+                          const std::vector<float> &want, double tol,
+                          const char *what) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    double diff = 0, norm = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_FALSE(std::isnan(got[i])) << what << " NaN at " << i;
+      diff += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+      norm += double(want[i]) * want[i];
+    }
+    ASSERT_GT(norm, 0.0) << what << ": the reference is all zeros";
+    EXPECT_LE(std::sqrt(diff / norm), tol) << what;
+  }
+
+  cublasHandle_t handle = nullptr;
+  cudaStream_t stream = nullptr; // the default stream
+  std::vector<void *> allocations;
+  std::mt19937 rng{1234};
+};
+
+} // namespace
+
+TEST_F(CudaKernels, GemmEveryTransposeAndBatch) {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      int64_t batch = 3, m = 37, n = 29, k = 41;
+      auto a = random(batch * m * k), b = random(batch * k * n),
+           c = random(batch * m * n);
+      std::vector<float> want = c;
+      cpu::gemm(batch, m, n, k, ta, tb, 0.7f, a.data(), m * k, b.data(), k * n,
+                1.0f, want.data(), m * n);
+      float *dc = device(c);
+      cuda::gemm(handle, stream, batch, m, n, k, ta, tb, 0.7f, device(a), m * k,
+                 device(b), k * n, 1.0f, dc, m * n);
+      expectClose(host(dc, c.size()), want, 1e-5, "gemm");
+    }
+}
+
+TEST_F(CudaKernels, ElementWise) {
+  int64_t n = 10007;
+  auto x = random(n), y = random(n, 0.5f, 2.0f);
+  for (int op = 0; op < 4; ++op) {
+    std::vector<float> want(n);
+    cpu::binary(static_cast<cpu::Binary>(op), x.data(), y.data(), want.data(),
+                n);
+    float *out = device(std::vector<float>(n));
+    cuda::binary(stream, op, device(x), device(y), out, n);
+    expectClose(host(out, n), want, 1e-6, "binary");
+  }
+  std::vector<float> want(n);
+  cpu::gelu(x.data(), want.data(), n);
+  float *out = device(std::vector<float>(n));
+  cuda::gelu(stream, device(x), out, n);
+  expectClose(host(out, n), want, 1e-5, "gelu");
+  cpu::geluGrad(x.data(), y.data(), want.data(), n);
+  cuda::geluGrad(stream, device(x), device(y), out, n);
+  expectClose(host(out, n), want, 1e-5, "gelu_grad");
+  cpu::tanhForward(x.data(), want.data(), n);
+  cuda::tanhForward(stream, device(x), out, n);
+  expectClose(host(out, n), want, 1e-5, "tanh");
+  cpu::biasAdd(x.data(), y.data(), want.data(), n / 7, 7);
+  cuda::biasAdd(stream, device(x), device(y), out, n / 7, 7);
+  auto got = host(out, n / 7 * 7);
+  expectClose(got, std::vector<float>(want.begin(), want.begin() + n / 7 * 7),
+              1e-6, "bias_add");
+}
+
+TEST_F(CudaKernels, LayerNormForwardAndBackward) {
+  int64_t rows = 33, cols = 768;
+  auto x = random(rows * cols), scale = random(cols), bias = random(cols),
+       dy = random(rows * cols);
+  std::vector<float> want(rows * cols), dx(rows * cols), ds(cols), db(cols);
+  cpu::layerNorm(x.data(), scale.data(), bias.data(), want.data(), rows, cols,
+                 1e-12f);
+  float *out = device(std::vector<float>(rows * cols));
+  cuda::layerNorm(stream, device(x), device(scale), device(bias), out, rows,
+                  cols, 1e-12f);
+  expectClose(host(out, rows * cols), want, 1e-5, "layer_norm");
+  cpu::layerNormGrad(x.data(), scale.data(), dy.data(), dx.data(), ds.data(),
+                     db.data(), rows, cols, 1e-12f);
+  float *ddx = device(std::vector<float>(rows * cols));
+  float *dds = device(random(cols)), *ddb = device(random(cols));
+  cuda::layerNormGrad(stream, device(x), device(scale), device(dy), ddx, dds,
+                      ddb, rows, cols, 1e-12f);
+  expectClose(host(ddx, rows * cols), dx, 1e-5, "layer_norm_grad dx");
+  expectClose(host(dds, cols), ds, 1e-5, "layer_norm_grad dscale");
+  expectClose(host(ddb, cols), db, 1e-5, "layer_norm_grad dbias");
+}
+
+TEST_F(CudaKernels, MaskedSoftmaxAndGradient) {
+  int64_t batch = 4, rows = 2 * 128, cols = 128;
+  auto x = random(batch * rows * cols), dy = random(batch * rows * cols);
+  std::vector<float> mask(batch * cols, 0.0f);
+  for (int64_t i = 0; i < batch * cols; i += 5)
+    mask[i] = -10000.0f;
+  std::vector<float> want(x.size()), dx(x.size());
+  cpu::softmax(x.data(), mask.data(), want.data(), batch, rows, cols);
+  float *out = device(std::vector<float>(x.size()));
+  cuda::softmax(stream, device(x), device(mask), out, batch, rows, cols);
+  expectClose(host(out, x.size()), want, 1e-5, "softmax");
+  cpu::softmaxGrad(want.data(), dy.data(), dx.data(), batch * rows, cols);
+  float *ddx = device(std::vector<float>(x.size()));
+  cuda::softmaxGrad(stream, device(want), device(dy), ddx, batch * rows, cols);
+  expectClose(host(ddx, x.size()), dx, 1e-5, "softmax_grad");
+}
+
+TEST_F(CudaKernels, DropoutMasksAreTheCpuBits) {
+  int64_t n = 4 * 128 * 64, perSample = 128 * 64;
+  auto x = random(n);
+  std::vector<float> want(n);
+  cpu::dropout(x.data(), want.data(), n, perSample, 42, 0x1234u, 3, 16, 0.1f);
+  float *out = device(std::vector<float>(n));
+  cuda::dropout(stream, device(x), out, n, perSample, 42, 0x1234u, 3, 16, 0.1f);
+  auto got = host(out, n);
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(got[i] == 0.0f, want[i] == 0.0f) << "mask differs at " << i;
+  expectClose(got, want, 1e-7, "dropout");
+}
+
+TEST_F(CudaKernels, GathersAndTheirGradients) {
+  int64_t batch = 4, seq = 64, predictions = 10, width = 96, vocab = 500;
+  auto table = random(vocab * width);
+  auto ids = randomInts(batch * seq, static_cast<int32_t>(vocab));
+  std::vector<float> want(batch * seq * width);
+  cpu::embedding(table.data(), ids.data(), want.data(), batch * seq, width);
+  float *out = device(std::vector<float>(want.size()));
+  cuda::embedding(stream, device(table), device(ids), out, batch * seq, width);
+  expectClose(host(out, want.size()), want, 0, "embedding");
+
+  auto dy = random(batch * seq * width);
+  std::vector<float> dtable(vocab * width);
+  cpu::embeddingGrad(ids.data(), dy.data(), dtable.data(), batch * seq, width,
+                     vocab);
+  float *ddt = device(random(vocab * width));
+  cuda::embeddingGrad(stream, device(ids), device(dy), ddt, batch * seq, width,
+                      vocab, false);
+  expectClose(host(ddt, dtable.size()), dtable, 1e-5, "embedding_grad");
+
+  auto x = random(batch * seq * width);
+  auto pos = randomInts(batch * predictions, static_cast<int32_t>(seq));
+  std::vector<float> g(batch * predictions * width), gdx(batch * seq * width);
+  cpu::gatherPositions(x.data(), pos.data(), g.data(), batch, seq, predictions,
+                       width);
+  float *dg = device(std::vector<float>(g.size()));
+  cuda::gatherPositions(stream, device(x), device(pos), dg, batch, seq,
+                        predictions, width);
+  expectClose(host(dg, g.size()), g, 0, "gather_positions");
+  cpu::gatherPositionsGrad(pos.data(), g.data(), gdx.data(), batch, seq,
+                           predictions, width);
+  float *dgx = device(random(gdx.size()));
+  cuda::gatherPositionsGrad(stream, device(pos), device(g), dgx, batch, seq,
+                            predictions, width);
+  expectClose(host(dgx, gdx.size()), gdx, 1e-6, "gather_positions_grad");
+}
+
+TEST_F(CudaKernels, ReductionsTransposeAndLosses) {
+  int64_t outer = 6, size = 50, inner = 7;
+  auto x = random(outer * size * inner);
+  for (int kind = 0; kind < 4; ++kind) {
+    std::vector<float> want(outer * inner);
+    cpu::reduce(static_cast<cpu::Reduce>(kind), x.data(), want.data(), outer,
+                size, inner);
+    float *out = device(std::vector<float>(want.size()));
+    cuda::reduce(stream, kind, device(x), out, outer, size, inner);
+    expectClose(host(out, want.size()), want, 1e-5, "reduce");
+  }
+  int64_t dims[4] = {3, 4, 5, 6}, perm[4] = {0, 2, 1, 3};
+  auto t = random(360);
+  std::vector<float> want(360);
+  cpu::transpose(t.data(), want.data(), 4, dims, perm);
+  float *out = device(std::vector<float>(360));
+  cuda::transpose(stream, device(t), out, 4, dims, perm);
+  expectClose(host(out, 360), want, 0, "transpose");
+
+  int64_t rows = 40, cols = 1008, classes = 1000;
+  auto logits = random(rows * cols, -5, 5);
+  auto labels = randomInts(rows, static_cast<int32_t>(classes));
+  auto weights = random(rows, 0.0f, 1.0f);
+  weights[3] = 0.0f;
+  std::vector<float> loss(1), dl(rows * cols), hits(1), dloss = {0.37f};
+  cpu::softmaxCrossEntropy(logits.data(), labels.data(), weights.data(),
+                           loss.data(), rows, cols, classes);
+  float *dloss1 = device(std::vector<float>(1));
+  cuda::softmaxCrossEntropy(stream, device(logits), device(labels),
+                            device(weights), dloss1, rows, cols, classes);
+  expectClose(host(dloss1, 1), loss, 1e-5, "softmax_cross_entropy");
+  cpu::softmaxCrossEntropyGrad(logits.data(), labels.data(), weights.data(),
+                               dloss.data(), dl.data(), rows, cols, classes);
+  float *ddl = device(std::vector<float>(dl.size()));
+  cuda::softmaxCrossEntropyGrad(stream, device(logits), device(labels),
+                                device(weights), device(dloss), ddl, rows, cols,
+                                classes);
+  expectClose(host(ddl, dl.size()), dl, 1e-5, "softmax_cross_entropy_grad");
+  for (int64_t r = 0; r < rows; r += 3) // make some hits
+    labels[r] = static_cast<int32_t>(
+        std::max_element(logits.begin() + r * cols,
+                         logits.begin() + r * cols + classes) -
+        (logits.begin() + r * cols));
+  cpu::argmaxCorrect(logits.data(), labels.data(), weights.data(), hits.data(),
+                     rows, cols, classes);
+  float *dh = device(std::vector<float>(1));
+  cuda::argmaxCorrect(stream, device(logits), device(labels), device(weights),
+                      dh, rows, cols, classes);
+  expectClose(host(dh, 1), hits, 1e-6, "argmax_correct");
+}
+
+TEST_F(CudaKernels, GlobalNormAndOptimizers) {
+  auto a = random(1000), b = random(4321);
+  const float *hostTensors[2] = {a.data(), b.data()};
+  int64_t sizes[2] = {1000, 4321};
+  std::vector<float> want(1);
+  cpu::globalNorm(hostTensors, sizes, 2, want.data());
+  const float *devTensors[2] = {device(a), device(b)};
+  double *scratch = nullptr;
+  cudaMalloc(&scratch, 64 * sizeof(double));
+  allocations.push_back(scratch);
+  float *out = device(std::vector<float>(1));
+  cuda::globalNorm(stream, devTensors, sizes, 2, out, scratch);
+  expectClose(host(out, 1), want, 1e-6, "global_norm");
+
+  for (bool lamb : {false, true}) {
+    int64_t n = 3000, segments = 3;
+    auto w = random(n * segments), g = random(n * segments),
+         m = random(n * segments, -0.1f, 0.1f),
+         v = random(n * segments, 0.0f, 0.1f);
+    cpu::AdamParams cp{0.9f, 0.999f, 1e-6f, 0.01f, true, lamb, 3};
+    cuda::AdamParams gp{0.9f, 0.999f, 1e-6f, 0.01f, true, lamb, 3};
+    float *dw = device(w), *dm = device(m), *dv = device(v);
+    std::vector<float> lr = {1e-3f}, norm = {2.5f};
+    cpu::adamUpdate(w.data(), g.data(), m.data(), v.data(), n, segments, lr[0],
+                    norm[0], 1.0f, cp);
+    cuda::adamUpdate(stream, dw, device(g), dm, dv, n, segments, device(lr),
+                     device(norm), 1.0f, gp, scratch);
+    expectClose(host(dw, w.size()), w, 1e-6, "optimizer weights");
+    expectClose(host(dm, m.size()), m, 1e-6, "optimizer m");
+    expectClose(host(dv, v.size()), v, 1e-6, "optimizer v");
+  }
+}
