@@ -73,13 +73,14 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
                                               : "1");
   };
   const ExecutionConfig &e = config.execution;
+  // Both backends run the same fp32 programs; mixed precision (bf16 compute
+  // with fp32 master weights, fp16 with loss scaling) is the CUDA backend's
+  // next step.
   if (config.training.precision != "fp32")
     return refuse("training.precision", config.training.precision,
-                  "the CPU backend computes in fp32; bf16 and fp16 arrive "
-                  "with the CUDA backend");
-  if (e.backend != "cpu")
-    return refuse("execution.backend", e.backend,
-                  "the CUDA backend arrives with its issue");
+                  "programs compute in fp32 on both backends; bf16 and fp16 "
+                  "mixed precision arrive with the CUDA backend's precision "
+                  "work");
   if (e.data_parallel != 1)
     return refuse("execution.data_parallel", std::to_string(e.data_parallel),
                   "replicas arrive after phased execution");

@@ -32,6 +32,14 @@ config.environment["HOME"] = os.path.join(obj_root, "test", "home")
 config.environment["FERRY_CACHE_DIR"] = os.path.join(obj_root, "test", "cache")
 config.environment.pop("FERRY_CACHE_MAX_SIZE", None)
 
+# A usable NVIDIA GPU (tests that run the CUDA backend need one).
+try:
+    smi = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
+    if smi.returncode == 0 and "GPU" in smi.stdout:
+        config.available_features.add("gpu")
+except (OSError, subprocess.SubprocessError):
+    pass
+
 # Headless Chromium (Debian `chromium`) renders the HTML report when present.
 import shutil
 if shutil.which("chromium"):

@@ -92,19 +92,21 @@ int64_t product(const std::vector<int64_t> &shape, size_t from = 0) {
 } // namespace
 
 std::vector<Tensor> ckpt::exportStates(const fxe::Executable &exe,
-                                       CpuBackend &backend, fxe::Role role) {
+                                       Backend &backend, fxe::Role role) {
   std::vector<Tensor> tensors;
   for (const Slot &slot : slotsOf(exe, role)) {
     std::vector<int64_t> shape = slot.shape;
     if (!shape.empty())
       shape.front() = slot.realRows;
-    const float *data = backend.f32(slot.state) + slot.offsetElements;
-    tensors.push_back(makeTensor(slot.name, shape, data, DType::F32));
+    std::vector<float> values(static_cast<size_t>(product(shape)));
+    backend.read(slot.state, slot.offsetElements * 4, values.data(),
+                 static_cast<int64_t>(values.size()) * 4);
+    tensors.push_back(makeTensor(slot.name, shape, values.data(), DType::F32));
   }
   return tensors;
 }
 
-ImportReport ckpt::importStates(const fxe::Executable &exe, CpuBackend &backend,
+ImportReport ckpt::importStates(const fxe::Executable &exe, Backend &backend,
                                 fxe::Role role, const SafetensorsFile &file) {
   ImportReport report;
   std::set<std::string> used;
@@ -160,10 +162,11 @@ ImportReport ckpt::importStates(const fxe::Executable &exe, CpuBackend &backend,
     std::vector<float> values = t->toFloat32();
     int64_t width = product(slot.shape, 1);
     int64_t rows = slot.shape.empty() ? 1 : slot.realRows;
-    float *dst = backend.f32(slot.state) + slot.offsetElements;
-    std::memcpy(dst, values.data(), sizeof(float) * rows * width);
     int64_t allRows = slot.shape.empty() ? 1 : slot.shape.front();
-    std::fill(dst + rows * width, dst + allRows * width, 0.0f);
+    values.resize(static_cast<size_t>(rows * width)); // extra rows dropped
+    values.resize(static_cast<size_t>(allRows * width), 0.0f); // padding: 0
+    backend.write(slot.state, slot.offsetElements * 4, values.data(),
+                  allRows * width * 4);
     if (vocabRows && t->shape.front() != slot.realRows)
       report.notes.push_back(fmt::format(
           "{}: {} rows in the file, the model's vocabulary is {}; the extra "
@@ -241,9 +244,8 @@ std::string readText(const fs::path &path) {
 } // namespace
 
 std::string ckpt::saveCheckpoint(const std::string &dir,
-                                 const fxe::Executable &exe,
-                                 CpuBackend &backend, const TrainerState &state,
-                                 int64_t keep) {
+                                 const fxe::Executable &exe, Backend &backend,
+                                 const TrainerState &state, int64_t keep) {
   fs::path root(dir);
   std::error_code ec;
   fs::create_directories(root, ec);
@@ -331,7 +333,7 @@ std::string ckpt::resolveCheckpointDir(const std::string &dir) {
 
 TrainerState ckpt::loadCheckpoint(const std::string &stepDir,
                                   const fxe::Executable &exe,
-                                  CpuBackend &backend) {
+                                  Backend &backend) {
   fs::path root(stepDir);
   fs::path trainerPath = root / "trainer.json";
   nlohmann::json trainer;

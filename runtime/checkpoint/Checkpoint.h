@@ -18,8 +18,8 @@
 // the whole random state: dropout and shuffling are keyed by them.
 #pragma once
 
+#include "runtime/Backend.h"
 #include "runtime/checkpoint/Safetensors.h"
-#include "runtime/cpu/CpuBackend.h"
 
 #include <cstdint>
 #include <string>
@@ -30,8 +30,8 @@ namespace ferry::ckpt {
 // Tensors of the states with `role` under their HF names: stacked states split
 // into one tensor per layer ("{}" in the name = the layer), the padded
 // vocabulary rows (past init_rows) left out. fp32.
-std::vector<Tensor> exportStates(const fxe::Executable &exe,
-                                 CpuBackend &backend, fxe::Role role);
+std::vector<Tensor> exportStates(const fxe::Executable &exe, Backend &backend,
+                                 fxe::Role role);
 
 struct ImportReport {
   int64_t tensors = 0;             // states filled
@@ -45,7 +45,7 @@ struct ImportReport {
 // embedding) and cls.predictions.decoder.bias (= cls.predictions.bias) are
 // optional aliases that must agree with what they alias. Throws
 // CheckpointError listing every missing tensor and every mismatched shape.
-ImportReport importStates(const fxe::Executable &exe, CpuBackend &backend,
+ImportReport importStates(const fxe::Executable &exe, Backend &backend,
                           fxe::Role role, const SafetensorsFile &file);
 
 // What a training checkpoint records besides the tensors.
@@ -59,7 +59,7 @@ struct TrainerState {
 // Writes DIR/step-<step>/ and then DIR/latest; removes the oldest step
 // directories beyond `keep`. Returns the step directory's path.
 std::string saveCheckpoint(const std::string &dir, const fxe::Executable &exe,
-                           CpuBackend &backend, const TrainerState &state,
+                           Backend &backend, const TrainerState &state,
                            int64_t keep);
 
 // DIR's latest checkpoint when DIR is a save directory (it has `latest`) or
@@ -71,7 +71,7 @@ std::string resolveCheckpointDir(const std::string &dir);
 // Loads a step directory into the backend's parameters and optimizer state
 // (shapes must match exactly) and returns its trainer state.
 TrainerState loadCheckpoint(const std::string &stepDir,
-                            const fxe::Executable &exe, CpuBackend &backend);
+                            const fxe::Executable &exe, Backend &backend);
 
 // The model file a user means by PATH: PATH itself when it is a file,
 // PATH/model.safetensors for a step directory, the latest step's for a save

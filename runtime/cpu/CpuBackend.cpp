@@ -137,10 +137,15 @@ int64_t evaluate(const fxe::Affine *a, const std::vector<int64_t> &registers) {
 
 } // namespace
 
-CpuBackend::CpuBackend(const fxe::Executable &executable,
-                       std::optional<uint64_t> limitBytes)
-    : exe_(executable) {
-  arenaBytes_ = static_cast<uint64_t>(exe_.arena_bytes());
+int64_t ferry::evaluateAffine(const fxe::Affine *a,
+                              const std::vector<int64_t> &registers) {
+  return evaluate(a, registers);
+}
+
+// The checks every backend runs on load (CpuBackend::validate).
+void CpuBackend::validate(const fxe::Executable &exe_,
+                          std::optional<uint64_t> limitBytes) {
+  uint64_t arenaBytes_ = static_cast<uint64_t>(exe_.arena_bytes());
   if (limitBytes && arenaBytes_ > *limitBytes)
     throw RuntimeError(fmt::format(
         "the executable needs {} of device memory ({} bytes) but "
@@ -152,7 +157,6 @@ CpuBackend::CpuBackend(const fxe::Executable &executable,
       static_cast<uint64_t>(exe_.state_bytes()) > arenaBytes_ ||
       exe_.host_bytes() < 0)
     throw RuntimeError("the executable's states end outside its arena");
-  hostBytes_ = static_cast<uint64_t>(exe_.host_bytes());
   for (const fxe::State *s : *exe_.states()) {
     int64_t elements = 1;
     for (int64_t d : *s->shape())
@@ -221,6 +225,14 @@ CpuBackend::CpuBackend(const fxe::Executable &executable,
           throw RuntimeError(where() + ": parameter uses an unknown register");
     }
   }
+}
+
+CpuBackend::CpuBackend(const fxe::Executable &executable,
+                       std::optional<uint64_t> limitBytes)
+    : Backend(executable) {
+  validate(executable, limitBytes);
+  arenaBytes_ = static_cast<uint64_t>(exe_.arena_bytes());
+  hostBytes_ = static_cast<uint64_t>(exe_.host_bytes());
   size_t bytes = (arenaBytes_ + 63) / 64 * 64;
   arena_ = static_cast<char *>(std::aligned_alloc(64, bytes ? bytes : 64));
   if (!arena_)
@@ -243,50 +255,23 @@ CpuBackend::~CpuBackend() {
   std::free(host_);
 }
 
-const fxe::State *CpuBackend::state(const std::string &name) const {
-  for (const fxe::State *s : *exe_.states())
-    if (s->name()->str() == name)
-      return s;
-  return nullptr;
+void CpuBackend::read(const fxe::State *s, int64_t offset, void *dst,
+                      int64_t bytes) {
+  if (offset < 0 || bytes < 0 || offset + bytes > s->bytes())
+    throw RuntimeError("read outside state " + s->name()->str());
+  std::memcpy(dst, data(s) + offset, static_cast<size_t>(bytes));
+}
+
+void CpuBackend::write(const fxe::State *s, int64_t offset, const void *src,
+                       int64_t bytes) {
+  if (offset < 0 || bytes < 0 || offset + bytes > s->bytes())
+    throw RuntimeError("write outside state " + s->name()->str());
+  std::memcpy(data(s) + offset, src, static_cast<size_t>(bytes));
 }
 
 void CpuBackend::initialiseStates(uint64_t seed) {
-  for (const fxe::State *s : *exe_.states()) {
-    if (s->dtype() != fxe::DType_F32) {
-      std::memset(data(s), 0, s->bytes());
-      continue;
-    }
-    float *data = f32(s);
-    int64_t n = s->bytes() / 4;
-    switch (s->init()) {
-    case fxe::Init_Zeros:
-      cpu::fill(data, n, 0.0f);
-      break;
-    case fxe::Init_Ones:
-      cpu::fill(data, n, 1.0f);
-      break;
-    case fxe::Init_Normal: {
-      uint32_t purpose = random::purposeHash(s->name()->str());
-      int64_t layers = s->stacked() ? s->shape()->Get(0) : 1;
-      int64_t perLayer = n / layers;
-      auto std = static_cast<float>(s->init_std());
-#pragma omp parallel for schedule(static)
-      for (int64_t l = 0; l < layers; ++l)
-        for (int64_t e = 0; e < perLayer; ++e)
-          data[l * perLayer + e] =
-              std * random::normal(seed, purpose, static_cast<uint32_t>(l),
-                                   static_cast<uint64_t>(e));
-      // Rows past init_rows (the padded vocabulary) start at zero.
-      if (s->init_rows() > 0 && !s->stacked() && s->shape()->size() > 0 &&
-          s->init_rows() < s->shape()->Get(0)) {
-        int64_t width = n / s->shape()->Get(0);
-        cpu::fill(data + s->init_rows() * width, n - s->init_rows() * width,
-                  0.0f);
-      }
-      break;
-    }
-    }
-  }
+  for (const fxe::State *s : *exe_.states())
+    initialStateValues(s, seed, data(s));
 }
 
 void CpuBackend::run(const std::string &name,

@@ -7,6 +7,7 @@
 // copy thread (CopyQueue), counted as host-link bytes.
 #pragma once
 
+#include "runtime/Backend.h"
 #include "runtime/cpu/CopyQueue.h"
 #include "runtime/executable/ExecutableFile.h"
 
@@ -20,29 +21,28 @@
 
 namespace ferry {
 
-class RuntimeError : public std::runtime_error {
-public:
-  using std::runtime_error::runtime_error;
-};
-
-class CpuBackend {
+class CpuBackend : public Backend {
 public:
   // Checks every instruction (kernel index, buffer and parameter counts) and
   // allocates the arena; throws RuntimeError when it exceeds `limitBytes`.
   CpuBackend(const fxe::Executable &executable,
              std::optional<uint64_t> limitBytes);
-  ~CpuBackend();
-  CpuBackend(const CpuBackend &) = delete;
-  CpuBackend &operator=(const CpuBackend &) = delete;
+  ~CpuBackend() override;
+  // What the constructor checks before allocating: the budget, every
+  // state's layout, every instruction (kernel known, enough buffers and
+  // parameters, loops nested, registers in range). Other backends run it too.
+  static void validate(const fxe::Executable &executable,
+                       std::optional<uint64_t> limitBytes);
 
-  // Initialises every state as its `init` says: normal(0, std) keyed by
-  // (seed, name, layer entry, element) for weights, zeros, ones.
-  void initialiseStates(uint64_t seed);
+  void initialiseStates(uint64_t seed) override;
+  void run(const std::string &program,
+           const std::vector<int64_t> &inputs) override;
+  void read(const fxe::State *s, int64_t offset, void *dst,
+            int64_t bytes) override;
+  void write(const fxe::State *s, int64_t offset, const void *src,
+             int64_t bytes) override;
+  std::string name() const override { return "cpu"; }
 
-  // Runs a program with its input registers (e.g. {step} for train_step).
-  void run(const std::string &program, const std::vector<int64_t> &inputs);
-
-  const fxe::State *state(const std::string &name) const;
   // A state's memory, on the device or (a remote buffer) in host memory.
   char *data(const fxe::State *s) {
     return (s->host() ? host_ : arena_) + s->offset();
@@ -51,17 +51,17 @@ public:
   int32_t *i32(const fxe::State *s) {
     return reinterpret_cast<int32_t *>(data(s));
   }
-  uint64_t arenaBytes() const { return arenaBytes_; }
-  uint64_t hostBytes() const { return hostBytes_; }
+  uint64_t arenaBytes() const override { return arenaBytes_; }
+  uint64_t hostBytes() const override { return hostBytes_; }
   // Bytes moved between host memory and the device so far.
-  uint64_t hostLinkBytes() const { return hostLinkBytes_; }
+  uint64_t hostLinkBytes() const override { return hostLinkBytes_; }
   // The highest arena byte any executed kernel touched.
-  uint64_t peakBytes() const { return peakBytes_; }
+  uint64_t peakBytes() const override { return peakBytes_; }
 
   // Per-kernel wall time (for `ferry train --profile`): off by default.
-  void setProfiling(bool on) { profiling_ = on; }
+  void setProfiling(bool on) override { profiling_ = on; }
   // "kernel  calls  seconds  share" lines, slowest first.
-  std::string profileReport() const;
+  std::string profileReport() const override;
   // Measured time per phase (by name) while profiling: calls and seconds.
   struct PhaseTime {
     int64_t calls = 0;
@@ -82,7 +82,6 @@ private:
 
   void transfer(const fxe::Instr &in, const std::vector<int64_t> &registers);
 
-  const fxe::Executable &exe_;
   char *arena_ = nullptr, *host_ = nullptr;
   uint64_t arenaBytes_ = 0, peakBytes_ = 0, hostBytes_ = 0, hostLinkBytes_ = 0;
   CopyQueue copies_;

@@ -28,7 +28,7 @@ extern "C" void onStopSignal(int signal) {
 }
 
 template <typename T>
-void copyInto(CpuBackend &backend, const std::string &name,
+void copyInto(Backend &backend, const std::string &name,
               const std::vector<T> &values) {
   const fxe::State *s = backend.state(name);
   if (!s)
@@ -39,16 +39,15 @@ void copyInto(CpuBackend &backend, const std::string &name,
         "input '{}' holds {} bytes, the batch has {}: the executable was "
         "compiled for another batch or sequence shape",
         name, s->bytes(), values.size() * sizeof(T)));
-  std::memcpy(reinterpret_cast<char *>(backend.f32(s)), values.data(),
-              s->bytes());
+  backend.write(s, 0, values.data(), s->bytes());
 }
 
-float scalar(CpuBackend &backend, const std::string &name) {
+float scalar(Backend &backend, const std::string &name) {
   const fxe::State *s = backend.state(name);
   if (!s)
     throw RuntimeError("the executable has no metric '" + name +
                        "'; recompile it with this ferry (`ferry compile`)");
-  return backend.f32(s)[0];
+  return backend.scalar(s);
 }
 
 data::SampleShape shapeOf(const Config &c) {
@@ -96,11 +95,6 @@ void ferry::installStopHandlers() {
 
 Trainer::Trainer(const ExecutableFile &executable, const Config &config)
     : exe_(executable), config_(config) {
-  if (config_.execution.backend != "cpu")
-    throw RuntimeError(fmt::format(
-        "{} was compiled for execution.backend {}; this runtime runs the cpu "
-        "backend (the CUDA backend arrives with its issue)",
-        exe_.path(), config_.execution.backend));
   if (config_.execution.data_parallel != 1)
     throw RuntimeError(fmt::format(
         "execution.data_parallel {}: one process trains one replica so far; "
@@ -115,8 +109,7 @@ Trainer::Trainer(const ExecutableFile &executable, const Config &config)
         "(found {}): it writes special tokens and two segments",
         config_.model.vocab_size, config_.model.seq_length,
         config_.model.type_vocab_size));
-  backend_ = std::make_unique<CpuBackend>(
-      exe_.root(), config_.execution.device_memory_limit);
+  backend_ = createBackend(exe_.root(), config_.execution.device_memory_limit);
   backend_->initialiseStates(static_cast<uint64_t>(config_.training.seed));
   rows_ = config_.training.global_batch_size / config_.execution.data_parallel;
   if (config_.data.path == "synthetic")

@@ -4,8 +4,8 @@
 // reports the metrics (console progress lines and JSON lines).
 #pragma once
 
+#include "runtime/Backend.h"
 #include "runtime/config/Config.h"
-#include "runtime/cpu/CpuBackend.h"
 #include "runtime/data/MlperfData.h"
 #include "runtime/data/SyntheticData.h"
 
@@ -39,9 +39,9 @@ struct TrainOptions {
 
 struct RunResult {
   StepMetrics last;
-  int stopSignal = 0;          // SIGINT/SIGTERM that ended the run early
-  bool reachedTarget = false;  // training.target_mlm_accuracy reached
-  std::string lastCheckpoint;  // step directory written last ("" = none)
+  int stopSignal = 0;         // SIGINT/SIGTERM that ended the run early
+  bool reachedTarget = false; // training.target_mlm_accuracy reached
+  std::string lastCheckpoint; // step directory written last ("" = none)
 };
 
 // SIGINT and SIGTERM set a flag the training loop checks after each update
@@ -70,7 +70,7 @@ public:
   // `path`, in file order.
   EvalMetrics evaluate(const std::string &path, int64_t samples);
 
-  CpuBackend &backend() { return *backend_; }
+  Backend &backend() { return *backend_; }
   int64_t samplesPerUpdate() const { return rows_; }
 
 private:
@@ -79,7 +79,7 @@ private:
 
   const ExecutableFile &exe_;
   Config config_;
-  std::unique_ptr<CpuBackend> backend_;
+  std::unique_ptr<Backend> backend_;
   std::unique_ptr<data::SyntheticData> synthetic_;
   std::unique_ptr<data::DataLoader> loader_;
   data::HostBatch batch_;

@@ -81,7 +81,7 @@ int runTrain(const TrainOptionsCli &opts) {
     run.metricsPath = opts.metrics;
     run.saveDir = config.checkpoint.save_dir;
     RunResult result = trainer.run(run, stdout);
-    const CpuBackend &backend = trainer.backend();
+    const Backend &backend = trainer.backend();
     std::printf("device memory: peak %s measured, %s planned%s\n",
                 formatByteSize(backend.peakBytes()).c_str(),
                 formatByteSize(backend.arenaBytes()).c_str(),

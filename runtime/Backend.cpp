@@ -1,0 +1,70 @@
+// Backend selection, and what every backend shares.
+#include "runtime/Backend.h"
+
+#include "runtime/cpu/CpuBackend.h"
+#include "runtime/random/Philox.h"
+
+#include <algorithm>
+#include <cstring>
+#ifdef FERRY_HAVE_CUDA
+#include "runtime/cuda/CudaBackend.h"
+#endif
+
+using namespace ferry;
+
+const fxe::State *Backend::state(const std::string &name) const {
+  for (const fxe::State *s : *exe_.states())
+    if (s->name()->str() == name)
+      return s;
+  return nullptr;
+}
+
+void ferry::initialStateValues(const fxe::State *s, uint64_t seed, void *out) {
+  if (s->dtype() != fxe::DType_F32 || s->init() == fxe::Init_Zeros) {
+    std::memset(out, 0, static_cast<size_t>(s->bytes()));
+    return;
+  }
+  float *data = static_cast<float *>(out);
+  int64_t n = s->bytes() / 4;
+  if (s->init() == fxe::Init_Ones) {
+    std::fill(data, data + n, 1.0f);
+    return;
+  }
+  uint32_t purpose = random::purposeHash(s->name()->str());
+  int64_t layers = s->stacked() ? s->shape()->Get(0) : 1;
+  int64_t perLayer = n / layers;
+  auto std = static_cast<float>(s->init_std());
+#pragma omp parallel for schedule(static)
+  for (int64_t l = 0; l < layers; ++l)
+    for (int64_t e = 0; e < perLayer; ++e)
+      data[l * perLayer + e] =
+          std * random::normal(seed, purpose, static_cast<uint32_t>(l),
+                               static_cast<uint64_t>(e));
+  // Rows past init_rows (the padded vocabulary) start at zero.
+  if (s->init_rows() > 0 && !s->stacked() && s->shape()->size() > 0 &&
+      s->init_rows() < s->shape()->Get(0)) {
+    int64_t width = n / s->shape()->Get(0);
+    std::fill(data + s->init_rows() * width, data + n, 0.0f);
+  }
+}
+
+std::unique_ptr<Backend>
+ferry::createBackend(const fxe::Executable &executable,
+                     std::optional<uint64_t> limitBytes) {
+  std::string kind = executable.backend() ? executable.backend()->str() : "";
+  if (kind == "cpu")
+    return std::make_unique<CpuBackend>(executable, limitBytes);
+  if (kind == "cuda") {
+#ifdef FERRY_HAVE_CUDA
+    return createCudaBackend(executable, limitBytes);
+#else
+    throw RuntimeError("the executable was compiled for execution.backend "
+                       "cuda, but this ferry was built without the CUDA "
+                       "backend (-DFERRY_ENABLE_CUDA=OFF); rebuild with it or "
+                       "recompile for execution.backend cpu");
+#endif
+  }
+  throw RuntimeError("the executable names backend '" + kind +
+                     "', which this ferry does not know (cpu, cuda); "
+                     "recompile it with this ferry");
+}

@@ -1,0 +1,82 @@
+// What the trainer, checkpoints and tools need from a backend: run a program
+// of an executable, initialise its states, copy a state's bytes in and out
+// (the states may live on a device), and report memory and transfers. The
+// CPU backend (cpu/CpuBackend) and the CUDA backend (cuda/CudaBackend)
+// implement it; createBackend picks by the executable's backend.
+#pragma once
+
+#include "runtime/executable/ExecutableFile.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ferry {
+
+class RuntimeError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+class Backend {
+public:
+  explicit Backend(const fxe::Executable &executable) : exe_(executable) {}
+  virtual ~Backend() = default;
+  Backend(const Backend &) = delete;
+  Backend &operator=(const Backend &) = delete;
+
+  // normal(0, std) keyed by (seed, name, layer entry, element) for weights,
+  // zeros, ones: the same values on every backend.
+  virtual void initialiseStates(uint64_t seed) = 0;
+  // Runs a program with its input registers (e.g. {step} for train_step).
+  virtual void run(const std::string &program,
+                   const std::vector<int64_t> &inputs) = 0;
+  // Copies `bytes` bytes at `offset` of a state to / from host memory.
+  virtual void read(const fxe::State *s, int64_t offset, void *dst,
+                    int64_t bytes) = 0;
+  virtual void write(const fxe::State *s, int64_t offset, const void *src,
+                     int64_t bytes) = 0;
+
+  virtual uint64_t arenaBytes() const = 0;
+  virtual uint64_t peakBytes() const = 0; // highest arena byte touched
+  virtual uint64_t hostBytes() const = 0; // remote buffers
+  virtual uint64_t hostLinkBytes() const = 0;
+  virtual void setProfiling(bool on) = 0;
+  virtual std::string profileReport() const = 0;
+  virtual std::string name() const = 0; // "cpu", "cuda"
+
+  const fxe::State *state(const std::string &name) const;
+  const fxe::Executable &executable() const { return exe_; }
+
+  // One f32 scalar state.
+  float scalar(const fxe::State *s) {
+    float v = 0;
+    read(s, 0, &v, 4);
+    return v;
+  }
+
+protected:
+  const fxe::Executable &exe_;
+};
+
+// A state's initial bytes, as its `init` says (normal(0, std) keyed by
+// (seed, name, layer entry, element), zeros, ones; padded vocabulary rows 0):
+// the same on every backend.
+void initialStateValues(const fxe::State *s, uint64_t seed, void *out);
+
+// c + sum coeffs[r] * registers[r], with overflow checks (an address or a
+// parameter of an instruction).
+int64_t evaluateAffine(const fxe::Affine *a,
+                       const std::vector<int64_t> &registers);
+
+// The backend the executable was compiled for; throws RuntimeError when it
+// is not built in or has no device (naming why), or when the arena exceeds
+// `limitBytes`.
+std::unique_ptr<Backend> createBackend(const fxe::Executable &executable,
+                                       std::optional<uint64_t> limitBytes);
+
+} // namespace ferry

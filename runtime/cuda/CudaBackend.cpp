@@ -1,0 +1,426 @@
+// The CUDA backend (see CudaBackend.h). The instruction stream is the one
+// the CPU backend replays (same checks on load, same registers and loops);
+// each kernel instruction becomes a launch on the compute stream, each
+// load/store an async copy on the copy stream with an event, each wait a
+// stream-wait on that event, so copies overlap compute as the compiler
+// scheduled them.
+#include "runtime/cuda/CudaBackend.h"
+
+#include "runtime/config/Config.h"
+#include "runtime/cpu/CpuBackend.h"
+#include "runtime/cpu/CpuKernels.h"
+#include "runtime/cuda/CudaKernels.h"
+#include "runtime/random/Philox.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <cstring>
+#include <map>
+#include <vector>
+
+using namespace ferry;
+
+namespace {
+
+enum class Kernel : uint16_t {
+#define FERRY_KERNEL(Enum, name, doc) Enum,
+#include "runtime/executable/Kernels.def"
+#undef FERRY_KERNEL
+  Count
+};
+
+void checkCuda(cudaError_t e, const char *what) {
+  if (e != cudaSuccess)
+    throw RuntimeError(
+        fmt::format("CUDA {} failed: {}", what, cudaGetErrorString(e)));
+}
+
+class CudaBackend : public Backend {
+public:
+  CudaBackend(const fxe::Executable &exe, std::optional<uint64_t> limitBytes)
+      : Backend(exe) {
+    CpuBackend::validate(exe, limitBytes);
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0)
+      throw RuntimeError(fmt::format(
+          "the executable was compiled for execution.backend cuda, but no "
+          "CUDA device is usable here: {}; run it on a machine with an "
+          "NVIDIA GPU, or recompile for execution.backend cpu",
+          e != cudaSuccess ? cudaGetErrorString(e) : "no device found"));
+    arenaBytes_ = static_cast<uint64_t>(exe.arena_bytes());
+    hostBytes_ = static_cast<uint64_t>(exe.host_bytes());
+    checkCuda(
+        cudaMalloc(&arena_, std::max<uint64_t>(arenaBytes_, 64)),
+        fmt::format("allocation of the {} arena", formatByteSize(arenaBytes_))
+            .c_str());
+    checkCuda(cudaMemset(arena_, 0, std::max<uint64_t>(arenaBytes_, 64)),
+              "arena clear");
+    if (hostBytes_ > 0) {
+      checkCuda(cudaHostAlloc(&host_, hostBytes_, cudaHostAllocDefault),
+                "pinned host allocation for the remote buffers");
+      std::memset(host_, 0, hostBytes_);
+    }
+    checkCuda(cudaStreamCreate(&compute_), "stream creation");
+    checkCuda(cudaStreamCreate(&copy_), "stream creation");
+    checkCuda(cudaMalloc(&scratch_, 4096 * sizeof(double)), "scratch");
+    if (cublasCreate(&cublas_) != CUBLAS_STATUS_SUCCESS)
+      throw RuntimeError("cuBLAS could not be initialised on this device");
+  }
+
+  ~CudaBackend() override {
+    cudaDeviceSynchronize();
+    for (auto &[id, event] : events_)
+      cudaEventDestroy(event);
+    if (cublas_)
+      cublasDestroy(cublas_);
+    cudaFree(scratch_);
+    cudaStreamDestroy(compute_);
+    cudaStreamDestroy(copy_);
+    cudaFree(arena_);
+    cudaFreeHost(host_);
+  }
+
+  void initialiseStates(uint64_t seed) override {
+    for (const fxe::State *s : *exe_.states()) {
+      std::vector<char> values(static_cast<size_t>(s->bytes()));
+      initialStateValues(s, seed, values.data());
+      write(s, 0, values.data(), s->bytes());
+    }
+  }
+
+  void read(const fxe::State *s, int64_t offset, void *dst,
+            int64_t bytes) override {
+    checkRange(s, offset, bytes);
+    checkCuda(cudaDeviceSynchronize(), "synchronisation");
+    if (s->host())
+      std::memcpy(dst, host_ + s->offset() + offset, bytes);
+    else
+      checkCuda(cudaMemcpy(dst, arena_ + s->offset() + offset, bytes,
+                           cudaMemcpyDeviceToHost),
+                "copy of a state to the host");
+  }
+
+  void write(const fxe::State *s, int64_t offset, const void *src,
+             int64_t bytes) override {
+    checkRange(s, offset, bytes);
+    checkCuda(cudaDeviceSynchronize(), "synchronisation");
+    if (s->host())
+      std::memcpy(host_ + s->offset() + offset, src, bytes);
+    else
+      checkCuda(cudaMemcpy(arena_ + s->offset() + offset, src, bytes,
+                           cudaMemcpyHostToDevice),
+                "copy of a state to the device");
+  }
+
+  void run(const std::string &name,
+           const std::vector<int64_t> &inputs) override {
+    for (const fxe::Program *p : *exe_.programs()) {
+      if (p->name()->str() != name)
+        continue;
+      size_t declared = p->inputs() ? p->inputs()->size() : 0;
+      if (inputs.size() != declared)
+        throw RuntimeError(fmt::format("program {} takes {} inputs, given {}",
+                                       name, declared, inputs.size()));
+      std::vector<int64_t> registers(std::max<int32_t>(p->registers(), 1), 0);
+      std::copy(inputs.begin(), inputs.end(), registers.begin());
+      current_ = p;
+      replay(*p->instrs(), 0, p->instrs()->size(), registers);
+      checkCuda(cudaStreamSynchronize(copy_), "copy stream");
+      checkCuda(cudaStreamSynchronize(compute_), "compute stream");
+      return;
+    }
+    throw RuntimeError("the executable has no program '" + name + "'");
+  }
+
+  uint64_t arenaBytes() const override { return arenaBytes_; }
+  uint64_t peakBytes() const override { return peakBytes_; }
+  uint64_t hostBytes() const override { return hostBytes_; }
+  uint64_t hostLinkBytes() const override { return hostLinkBytes_; }
+  void setProfiling(bool on) override { profiling_ = on; }
+  std::string profileReport() const override {
+    return "per-kernel timing on the CUDA backend: use Nsight Systems (the "
+           "phases are NVTX ranges)\n";
+  }
+  std::string name() const override { return "cuda"; }
+
+private:
+  void checkRange(const fxe::State *s, int64_t offset, int64_t bytes) const {
+    if (offset < 0 || bytes < 0 || offset + bytes > s->bytes())
+      throw RuntimeError("access outside state " + s->name()->str());
+  }
+
+  cudaEvent_t event(int64_t id) {
+    auto it = events_.find(id);
+    if (it != events_.end())
+      return it->second;
+    cudaEvent_t e;
+    checkCuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
+              "event creation");
+    events_[id] = e;
+    return e;
+  }
+
+  void replay(const flatbuffers::Vector<flatbuffers::Offset<fxe::Instr>> &v,
+              size_t begin, size_t end, std::vector<int64_t> &registers) {
+    for (size_t i = begin; i < end; ++i) {
+      const fxe::Instr *in = v.Get(i);
+      if (in->loop_count() > 0) {
+        size_t bodyEnd = i + 1 + in->loop_body();
+        for (int64_t k = 0; k < in->loop_count(); ++k) {
+          registers[in->loop_register()] = k;
+          if (in->loop_parity_register() >= 0)
+            registers[in->loop_parity_register()] = k & 1;
+          replay(v, i + 1, bodyEnd, registers);
+        }
+        i = bodyEnd - 1;
+        continue;
+      }
+      execute(*in, registers);
+    }
+  }
+
+  char *address(const fxe::Ref *r, const std::vector<int64_t> &registers,
+                bool hostSide) {
+    int64_t offset = evaluateAffine(r->offset(), registers);
+    uint64_t limit = hostSide ? hostBytes_ : arenaBytes_;
+    if (offset < 0 || r->bytes() < 0 ||
+        static_cast<uint64_t>(offset + r->bytes()) > limit)
+      throw RuntimeError(fmt::format(
+          "an instruction addresses bytes [{}, {}) outside the {}-byte {}",
+          offset, offset + r->bytes(), limit,
+          hostSide ? "host memory" : "arena"));
+    if (!hostSide)
+      peakBytes_ = std::max<uint64_t>(peakBytes_, offset + r->bytes());
+    return (hostSide ? host_ : arena_) + offset;
+  }
+
+  void execute(const fxe::Instr &in, const std::vector<int64_t> &registers) {
+    auto I = [&](size_t k) {
+      return evaluateAffine(in.ints()->Get(k), registers);
+    };
+    auto F = [&](size_t k) { return in.floats()->Get(k); };
+    auto kernel = static_cast<Kernel>(in.kernel());
+    switch (kernel) {
+    case Kernel::Load:
+    case Kernel::Store: {
+      if (in.ints()->size() >= 4 && I(2) >= I(3))
+        return; // a prefetch past the last iteration
+      bool load = kernel == Kernel::Load;
+      char *h = address(in.buffers()->Get(load ? 0 : 1), registers, true);
+      char *d = address(in.buffers()->Get(load ? 1 : 0), registers, false);
+      int64_t bytes = I(0);
+      // The copy may not start before the compute that produced (store) or
+      // last read (load) its device bytes: the copy stream waits for the
+      // compute stream up to here.
+      cudaEvent_t ready = event(-1);
+      checkCuda(cudaEventRecord(ready, compute_), "event record");
+      checkCuda(cudaStreamWaitEvent(copy_, ready, 0), "stream wait");
+      checkCuda(cudaMemcpyAsync(load ? d : h, load ? h : d, bytes,
+                                load ? cudaMemcpyHostToDevice
+                                     : cudaMemcpyDeviceToHost,
+                                copy_),
+                "host-device copy");
+      checkCuda(cudaEventRecord(event(I(1)), copy_), "event record");
+      hostLinkBytes_ += static_cast<uint64_t>(bytes);
+      return;
+    }
+    case Kernel::Wait:
+      checkCuda(cudaStreamWaitEvent(compute_, event(I(0)), 0), "stream wait");
+      return;
+    case Kernel::PhaseBegin: {
+      const auto *names = current_->phase_names();
+      int64_t id = I(0);
+      std::string label = names && id >= 0 && id < names->size()
+                              ? names->Get(id)->str()
+                              : "phase";
+      nvtxRangePushA(label.c_str());
+      return;
+    }
+    case Kernel::PhaseEnd:
+      nvtxRangePop();
+      return;
+    default:
+      break;
+    }
+    size_t nb = in.buffers() ? in.buffers()->size() : 0;
+    std::vector<char *> buf(nb);
+    for (size_t b = 0; b < nb; ++b)
+      buf[b] = address(in.buffers()->Get(b), registers, false);
+    auto f = [&](size_t b) { return reinterpret_cast<float *>(buf[b]); };
+    auto i32 = [&](size_t b) { return reinterpret_cast<int32_t *>(buf[b]); };
+    cudaStream_t s = compute_;
+    switch (kernel) {
+    case Kernel::Copy:
+      if (buf[0] != buf[1])
+        checkCuda(
+            cudaMemcpyAsync(buf[1], buf[0], I(0), cudaMemcpyDeviceToDevice, s),
+            "copy");
+      break;
+    case Kernel::Fill:
+      cuda::fill(s, f(0), I(0), static_cast<float>(F(0)));
+      break;
+    case Kernel::Gemm:
+      cuda::gemm(cublas_, s, I(0), I(1), I(2), I(3), I(4) != 0, I(5) != 0,
+                 static_cast<float>(F(0)), f(0), I(6), f(1), I(7),
+                 I(9) ? 1.0f : 0.0f, f(2), I(8));
+      break;
+    case Kernel::Iota:
+      cuda::iota(s, i32(0), I(0), I(1), I(2));
+      break;
+    case Kernel::AttentionMask:
+      cuda::attentionMask(s, i32(0), f(1), I(0), static_cast<float>(F(0)));
+      break;
+    case Kernel::Embedding:
+      cuda::embedding(s, f(0), i32(1), f(2), I(0), I(1));
+      break;
+    case Kernel::EmbeddingGrad:
+      cuda::embeddingGrad(s, i32(0), f(1), f(2), I(0), I(1), I(2),
+                          in.ints()->size() > 3 && I(3) != 0);
+      break;
+    case Kernel::GatherPositions:
+      cuda::gatherPositions(s, f(0), i32(1), f(2), I(0), I(1), I(2), I(3));
+      break;
+    case Kernel::GatherPositionsGrad:
+      cuda::gatherPositionsGrad(s, i32(0), f(1), f(2), I(0), I(1), I(2), I(3));
+      break;
+    case Kernel::Take:
+      cuda::take(s, f(0), f(1), I(0), I(1), I(2), I(3));
+      break;
+    case Kernel::TakeGrad:
+      cuda::takeGrad(s, f(0), f(1), I(0), I(1), I(2), I(3));
+      break;
+    case Kernel::BiasAdd:
+      cuda::biasAdd(s, f(0), f(1), f(2), I(0), I(1));
+      break;
+    case Kernel::Add:
+    case Kernel::Sub:
+    case Kernel::Mul:
+    case Kernel::Div:
+      cuda::binary(s,
+                   kernel == Kernel::Add   ? 0
+                   : kernel == Kernel::Sub ? 1
+                   : kernel == Kernel::Mul ? 2
+                                           : 3,
+                   f(0), f(1), f(2), I(0));
+      break;
+    case Kernel::Accumulate:
+      cuda::accumulate(s, f(1), f(0), I(0));
+      break;
+    case Kernel::Scale:
+      cuda::scale(s, f(0), f(1), I(0), static_cast<float>(F(0)));
+      break;
+    case Kernel::Gelu:
+      cuda::gelu(s, f(0), f(1), I(0));
+      break;
+    case Kernel::GeluGrad:
+      cuda::geluGrad(s, f(0), f(1), f(2), I(0));
+      break;
+    case Kernel::Tanh:
+      cuda::tanhForward(s, f(0), f(1), I(0));
+      break;
+    case Kernel::TanhGrad:
+      cuda::tanhGrad(s, f(0), f(1), f(2), I(0));
+      break;
+    case Kernel::LayerNorm:
+      cuda::layerNorm(s, f(0), f(1), f(2), f(3), I(0), I(1),
+                      static_cast<float>(F(0)));
+      break;
+    case Kernel::LayerNormGrad:
+      cuda::layerNormGrad(s, f(0), f(1), f(2), f(3), f(4), f(5), I(0), I(1),
+                          static_cast<float>(F(0)));
+      break;
+    case Kernel::Softmax:
+      cuda::softmax(s, f(0), f(1), f(2), I(0), I(1), I(2));
+      break;
+    case Kernel::SoftmaxGrad:
+      cuda::softmaxGrad(s, f(0), f(1), f(2), I(0), I(1));
+      break;
+    case Kernel::Dropout:
+      cuda::dropout(s, f(0), f(1), I(0), I(1), static_cast<uint64_t>(I(2)),
+                    static_cast<uint32_t>(I(3)), static_cast<uint32_t>(I(4)),
+                    static_cast<uint64_t>(I(5)), static_cast<float>(F(0)));
+      break;
+    case Kernel::Transpose: {
+      int64_t rank = I(0), dims[6], perm[6];
+      for (int64_t d = 0; d < rank && d < 6; ++d) {
+        dims[d] = I(1 + d);
+        perm[d] = I(1 + rank + d);
+      }
+      cuda::transpose(s, f(0), f(1), static_cast<int32_t>(rank), dims, perm);
+      break;
+    }
+    case Kernel::Reduce:
+      cuda::reduce(s, static_cast<int32_t>(I(0)), f(0), f(1), I(1), I(2), I(3));
+      break;
+    case Kernel::Broadcast:
+      cuda::broadcast(s, f(0), f(1), I(0), I(1), I(2));
+      break;
+    case Kernel::SoftmaxCrossEntropy:
+      cuda::softmaxCrossEntropy(s, f(0), i32(1), f(2), f(3), I(0), I(1), I(2));
+      break;
+    case Kernel::SoftmaxCrossEntropyGrad:
+      cuda::softmaxCrossEntropyGrad(s, f(0), i32(1), f(2), f(3), f(4), I(0),
+                                    I(1), I(2));
+      break;
+    case Kernel::ArgmaxCorrect:
+      cuda::argmaxCorrect(s, f(0), i32(1), f(2), f(3), I(0), I(1), I(2));
+      break;
+    case Kernel::GlobalNorm: {
+      size_t count = nb - 1;
+      std::vector<const float *> tensors(count);
+      std::vector<int64_t> sizes(count);
+      for (size_t t = 0; t < count; ++t) {
+        tensors[t] = f(t);
+        sizes[t] = I(t);
+      }
+      cuda::globalNorm(s, tensors.data(), sizes.data(),
+                       static_cast<int64_t>(count), f(count), scratch_);
+      break;
+    }
+    case Kernel::LearningRate:
+      // A scalar of the step: computed on the host, written on the stream.
+      cuda::fill(s, f(0), 1,
+                 cpu::learningRate(static_cast<int32_t>(I(0)), F(0), I(1), I(2),
+                                   F(1), I(3), I(4)));
+      break;
+    case Kernel::OptimizerUpdate: {
+      cuda::AdamParams params{static_cast<float>(F(0)),
+                              static_cast<float>(F(1)),
+                              static_cast<float>(F(2)),
+                              static_cast<float>(F(3)),
+                              F(3) != 0.0,
+                              I(3) != 0,
+                              I(2) + 1};
+      if (2 * I(1) > 4096)
+        throw RuntimeError("optimizer_update with more than 2048 segments");
+      cuda::adamUpdate(s, f(0), f(1), f(2), f(3), I(0), I(1), f(4), f(5),
+                       static_cast<float>(F(4)), params, scratch_);
+      break;
+    }
+    default:
+      throw RuntimeError(
+          fmt::format("kernel {} has no CUDA implementation", in.kernel()));
+    }
+  }
+
+  char *arena_ = nullptr, *host_ = nullptr;
+  double *scratch_ = nullptr;
+  uint64_t arenaBytes_ = 0, hostBytes_ = 0, peakBytes_ = 0, hostLinkBytes_ = 0;
+  cudaStream_t compute_ = nullptr, copy_ = nullptr;
+  cublasHandle_t cublas_ = nullptr;
+  std::map<int64_t, cudaEvent_t> events_;
+  const fxe::Program *current_ = nullptr;
+  bool profiling_ = false;
+};
+
+} // namespace
+
+std::unique_ptr<Backend>
+ferry::createCudaBackend(const fxe::Executable &executable,
+                         std::optional<uint64_t> limitBytes) {
+  return std::make_unique<CudaBackend>(executable, limitBytes);
+}

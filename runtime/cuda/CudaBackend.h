@@ -1,0 +1,22 @@
+// The CUDA backend: replays a program of an executable on an NVIDIA GPU.
+// One device arena of executable.arena_bytes (cudaMalloc, capped by
+// execution.device_memory_limit), remote buffers in pinned host memory,
+// kernels on a compute stream (runtime/cuda/CudaKernels), host<->device
+// copies on a copy stream ordered by events exactly as the executable's
+// load/store/wait instructions say, NVTX ranges around each phase.
+#pragma once
+
+#include "runtime/Backend.h"
+
+#include <memory>
+#include <optional>
+
+namespace ferry {
+
+// Throws RuntimeError naming the CUDA runtime's reason when no device is
+// usable (no driver, no GPU), or when the arena does not fit the budget or
+// the device.
+std::unique_ptr<Backend> createCudaBackend(const fxe::Executable &executable,
+                                           std::optional<uint64_t> limitBytes);
+
+} // namespace ferry
