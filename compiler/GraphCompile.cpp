@@ -76,11 +76,10 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
   // Both backends run the same fp32 programs; mixed precision (bf16 compute
   // with fp32 master weights, fp16 with loss scaling) is the CUDA backend's
   // next step.
-  if (config.training.precision != "fp32")
+  if (config.training.precision == "fp16")
     return refuse("training.precision", config.training.precision,
-                  "programs compute in fp32 on both backends; bf16 and fp16 "
-                  "mixed precision arrive with the CUDA backend's precision "
-                  "work");
+                  "fp16 needs dynamic loss scaling, which is not built yet; "
+                  "bf16 and fp32 are");
   if (e.data_parallel != 1)
     return refuse("execution.data_parallel", std::to_string(e.data_parallel),
                   "replicas arrive after phased execution");
@@ -103,8 +102,8 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
       config.execution.device_memory_limit
           ? static_cast<int64_t>(*config.execution.device_memory_limit)
           : 0;
-  lower.addPass(
-      createLowerToRtPass(programs, limit, config.execution.prefetch));
+  lower.addPass(createLowerToRtPass(programs, limit, config.execution.prefetch,
+                                    config.training.precision == "bf16"));
   if (failed(lower.run(module)))
     return failure();
   auto arena = module->getAttrOfType<IntegerAttr>("rt.arena_bytes");

@@ -254,6 +254,7 @@ private:
 
 public:
   std::string programName;
+  bool bf16Matmuls = false; // training.precision: bf16
 };
 
 LogicalResult ProgramLowering::lower(func::FuncOp fn) {
@@ -579,10 +580,32 @@ LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
     int64_t k = mm.getTransposeLhs() ? a[a.size() - 2] : a.back();
     int64_t batch = product(c.drop_back(2));
     bool shared = b.size() == 2 && c.size() > 2;
-    emit("gemm", all(),
-         {batch, m, n, k, mm.getTransposeLhs() ? 1 : 0,
-          mm.getTransposeRhs() ? 1 : 0, m * k, shared ? 0 : k * n, m * n, 0},
-         {1.0});
+    SmallVector<Ref> bufs = all();
+    SmallVector<int64_t> ints = {batch,
+                                 m,
+                                 n,
+                                 k,
+                                 mm.getTransposeLhs() ? 1 : 0,
+                                 mm.getTransposeRhs() ? 1 : 0,
+                                 m * k,
+                                 shared ? 0 : k * n,
+                                 m * n,
+                                 0};
+    if (bf16Matmuls) {
+      // training.precision: bf16: the inputs are rounded to bf16 and the
+      // products accumulated in fp32; the rounded copies need a workspace,
+      // planned like any temporary (4 bytes per input element: the CPU
+      // backend keeps them as fp32, the CUDA backend as bf16).
+      int64_t elements = batch * m * k + (shared ? k * n : batch * k * n);
+      Buffer w;
+      w.bytes = 4 * elements;
+      w.label = "bf16 matmul workspace";
+      buffers.push_back(w);
+      bufs.push_back(
+          Ref{static_cast<int>(buffers.size() - 1), Affine(), w.bytes});
+      ints.push_back(1);
+    }
+    emit("gemm", bufs, ints, {1.0});
   } else if (isa<BiasAddOp>(op)) {
     int64_t cols = shapeOf(r0).back();
     emit("bias_add", all(), {numElements(r0.getType()) / cols, cols});
@@ -903,6 +926,11 @@ void accessOf(const Instr &in, size_t b, bool &reads, bool &writes) {
   size_t n = in.buffers.size();
   const std::string &k = in.kernel;
   auto flag = [&](size_t i) { return i < in.ints.size() && in.ints[i].c != 0; };
+  if (k == "gemm") { // [a, b, c, (bf16 workspace)]
+    writes = b >= 2;
+    reads = b < 2 || (b == 2 && flag(9));
+    return;
+  }
   if (k == "optimizer_update") {
     writes = b == 0 || b == 2 || b == 3;
     reads = true;
@@ -1618,10 +1646,12 @@ struct LowerToRtPass
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerToRtPass)
   LowerToRtPass() = default;
   LowerToRtPass(const LowerToRtPass &other) : PassWrapper(other) {}
-  LowerToRtPass(ArrayRef<std::string> names, int64_t limit, bool early) {
+  LowerToRtPass(ArrayRef<std::string> names, int64_t limit, bool early,
+                bool bf16) {
     programs = SmallVector<std::string>(names.begin(), names.end());
     deviceMemoryLimit = limit;
     prefetch = early;
+    bf16Matmuls = bf16;
   }
 
   StringRef getArgument() const override { return "ferry-lower-to-rt"; }
@@ -1639,6 +1669,11 @@ struct LowerToRtPass
   ListOption<std::string> programs{
       *this, "programs",
       llvm::cl::desc("entry functions to lower (default: train_step)")};
+  Option<bool> bf16Matmuls{
+      *this, "bf16-matmuls",
+      llvm::cl::desc("round matmul inputs to bf16, accumulate in fp32 "
+                     "(training.precision: bf16)"),
+      llvm::cl::init(false)};
   Option<bool> prefetch{
       *this, "prefetch",
       llvm::cl::desc("double-buffer staged ranges of looped phases so the "
@@ -1743,6 +1778,7 @@ void LowerToRtPass::runOnOperation() {
   for (const std::string &name : names) {
     auto fn = symbols.lookup<func::FuncOp>(name);
     auto l = std::make_unique<ProgramLowering>(module, stateIds, states);
+    l->bf16Matmuls = bf16Matmuls;
     if (failed(l->lower(fn)))
       return signalPassFailure();
     forwardIntoDestinations(l->buffers, l->instrs);
@@ -1961,6 +1997,8 @@ void LowerToRtPass::runOnOperation() {
 
 std::unique_ptr<Pass> ferry::createLowerToRtPass(ArrayRef<std::string> programs,
                                                  int64_t deviceMemoryLimit,
-                                                 bool prefetch) {
-  return std::make_unique<LowerToRtPass>(programs, deviceMemoryLimit, prefetch);
+                                                 bool prefetch,
+                                                 bool bf16Matmuls) {
+  return std::make_unique<LowerToRtPass>(programs, deviceMemoryLimit, prefetch,
+                                         bf16Matmuls);
 }

@@ -60,7 +60,8 @@ std::unique_ptr<mlir::Pass> createPhasedExecutionPass();
 // double-buffered over loops when `prefetch` (execution.prefetch).
 std::unique_ptr<mlir::Pass>
 createLowerToRtPass(llvm::ArrayRef<std::string> programs = {},
-                    int64_t deviceMemoryLimit = 0, bool prefetch = true);
+                    int64_t deviceMemoryLimit = 0, bool prefetch = true,
+                    bool bf16Matmuls = false);
 
 void registerFerryPasses();
 

@@ -639,11 +639,26 @@ void CpuBackend::execute(const fxe::Instr &in,
   case Kernel::Fill:
     cpu::fill(f(0), I(0), static_cast<float>(F(0)));
     break;
-  case Kernel::Gemm:
+  case Kernel::Gemm: {
+    const float *a = f(0), *b = f(1);
+    if (in.ints()->size() > 10 && I(10) != 0 && nb > 3) {
+      // bf16 inputs (training.precision: bf16): rounded copies in the
+      // workspace, fp32 accumulation.
+      int64_t extentA = (I(0) - 1) * I(6) + I(1) * I(3);
+      int64_t extentB = (I(0) - 1) * I(7) + I(3) * I(2);
+      if ((extentA + extentB) * 4 > in.buffers()->Get(3)->bytes())
+        throw RuntimeError("gemm: the bf16 workspace is too small; the "
+                           "executable is damaged: recompile it");
+      cpu::roundToBf16(a, f(3), extentA);
+      cpu::roundToBf16(b, f(3) + extentA, extentB);
+      a = f(3);
+      b = f(3) + extentA;
+    }
     cpu::gemm(I(0), I(1), I(2), I(3), I(4) != 0, I(5) != 0,
-              static_cast<float>(F(0)), f(0), I(6), f(1), I(7),
-              I(9) ? 1.0f : 0.0f, f(2), I(8));
+              static_cast<float>(F(0)), a, I(6), b, I(7), I(9) ? 1.0f : 0.0f,
+              f(2), I(8));
     break;
+  }
   case Kernel::Iota:
     cpu::iota(i32(0), I(0), I(1), I(2));
     break;

@@ -291,6 +291,21 @@ void gemm(int64_t batch, int64_t m, int64_t n, int64_t k, bool transA,
                 static_cast<blasint>(n));
 }
 
+void roundToBf16(const float *x, float *out, int64_t n) {
+#pragma omp parallel for simd schedule(static) if (parallel : worth(n))
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &x[i], 4);
+    if ((bits & 0x7fffffffu) > 0x7f800000u) { // NaN
+      out[i] = x[i];
+      continue;
+    }
+    bits += 0x7fffu + ((bits >> 16) & 1u);
+    bits &= 0xffff0000u;
+    std::memcpy(&out[i], &bits, 4);
+  }
+}
+
 void fill(float *out, int64_t n, float value) {
 #pragma omp parallel for simd schedule(static) if (parallel : worth(n))
   for (int64_t i = 0; i < n; ++i)

@@ -19,6 +19,10 @@ void gemm(int64_t batch, int64_t m, int64_t n, int64_t k, bool transA,
           const float *b, int64_t strideB, float beta, float *c,
           int64_t strideC);
 
+// out = x rounded to the nearest bf16 (ties to even), kept as fp32: what a
+// bf16 matmul input holds (training.precision: bf16). NaN stays NaN.
+void roundToBf16(const float *x, float *out, int64_t n);
+
 void fill(float *out, int64_t n, float value);
 void fillInt(int32_t *out, int64_t n, int32_t value);
 

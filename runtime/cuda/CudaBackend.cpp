@@ -264,9 +264,14 @@ private:
       cuda::fill(s, f(0), I(0), static_cast<float>(F(0)));
       break;
     case Kernel::Gemm:
-      cuda::gemm(cublas_, s, I(0), I(1), I(2), I(3), I(4) != 0, I(5) != 0,
-                 static_cast<float>(F(0)), f(0), I(6), f(1), I(7),
-                 I(9) ? 1.0f : 0.0f, f(2), I(8));
+      if (in.ints()->size() > 10 && I(10) != 0 && nb > 3)
+        cuda::gemmBf16(cublas_, s, I(0), I(1), I(2), I(3), I(4) != 0, I(5) != 0,
+                       static_cast<float>(F(0)), f(0), I(6), f(1), I(7),
+                       I(9) ? 1.0f : 0.0f, f(2), I(8), buf[3]);
+      else
+        cuda::gemm(cublas_, s, I(0), I(1), I(2), I(3), I(4) != 0, I(5) != 0,
+                   static_cast<float>(F(0)), f(0), I(6), f(1), I(7),
+                   I(9) ? 1.0f : 0.0f, f(2), I(8));
       break;
     case Kernel::Iota:
       cuda::iota(s, i32(0), I(0), I(1), I(2));

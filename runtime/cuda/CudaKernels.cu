@@ -7,6 +7,7 @@
 #include "runtime/random/Philox.h"
 
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -70,6 +71,10 @@ __device__ double blockSumDouble(double v, double *shared) {
   for (int w = 0; w < (blockDim.x + 31) / 32; ++w)
     total += shared[w];
   return total;
+}
+
+__global__ void toBf16Kernel(const float *x, __nv_bfloat16 *out, int64_t n) {
+  FERRY_FOR(i, n) out[i] = __float2bfloat16_rn(x[i]);
 }
 
 __global__ void fillKernel(float *out, int64_t n, float value) {
@@ -530,6 +535,32 @@ void gemm(cublasHandle_t handle, cudaStream_t stream, int64_t batch, int64_t m,
       strideC, static_cast<int>(batch));
   if (status != CUBLAS_STATUS_SUCCESS)
     throw std::runtime_error("cuBLAS sgemm failed with status " +
+                             std::to_string(static_cast<int>(status)));
+}
+
+void gemmBf16(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
+              int64_t m, int64_t n, int64_t k, bool transA, bool transB,
+              float alpha, const float *a, int64_t strideA, const float *b,
+              int64_t strideB, float beta, float *c, int64_t strideC,
+              void *workspace) {
+  int64_t extentA = (batch - 1) * strideA + m * k;
+  int64_t extentB = (batch - 1) * strideB + k * n;
+  auto *wa = static_cast<__nv_bfloat16 *>(workspace);
+  __nv_bfloat16 *wb = wa + extentA;
+  toBf16Kernel<<<blocksFor(extentA), kThreads, 0, stream>>>(a, wa, extentA);
+  toBf16Kernel<<<blocksFor(extentB), kThreads, 0, stream>>>(b, wb, extentB);
+  check("gemm (bf16 inputs)");
+  cublasSetStream(handle, stream);
+  cublasStatus_t status = cublasGemmStridedBatchedEx(
+      handle, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+      transA ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),
+      static_cast<int>(m), static_cast<int>(k), &alpha, wb, CUDA_R_16BF,
+      static_cast<int>(transB ? k : n), strideB, wa, CUDA_R_16BF,
+      static_cast<int>(transA ? m : k), strideA, &beta, c, CUDA_R_32F,
+      static_cast<int>(n), strideC, static_cast<int>(batch),
+      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error("cuBLAS bf16 gemm failed with status " +
                              std::to_string(static_cast<int>(status)));
 }
 

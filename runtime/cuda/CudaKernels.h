@@ -27,6 +27,15 @@ void gemm(cublasHandle_t handle, cudaStream_t stream, int64_t batch, int64_t m,
           const float *a, int64_t strideA, const float *b, int64_t strideB,
           float beta, float *c, int64_t strideC);
 
+// gemm with A and B rounded to bf16 (into `workspace`: extentA + extentB
+// bf16 values) and fp32 accumulation through cublasGemmStridedBatchedEx
+// (training.precision: bf16).
+void gemmBf16(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
+              int64_t m, int64_t n, int64_t k, bool transA, bool transB,
+              float alpha, const float *a, int64_t strideA, const float *b,
+              int64_t strideB, float beta, float *c, int64_t strideC,
+              void *workspace);
+
 void fill(cudaStream_t s, float *out, int64_t n, float value);
 void iota(cudaStream_t s, int32_t *out, int64_t outer, int64_t size,
           int64_t inner);

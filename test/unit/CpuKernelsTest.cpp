@@ -7,6 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+#include <limits>
+
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -945,3 +949,39 @@ TEST(CpuKernels, ReductionsDoNotDependOnThreadCount) {
 #endif
 
 } // namespace
+
+// bf16 rounding of matmul inputs: round to nearest, ties to even, on the
+// 16 dropped mantissa bits; NaN stays NaN; infinities stay.
+TEST(CpuKernels, RoundToBf16TiesToEven) {
+  auto fromBits = [](uint32_t b) {
+    float f;
+    std::memcpy(&f, &b, 4);
+    return f;
+  };
+  auto bitsOf = [](float f) {
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    return b;
+  };
+  std::vector<float> x = {
+      1.0f,
+      fromBits(0x3F808000u), // exactly halfway, even below -> down
+      fromBits(0x3F818000u), // exactly halfway, odd below -> up
+      fromBits(0x3F808001u), // just above halfway -> up
+      fromBits(0x3F807FFFu), // just below halfway -> down
+      -fromBits(0x3F818000u),
+      std::numeric_limits<float>::infinity(),
+      std::numeric_limits<float>::quiet_NaN(),
+      fromBits(0x7F7FFFFFu)}; // the largest float rounds to infinity
+  std::vector<float> out(x.size());
+  ferry::cpu::roundToBf16(x.data(), out.data(), static_cast<int64_t>(x.size()));
+  EXPECT_EQ(bitsOf(out[0]), 0x3F800000u);
+  EXPECT_EQ(bitsOf(out[1]), 0x3F800000u);
+  EXPECT_EQ(bitsOf(out[2]), 0x3F820000u);
+  EXPECT_EQ(bitsOf(out[3]), 0x3F810000u);
+  EXPECT_EQ(bitsOf(out[4]), 0x3F800000u);
+  EXPECT_EQ(bitsOf(out[5]), 0xBF820000u);
+  EXPECT_TRUE(std::isinf(out[6]));
+  EXPECT_TRUE(std::isnan(out[7]));
+  EXPECT_TRUE(std::isinf(out[8]));
+}

@@ -98,6 +98,22 @@ TEST_F(CudaKernels, GemmEveryTransposeAndBatch) {
     }
 }
 
+TEST_F(CudaKernels, Bf16GemmEqualsTheCpuEmulation) {
+  // Both round A and B to bf16 (ties to even) and accumulate in fp32.
+  int64_t batch = 2, m = 64, n = 48, k = 96;
+  auto a = random(batch * m * k), b = random(k * n), c = random(batch * m * n);
+  std::vector<float> ra(a.size()), rb(b.size()), want = c;
+  cpu::roundToBf16(a.data(), ra.data(), static_cast<int64_t>(a.size()));
+  cpu::roundToBf16(b.data(), rb.data(), static_cast<int64_t>(b.size()));
+  cpu::gemm(batch, m, n, k, false, true, 1.0f, ra.data(), m * k, rb.data(), 0,
+            1.0f, want.data(), m * n);
+  float *dc = device(c);
+  float *work = device(std::vector<float>(a.size() + b.size()));
+  cuda::gemmBf16(handle, stream, batch, m, n, k, false, true, 1.0f, device(a),
+                 m * k, device(b), 0, 1.0f, dc, m * n, work);
+  expectClose(host(dc, c.size()), want, 1e-5, "gemm (bf16)");
+}
+
 TEST_F(CudaKernels, ElementWise) {
   int64_t n = 10007;
   auto x = random(n), y = random(n, 0.5f, 2.0f);

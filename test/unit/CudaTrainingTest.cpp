@@ -60,6 +60,16 @@ TEST(CudaTraining, Fp32LossesMatchTheCpuBackend) {
   expectClose(gpu, cpu, 1e-3);
 }
 
+TEST(CudaTraining, Bf16LossesWithinTwoPercentOfCpuFp32) {
+  ferry::CudaDeviceReport report = ferry::queryCudaDevices();
+  if (report.devices.empty())
+    GTEST_SKIP() << "no CUDA device: " << report.reason;
+  auto cpu = train("cpu-fp32", "--steps 20");
+  auto gpu = train("cuda-bf16", "--steps 20 --set execution.backend=cuda "
+                                "--set training.precision=bf16");
+  expectClose(gpu, cpu, 0.02);
+}
+
 TEST(CudaTraining, PhasedEqualsResidentOnTheGpu) {
   ferry::CudaDeviceReport report = ferry::queryCudaDevices();
   if (report.devices.empty())
