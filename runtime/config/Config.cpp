@@ -98,7 +98,7 @@ const std::vector<KeyDef> &schema() {
       {"training.global_batch_size", Kind::PositiveInt, nullptr, {}, FERRY_INT(training.global_batch_size)},
       {"training.steps", Kind::PositiveInt, nullptr, {}, FERRY_INT(training.steps)},
       {"training.seed", Kind::Int, "42", {}, FERRY_INT(training.seed)},
-      {"training.precision", Kind::Choice, "fp32", {"fp32", "bf16", "fp16"}, FERRY_STRING(training.precision)},
+      {"training.precision", Kind::Choice, "auto", {"auto", "fp32", "bf16", "fp16"}, FERRY_STRING(training.precision)},
       {"training.optimizer.name", Kind::Choice, "lamb", {"lamb", "adamw"}, FERRY_STRING(training.optimizer.name)},
       {"training.optimizer.lr", Kind::NonNegativeFloat, nullptr, {}, FERRY_FLOAT(training.optimizer.lr)},
       {"training.optimizer.beta1", Kind::Probability, "0.9", {}, FERRY_FLOAT(training.optimizer.beta1)},
@@ -559,6 +559,9 @@ void validateRelations(Config &c, const std::map<std::string, Raw> &raw) {
                       "execution.data_parallel >= 2 (found " +
                       std::to_string(e.data_parallel) +
                       "); raise data_parallel or set it to false");
+  // auto: bf16 matmuls on the GPU (tensor cores), fp32 on the CPU.
+  if (c.training.precision == "auto")
+    c.training.precision = c.execution.backend == "cuda" ? "bf16" : "fp32";
   if (c.training.lr_schedule.start_warmup_step > 0)
     throw ConfigError(
         where({"training.lr_schedule.start_warmup_step"}) +

@@ -281,7 +281,7 @@ TEST(ConfigErrors, WrongTypeInFileNamesLineAndColumn) {
 TEST(ConfigErrors, ChoiceSuggestsTheClosestValue) {
   EXPECT_EQ(errorOfOverride("training.precision=bf61"),
             "--set training.precision=bf61: training.precision expects one of "
-            "fp32, bf16, fp16, found \"bf61\"; did you mean 'bf16'?");
+            "auto, fp32, bf16, fp16, found \"bf61\"; did you mean 'bf16'?");
   EXPECT_EQ(errorOfOverride("execution.mode=phase"),
             "--set execution.mode=phase: execution.mode expects one of "
             "resident, phased, found \"phase\"; did you mean 'phased'?");

@@ -56,7 +56,8 @@ TEST(CudaTraining, Fp32LossesMatchTheCpuBackend) {
   if (report.devices.empty())
     GTEST_SKIP() << "no CUDA device: " << report.reason;
   auto cpu = train("cpu", "--steps 20");
-  auto gpu = train("cuda", "--steps 20 --set execution.backend=cuda");
+  auto gpu = train("cuda", "--steps 20 --set execution.backend=cuda "
+                           "--set training.precision=fp32");
   expectClose(gpu, cpu, 1e-3);
 }
 
@@ -75,6 +76,7 @@ TEST(CudaTraining, PhasedEqualsResidentOnTheGpu) {
   if (report.devices.empty())
     GTEST_SKIP() << "no CUDA device: " << report.reason;
   std::string common = "--steps 3 --set execution.backend=cuda "
+                       "--set training.precision=fp32 "
                        "--set execution.micro_batch_size=4";
   auto resident = train("resident", common);
   auto phased = train("phased", common + " --set execution.mode=phased --set "
