@@ -38,8 +38,7 @@ CacheKey ferry::executableCacheKey(const Config &config,
   key.fields.push_back({"pipeline.recompute", e.recompute});
   key.fields.push_back({"pipeline.phased", e.mode == "phased" ? "1" : "0"});
   key.fields.push_back({"pipeline.prefetch", e.prefetch ? "1" : "0"});
-  key.fields.push_back({"pipeline.bf16_matmuls",
-                        config.training.precision == "bf16" ? "1" : "0"});
+  key.fields.push_back({"pipeline.matmul_inputs", config.training.precision});
   key.fields.push_back(
       {"pipeline.device_memory_limit",
        e.device_memory_limit ? std::to_string(*e.device_memory_limit) : "0"});

@@ -73,13 +73,8 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
                                               : "1");
   };
   const ExecutionConfig &e = config.execution;
-  // Both backends run the same fp32 programs; mixed precision (bf16 compute
-  // with fp32 master weights, fp16 with loss scaling) is the CUDA backend's
-  // next step.
-  if (config.training.precision == "fp16")
-    return refuse("training.precision", config.training.precision,
-                  "fp16 needs dynamic loss scaling, which is not built yet; "
-                  "bf16 and fp32 are");
+  // training.precision (bf16, fp16) rounds matmul inputs; fp16 also scales
+  // the loss (ferry-autodiff's seed) and unscales in the optimizer.
   if (e.data_parallel != 1)
     return refuse("execution.data_parallel", std::to_string(e.data_parallel),
                   "replicas arrive after phased execution");
@@ -90,6 +85,7 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
   options.recompute = e.recompute == "layer";
   options.batchSerialise = e.mode == "phased";
   options.phased = e.mode == "phased";
+  options.lossScaling = config.training.precision == "fp16";
   buildTrainingPipeline(pm, options);
   if (failed(pm.run(module)))
     return failure();
@@ -102,8 +98,11 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
       config.execution.device_memory_limit
           ? static_cast<int64_t>(*config.execution.device_memory_limit)
           : 0;
+  int matmulInputs = config.training.precision == "bf16"   ? 1
+                     : config.training.precision == "fp16" ? 2
+                                                           : 0;
   lower.addPass(createLowerToRtPass(programs, limit, config.execution.prefetch,
-                                    config.training.precision == "bf16"));
+                                    matmulInputs));
   if (failed(lower.run(module)))
     return failure();
   auto arena = module->getAttrOfType<IntegerAttr>("rt.arena_bytes");

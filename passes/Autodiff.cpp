@@ -198,9 +198,9 @@ struct BlockGrad {
 
 class Autodiff {
 public:
-  Autodiff(ModuleOp module, StringRef entryName)
+  Autodiff(ModuleOp module, StringRef entryName, StringRef lossScale = "")
       : module(module), symbols(module), entryName(entryName),
-        b(module.getContext()) {}
+        lossScale(lossScale), b(module.getContext()) {}
 
   LogicalResult run();
 
@@ -222,6 +222,7 @@ private:
   ModuleOp module;
   SymbolTable symbols;
   std::string entryName;
+  std::string lossScale; // a variable seeding the backward; "" = 1
   OpBuilder b;
   llvm::StringMap<BlockGrad> blocks;
   unsigned stashCount = 0;
@@ -617,11 +618,24 @@ LogicalResult Autodiff::run() {
   b.setInsertionPoint(ret);
   Location loc = grad.getLoc();
   GradMap grads;
-  grads.add(b, loc, ret.getOperand(0),
-            arith::ConstantOp::create(
-                b, loc,
-                DenseElementsAttr::get(
-                    lossType, b.getFloatAttr(lossType.getElementType(), 1.0))));
+  Value seed;
+  if (!lossScale.empty()) {
+    // fp16 loss scaling: the backward starts from the loss scale s, a
+    // variable the runtime sets each step, so every gradient holds s times
+    // its value (ferry-insert-optimizer divides it out).
+    if (!symbols.lookup(lossScale)) {
+      OpBuilder top(module.getBody(), module.getBody()->begin());
+      VariableOp::create(top, loc, lossScale, lossType, InitKind::ones,
+                         FloatAttr(), lossScale, false, false);
+    }
+    seed = ParameterRefOp::create(b, loc, lossType, lossScale);
+  } else {
+    seed = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(lossType,
+                               b.getFloatAttr(lossType.getElementType(), 1.0)));
+  }
+  grads.add(b, loc, ret.getOperand(0), seed);
 
   // Backward of a rewritten call: @<block>_bwd, its grads added to `into`.
   // Backward of a rewritten call: @<block>_bwd on the call's operands and
@@ -778,7 +792,10 @@ struct AutodiffPass
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(AutodiffPass)
   AutodiffPass() = default;
   AutodiffPass(const AutodiffPass &other) : PassWrapper(other) {}
-  explicit AutodiffPass(std::string e) { entry = e; }
+  AutodiffPass(std::string e, std::string scale) {
+    entry = e;
+    lossScale = scale;
+  }
 
   StringRef getArgument() const override { return "ferry-autodiff"; }
   // Timing reports and crash messages name the pass by its flag.
@@ -792,17 +809,23 @@ struct AutodiffPass
                     func::FuncDialect>();
   }
   void runOnOperation() override {
-    if (failed(Autodiff(getOperation(), entry).run()))
+    if (failed(Autodiff(getOperation(), entry, lossScale).run()))
       signalPassFailure();
   }
 
   Option<std::string> entry{*this, "entry",
                             llvm::cl::desc("the function to differentiate"),
                             llvm::cl::init("forward")};
+  Option<std::string> lossScale{
+      *this, "loss-scale",
+      llvm::cl::desc("a variable whose value seeds the backward instead of "
+                     "1 (fp16 loss scaling), declared if missing"),
+      llvm::cl::init("")};
 };
 
 } // namespace
 
-std::unique_ptr<Pass> ferry::createAutodiffPass(std::string entry) {
-  return std::make_unique<AutodiffPass>(std::move(entry));
+std::unique_ptr<Pass> ferry::createAutodiffPass(std::string entry,
+                                                std::string lossScale) {
+  return std::make_unique<AutodiffPass>(std::move(entry), std::move(lossScale));
 }

@@ -260,6 +260,15 @@ void InsertOptimizerPass::runOnOperation() {
         ParameterRefOp::create(b, loc, p.getTensorType(), gradName));
   }
   Value norm = GlobalNormOp::create(b, loc, f32Scalar, gradValues);
+  // fp16 loss scaling (ferry-autodiff seeded the backward with
+  // @input.loss_scale): the gradients hold s times their values. The norm
+  // reported and used for clipping is the true one; the updates divide the
+  // gradient by s and skip themselves when the norm overflowed.
+  Value lossScale;
+  if (SymbolTable::lookupSymbolIn(module, "input.loss_scale")) {
+    lossScale = ParameterRefOp::create(b, loc, f32Scalar, "input.loss_scale");
+    norm = DivOp::create(b, loc, f32Scalar, norm, lossScale);
+  }
   ferry::graph::StoreOp::create(b, loc, norm, normVar, Value());
   Value rate = LearningRateOp::create(
       b, loc, f32Scalar, stepIndex, b.getStringAttr(schedule),
@@ -282,7 +291,7 @@ void InsertOptimizerPass::runOnOperation() {
         norm, stepIndex, b.getStringAttr(optimizer), b.getF64FloatAttr(beta1),
         b.getF64FloatAttr(beta2), b.getF64FloatAttr(epsilon),
         b.getF64FloatAttr(p.getNoWeightDecay() ? 0.0 : weightDecay),
-        b.getF64FloatAttr(clipNorm), /*layer=*/Value());
+        b.getF64FloatAttr(clipNorm), /*layer=*/Value(), lossScale);
   }
   for (ParameterOp p : params)
     ferry::graph::StoreOp::create(b, loc, zeros(p.getTensorType()),

@@ -254,7 +254,7 @@ private:
 
 public:
   std::string programName;
-  bool bf16Matmuls = false; // training.precision: bf16
+  int matmulInputs = 0; // 1 bf16, 2 fp16 (training.precision)
 };
 
 LogicalResult ProgramLowering::lower(func::FuncOp fn) {
@@ -591,7 +591,7 @@ LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
                                  shared ? 0 : k * n,
                                  m * n,
                                  0};
-    if (bf16Matmuls) {
+    if (matmulInputs != 0) {
       // training.precision: bf16: the inputs are rounded to bf16 and the
       // products accumulated in fp32; the rounded copies need a workspace,
       // planned like any temporary (4 bytes per input element: the CPU
@@ -603,7 +603,7 @@ LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
       buffers.push_back(w);
       bufs.push_back(
           Ref{static_cast<int>(buffers.size() - 1), Affine(), w.bytes});
-      ints.push_back(1);
+      ints.push_back(matmulInputs);
     }
     emit("gemm", bufs, ints, {1.0});
   } else if (isa<BiasAddOp>(op)) {
@@ -1647,11 +1647,11 @@ struct LowerToRtPass
   LowerToRtPass() = default;
   LowerToRtPass(const LowerToRtPass &other) : PassWrapper(other) {}
   LowerToRtPass(ArrayRef<std::string> names, int64_t limit, bool early,
-                bool bf16) {
+                int inputs) {
     programs = SmallVector<std::string>(names.begin(), names.end());
     deviceMemoryLimit = limit;
     prefetch = early;
-    bf16Matmuls = bf16;
+    matmulInputs = inputs;
   }
 
   StringRef getArgument() const override { return "ferry-lower-to-rt"; }
@@ -1669,11 +1669,11 @@ struct LowerToRtPass
   ListOption<std::string> programs{
       *this, "programs",
       llvm::cl::desc("entry functions to lower (default: train_step)")};
-  Option<bool> bf16Matmuls{
-      *this, "bf16-matmuls",
-      llvm::cl::desc("round matmul inputs to bf16, accumulate in fp32 "
-                     "(training.precision: bf16)"),
-      llvm::cl::init(false)};
+  Option<int> matmulInputs{
+      *this, "matmul-inputs",
+      llvm::cl::desc("matmul inputs: 0 fp32, 1 rounded to bf16, 2 rounded to "
+                     "fp16 (training.precision), fp32 accumulation"),
+      llvm::cl::init(0)};
   Option<bool> prefetch{
       *this, "prefetch",
       llvm::cl::desc("double-buffer staged ranges of looped phases so the "
@@ -1778,7 +1778,7 @@ void LowerToRtPass::runOnOperation() {
   for (const std::string &name : names) {
     auto fn = symbols.lookup<func::FuncOp>(name);
     auto l = std::make_unique<ProgramLowering>(module, stateIds, states);
-    l->bf16Matmuls = bf16Matmuls;
+    l->matmulInputs = matmulInputs;
     if (failed(l->lower(fn)))
       return signalPassFailure();
     forwardIntoDestinations(l->buffers, l->instrs);
@@ -1998,7 +1998,7 @@ void LowerToRtPass::runOnOperation() {
 std::unique_ptr<Pass> ferry::createLowerToRtPass(ArrayRef<std::string> programs,
                                                  int64_t deviceMemoryLimit,
                                                  bool prefetch,
-                                                 bool bf16Matmuls) {
+                                                 int matmulInputs) {
   return std::make_unique<LowerToRtPass>(programs, deviceMemoryLimit, prefetch,
-                                         bf16Matmuls);
+                                         matmulInputs);
 }

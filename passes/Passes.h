@@ -21,7 +21,10 @@ namespace ferry {
 // Emits @<entry>_grad, which computes the same results and adds each
 // parameter's gradient into a @grad.<name> variable; each called block
 // function is split into @<block>_fwd (results + stash) and @<block>_bwd.
-std::unique_ptr<mlir::Pass> createAutodiffPass(std::string entry = "forward");
+// With `lossScale` (a variable name), the backward is seeded with that
+// variable's value instead of 1 (fp16 loss scaling).
+std::unique_ptr<mlir::Pass> createAutodiffPass(std::string entry = "forward",
+                                               std::string lossScale = "");
 
 // ferry-insert-optimizer: builds @train_step(%step) around @forward_grad:
 // gradient accumulation over the micro-batches of one update, the global
@@ -59,9 +62,11 @@ std::unique_ptr<mlir::Pass> createPhasedExecutionPass();
 // unlimited) allows, and each phase stages the rest through device buffers,
 // double-buffered over loops when `prefetch` (execution.prefetch).
 std::unique_ptr<mlir::Pass>
+// matmulInputs: 0 fp32, 1 rounded to bf16, 2 rounded to fp16 (fp32
+// accumulation either way).
 createLowerToRtPass(llvm::ArrayRef<std::string> programs = {},
                     int64_t deviceMemoryLimit = 0, bool prefetch = true,
-                    bool bf16Matmuls = false);
+                    int matmulInputs = 0);
 
 void registerFerryPasses();
 

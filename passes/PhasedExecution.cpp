@@ -353,6 +353,8 @@ LogicalResult scheduleTrainStep(ModuleOp module, func::FuncOp fn) {
       copy.getLrMutable().assign(lr);
       copy.getGlobalNormMutable().assign(norm);
       copy.getLayerMutable().assign(l);
+      if (up.getLossScale())
+        copy.getLossScaleMutable().assign(readMetric(pb, "input.loss_scale"));
       auto entry =
           RankedTensorType::get(decl.getTensorType().getShape().drop_front(),
                                 decl.getTensorType().getElementType());
@@ -371,6 +373,10 @@ LogicalResult scheduleTrainStep(ModuleOp module, func::FuncOp fn) {
       up->moveBefore(pb.getInsertionBlock(), pb.getInsertionBlock()->end());
       up.getLrMutable().assign(lr);
       up.getGlobalNormMutable().assign(norm);
+      if (up.getLossScale()) {
+        OpBuilder at(up);
+        up.getLossScaleMutable().assign(readMetric(at, "input.loss_scale"));
+      }
       if (StoreOp zero = zeroing.lookup(up.getGrad()))
         zero->moveBefore(pb.getInsertionBlock(), pb.getInsertionBlock()->end());
     }

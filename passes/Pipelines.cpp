@@ -25,7 +25,10 @@ void ferry::buildTrainingPipeline(mlir::OpPassManager &pm,
                                   const TrainingPipelineOptions &options) {
   // Reverse mode over @forward: @forward_grad, the block functions split into
   // _fwd/_bwd, stacked stash variables for the layer loop.
-  pm.addPass(createAutodiffPass("forward"));
+  // training.precision: fp16 seeds the backward with @input.loss_scale (the
+  // runtime's dynamic loss scale) instead of 1.
+  pm.addPass(createAutodiffPass("forward",
+                                options.lossScaling ? "input.loss_scale" : ""));
   // execution.recompute: layer. Right after autodiff, while the stash is
   // still per layer: the backward re-runs each layer's forward from its
   // stored input, so only layer inputs stay stashed.

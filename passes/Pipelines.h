@@ -17,6 +17,7 @@ struct TrainingPipelineOptions {
   bool recompute = false;      // execution.recompute: layer
   bool batchSerialise = false; // execution.mode: phased
   bool phased = false;         // execution.mode: phased
+  bool lossScaling = false;    // training.precision: fp16
 };
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingPipelineOptions &options = {});

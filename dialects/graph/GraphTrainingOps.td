@@ -281,7 +281,7 @@ def Graph_LearningRateOp : Graph_Op<"learning_rate", [Pure]> {
 }
 
 def Graph_OptimizerUpdateOp : Graph_Op<"optimizer_update",
-    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>, AttrSizedOperandSegments]> {
   let summary = "one LAMB or AdamW update of a parameter, in place";
   let description = [{
     Updates `param` and its moments `m`, `v` (variables of the parameter's
@@ -292,7 +292,9 @@ def Graph_OptimizerUpdateOp : Graph_Op<"optimizer_update",
     trust ratio is taken per layer entry of a stacked parameter. With a
     `layer` index, only that entry of a stacked parameter (and of its
     gradient and moments) is updated: phased execution updates one layer per
-    phase. Formulas: ARCHITECTURE.md, "Optimizers".
+    phase. With `unscale %s` (fp16 loss scaling) the gradient holds s times
+    its value: it is divided by s, `norm` is the true (unscaled) norm, and
+    when `norm` is not finite (an overflow) nothing is updated. Formulas: ARCHITECTURE.md, "Optimizers".
 
     ```mlir
     graph.optimizer_update @embeddings.word grad @grad.embeddings.word moments @adam_m.embeddings.word, @adam_v.embeddings.word
@@ -305,10 +307,11 @@ def Graph_OptimizerUpdateOp : Graph_Op<"optimizer_update",
                        Graph_FloatScalar:$lr, Graph_FloatScalar:$global_norm,
                        Index:$step, StrAttr:$optimizer, F64Attr:$beta1,
                        F64Attr:$beta2, F64Attr:$epsilon, F64Attr:$weight_decay,
-                       F64Attr:$clip_norm, Optional<Index>:$layer);
+                       F64Attr:$clip_norm, Optional<Index>:$layer,
+                       Optional<Graph_FloatScalar>:$loss_scale);
   let assemblyFormat = [{
-    $param (`[` $layer^ `]`)? `grad` $grad `moments` $m `,` $v `lr` $lr `norm` $global_norm `step` $step attr-dict
-    `:` type($lr) `,` type($global_norm)
+    $param (`[` $layer^ `]`)? `grad` $grad `moments` $m `,` $v `lr` $lr `norm` $global_norm `step` $step
+    (`unscale` $loss_scale^)? attr-dict `:` type($lr) `,` type($global_norm) (`,` type($loss_scale)^)?
   }];
   let hasVerifier = 1;
 }

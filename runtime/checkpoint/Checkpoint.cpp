@@ -269,6 +269,11 @@ std::string ckpt::saveCheckpoint(const std::string &dir,
                             {"data_position", state.dataPosition},
                             {"seed", state.seed},
                             {"config", state.configText}};
+  if (state.lossScale > 0) {
+    trainer["loss_scale"] = state.lossScale;
+    trainer["loss_scale_clean_steps"] = state.lossScaleCleanSteps;
+    trainer["skipped_updates"] = state.skippedUpdates;
+  }
   writeText(tmp / "trainer.json", trainer.dump(2) + "\n");
 
   fs::path final = root / name;
@@ -367,6 +372,11 @@ TrainerState ckpt::loadCheckpoint(const std::string &stepDir,
   state.dataPosition = field("data_position", int64_t{});
   state.seed = field("seed", int64_t{});
   state.configText = field("config", std::string{});
+  if (trainer.contains("loss_scale")) {
+    state.lossScale = field("loss_scale", double{});
+    state.lossScaleCleanSteps = field("loss_scale_clean_steps", int64_t{});
+    state.skippedUpdates = field("skipped_updates", int64_t{});
+  }
   if (state.step < 0 || state.dataPosition < 0)
     throw CheckpointError(
         fmt::format("{}: step {} and data_position {} must be non-negative",

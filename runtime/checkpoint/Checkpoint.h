@@ -54,6 +54,10 @@ struct TrainerState {
   int64_t dataPosition = 0; // training samples consumed (global)
   int64_t seed = 0;         // training.seed
   std::string configText;   // Config::canonicalText() of the run
+  // fp16 loss scaling (0: none): the scale, clean updates since it last
+  // changed, updates skipped so far (optimizer updates = step - skipped).
+  double lossScale = 0;
+  int64_t lossScaleCleanSteps = 0, skippedUpdates = 0;
 };
 
 // Writes DIR/step-<step>/ and then DIR/latest; removes the oldest step

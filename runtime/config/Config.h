@@ -62,7 +62,12 @@ struct TrainingConfig {
   int64_t global_batch_size = 0;
   int64_t steps = 0;
   int64_t seed = 0;
-  std::string precision; // fp32 | bf16 | fp16
+  std::string precision; // fp32 | bf16 | fp16 (auto resolved)
+  // fp16 dynamic loss scaling: start, doubling after this many clean
+  // updates, and the floor below which training stops.
+  double loss_scale_initial = 65536;
+  int64_t loss_scale_growth_interval = 2000;
+  double loss_scale_min = 1;
   OptimizerConfig optimizer;
   LrScheduleConfig lr_schedule;
   // Evaluate on data.eval_path every this many training samples (0: never;

@@ -642,15 +642,16 @@ void CpuBackend::execute(const fxe::Instr &in,
   case Kernel::Gemm: {
     const float *a = f(0), *b = f(1);
     if (in.ints()->size() > 10 && I(10) != 0 && nb > 3) {
-      // bf16 inputs (training.precision: bf16): rounded copies in the
+      // bf16 / fp16 inputs (training.precision): rounded copies in the
       // workspace, fp32 accumulation.
       int64_t extentA = (I(0) - 1) * I(6) + I(1) * I(3);
       int64_t extentB = (I(0) - 1) * I(7) + I(3) * I(2);
       if ((extentA + extentB) * 4 > in.buffers()->Get(3)->bytes())
         throw RuntimeError("gemm: the bf16 workspace is too small; the "
                            "executable is damaged: recompile it");
-      cpu::roundToBf16(a, f(3), extentA);
-      cpu::roundToBf16(b, f(3) + extentA, extentB);
+      auto round = I(10) == 2 ? cpu::roundToFp16 : cpu::roundToBf16;
+      round(a, f(3), extentA);
+      round(b, f(3) + extentA, extentB);
       a = f(3);
       b = f(3) + extentA;
     }
@@ -805,6 +806,10 @@ void CpuBackend::execute(const fxe::Instr &in,
     params.applyWeightDecay = F(3) != 0.0;
     params.lamb = I(3) != 0;
     params.step = I(2) + 1; // t counts updates from 1
+    if (nb > 6) {           // fp16 loss scaling: [.., lr, norm, loss scale]
+      params.invLossScale = 1.0f / f(6)[0];
+      params.skipNonFinite = true;
+    }
     cpu::adamUpdate(f(0), f(1), f(2), f(3), I(0), I(1), f(4)[0], f(5)[0],
                     static_cast<float>(F(4)), params);
     break;

@@ -306,6 +306,12 @@ void roundToBf16(const float *x, float *out, int64_t n) {
   }
 }
 
+void roundToFp16(const float *x, float *out, int64_t n) {
+#pragma omp parallel for schedule(static) if (worth(n))
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = static_cast<float>(static_cast<_Float16>(x[i])); // IEEE RNE
+}
+
 void fill(float *out, int64_t n, float value) {
 #pragma omp parallel for simd schedule(static) if (parallel : worth(n))
   for (int64_t i = 0; i < n; ++i)
@@ -1078,8 +1084,13 @@ void adamUpdate(float *w, const float *g, float *m, float *v, int64_t n,
                 const AdamParams &params) {
   if (n <= 0 || segments <= 0)
     return;
+  if (params.skipNonFinite && !std::isfinite(globalNorm))
+    return; // fp16 overflow: the runtime lowers the loss scale and goes on
+  // The clip factor and the loss-scale division in one factor on g.
   const float clip =
-      (clipNorm > 0.0f && globalNorm > clipNorm) ? clipNorm / globalNorm : 1.0f;
+      ((clipNorm > 0.0f && globalNorm > clipNorm) ? clipNorm / globalNorm
+                                                  : 1.0f) *
+      params.invLossScale;
   const double t = static_cast<double>(params.step);
   const double correction1 =
       1.0 - std::pow(static_cast<double>(params.beta1), t);

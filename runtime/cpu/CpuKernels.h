@@ -22,6 +22,9 @@ void gemm(int64_t batch, int64_t m, int64_t n, int64_t k, bool transA,
 // out = x rounded to the nearest bf16 (ties to even), kept as fp32: what a
 // bf16 matmul input holds (training.precision: bf16). NaN stays NaN.
 void roundToBf16(const float *x, float *out, int64_t n);
+// out = x rounded to the nearest IEEE fp16 (ties to even; overflow to
+// infinity, gradual underflow), kept as fp32: an fp16 matmul input.
+void roundToFp16(const float *x, float *out, int64_t n);
 
 void fill(float *out, int64_t n, float value);
 void fillInt(int32_t *out, int64_t n, int32_t value);
@@ -151,6 +154,11 @@ struct AdamParams {
   bool applyWeightDecay; // false for biases and LayerNorm parameters
   bool lamb;             // LAMB trust ratio, else AdamW
   int64_t step;          // t, counting updates from 1
+  // fp16 loss scaling: the gradient holds lossScale times its value (it is
+  // multiplied by invLossScale), and a non-finite globalNorm (an overflow)
+  // skips the update.
+  float invLossScale = 1.0f;
+  bool skipNonFinite = false;
 };
 // One optimizer update of `segments` independent tensors of `n` elements
 // each (a stacked parameter has one segment per layer; LAMB's trust ratio is

@@ -267,7 +267,7 @@ private:
       if (in.ints()->size() > 10 && I(10) != 0 && nb > 3)
         cuda::gemmBf16(cublas_, s, I(0), I(1), I(2), I(3), I(4) != 0, I(5) != 0,
                        static_cast<float>(F(0)), f(0), I(6), f(1), I(7),
-                       I(9) ? 1.0f : 0.0f, f(2), I(8), buf[3]);
+                       I(9) ? 1.0f : 0.0f, f(2), I(8), buf[3], I(10) == 2);
       else
         cuda::gemm(cublas_, s, I(0), I(1), I(2), I(3), I(4) != 0, I(5) != 0,
                    static_cast<float>(F(0)), f(0), I(6), f(1), I(7),
@@ -399,7 +399,8 @@ private:
                               static_cast<float>(F(3)),
                               F(3) != 0.0,
                               I(3) != 0,
-                              I(2) + 1};
+                              I(2) + 1,
+                              nb > 6 ? f(6) : nullptr};
       if (2 * I(1) > 4096)
         throw RuntimeError("optimizer_update with more than 2048 segments");
       cuda::adamUpdate(s, f(0), f(1), f(2), f(3), I(0), I(1), f(4), f(5),

@@ -8,6 +8,7 @@
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -75,6 +76,10 @@ __device__ double blockSumDouble(double v, double *shared) {
 
 __global__ void toBf16Kernel(const float *x, __nv_bfloat16 *out, int64_t n) {
   FERRY_FOR(i, n) out[i] = __float2bfloat16_rn(x[i]);
+}
+
+__global__ void toFp16Kernel(const float *x, __half *out, int64_t n) {
+  FERRY_FOR(i, n) out[i] = __float2half_rn(x[i]);
 }
 
 __global__ void fillKernel(float *out, int64_t n, float value) {
@@ -445,9 +450,18 @@ struct AdamK {
       clipNorm;
 };
 
-__device__ float clipFactor(const AdamK &k, const float *norm) {
-  return (k.clipNorm > 0.0f && norm[0] > k.clipNorm) ? k.clipNorm / norm[0]
-                                                     : 1.0f;
+// The clip factor times 1 / loss scale, or 0 when the update is skipped
+// (a non-finite norm under loss scaling).
+__device__ float clipFactor(const AdamK &k, const float *norm,
+                            const float *lossScale) {
+  float clip = (k.clipNorm > 0.0f && norm[0] > k.clipNorm)
+                   ? k.clipNorm / norm[0]
+                   : 1.0f;
+  return lossScale ? clip / lossScale[0] : clip;
+}
+
+__device__ bool skipped(const float *norm, const float *lossScale) {
+  return lossScale && !isfinite(norm[0]);
 }
 
 __device__ float adamDirection(float m, float v, float w, const AdamK &k) {
@@ -457,8 +471,10 @@ __device__ float adamDirection(float m, float v, float w, const AdamK &k) {
 
 __global__ void adamwKernel(float *w, const float *g, float *m, float *v,
                             int64_t total, const float *lr, const float *norm,
-                            AdamK k) {
-  float clip = clipFactor(k, norm);
+                            AdamK k, const float *lossScale) {
+  if (skipped(norm, lossScale))
+    return;
+  float clip = clipFactor(k, norm, lossScale);
   FERRY_FOR(i, total) {
     float gi = clip * g[i];
     float mi = k.b1 * m[i] + k.c1 * gi;
@@ -472,10 +488,13 @@ __global__ void adamwKernel(float *w, const float *g, float *m, float *v,
 // LAMB pass 1: moments, and per segment sum w^2 and u^2 into scratch.
 __global__ void lambMoments(const float *w, const float *g, float *m,
                             float *v, int64_t n, const float *norm, AdamK k,
-                            double *scratch, int64_t segments) {
+                            double *scratch, int64_t segments,
+                            const float *lossScale) {
   __shared__ double shared[32];
+  if (skipped(norm, lossScale))
+    return;
   int64_t seg = blockIdx.y;
-  float clip = clipFactor(k, norm);
+  float clip = clipFactor(k, norm, lossScale);
   double ww = 0, uu = 0;
   for (int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
        j < n; j += static_cast<int64_t>(blockDim.x) * gridDim.x) {
@@ -499,7 +518,10 @@ __global__ void lambMoments(const float *w, const float *g, float *m,
 
 __global__ void lambApply(float *w, const float *m, const float *v, int64_t n,
                           const float *lr, AdamK k, const double *scratch,
-                          int64_t segments) {
+                          int64_t segments, const float *norm,
+                          const float *lossScale) {
+  if (skipped(norm, lossScale))
+    return;
   int64_t seg = blockIdx.y;
   double ww = scratch[seg], uu = scratch[segments + seg];
   double ratio = (ww > 0.0 && uu > 0.0) ? sqrt(ww) / sqrt(uu) : 1.0;
@@ -542,20 +564,29 @@ void gemmBf16(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
               int64_t m, int64_t n, int64_t k, bool transA, bool transB,
               float alpha, const float *a, int64_t strideA, const float *b,
               int64_t strideB, float beta, float *c, int64_t strideC,
-              void *workspace) {
+              void *workspace, bool fp16) {
   int64_t extentA = (batch - 1) * strideA + m * k;
   int64_t extentB = (batch - 1) * strideB + k * n;
+  // Both 16-bit types are 2 bytes: the same workspace layout.
   auto *wa = static_cast<__nv_bfloat16 *>(workspace);
   __nv_bfloat16 *wb = wa + extentA;
-  toBf16Kernel<<<blocksFor(extentA), kThreads, 0, stream>>>(a, wa, extentA);
-  toBf16Kernel<<<blocksFor(extentB), kThreads, 0, stream>>>(b, wb, extentB);
+  if (fp16) {
+    toFp16Kernel<<<blocksFor(extentA), kThreads, 0, stream>>>(
+        a, reinterpret_cast<__half *>(wa), extentA);
+    toFp16Kernel<<<blocksFor(extentB), kThreads, 0, stream>>>(
+        b, reinterpret_cast<__half *>(wb), extentB);
+  } else {
+    toBf16Kernel<<<blocksFor(extentA), kThreads, 0, stream>>>(a, wa, extentA);
+    toBf16Kernel<<<blocksFor(extentB), kThreads, 0, stream>>>(b, wb, extentB);
+  }
+  cudaDataType_t type = fp16 ? CUDA_R_16F : CUDA_R_16BF;
   check("gemm (bf16 inputs)");
   cublasSetStream(handle, stream);
   cublasStatus_t status = cublasGemmStridedBatchedEx(
       handle, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
       transA ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),
-      static_cast<int>(m), static_cast<int>(k), &alpha, wb, CUDA_R_16BF,
-      static_cast<int>(transB ? k : n), strideB, wa, CUDA_R_16BF,
+      static_cast<int>(m), static_cast<int>(k), &alpha, wb, type,
+      static_cast<int>(transB ? k : n), strideB, wa, type,
       static_cast<int>(transA ? m : k), strideA, &beta, c, CUDA_R_32F,
       static_cast<int>(n), strideC, static_cast<int>(batch),
       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
@@ -807,7 +838,7 @@ void adamUpdate(cudaStream_t s, float *w, const float *g, float *m, float *v,
           clipNorm};
   if (!params.lamb) {
     adamwKernel<<<blocksFor(n * segments), kThreads, 0, s>>>(
-        w, g, m, v, n * segments, lr, globalNorm, k);
+        w, g, m, v, n * segments, lr, globalNorm, k, params.lossScale);
     check("optimizer_update (AdamW)");
     return;
   }
@@ -815,8 +846,9 @@ void adamUpdate(cudaStream_t s, float *w, const float *g, float *m, float *v,
   dim3 grid(static_cast<unsigned>(std::min<int64_t>(blocksFor(n), 1024)),
             static_cast<unsigned>(segments));
   lambMoments<<<grid, kThreads, 0, s>>>(w, g, m, v, n, globalNorm, k, scratch,
-                                        segments);
-  lambApply<<<grid, kThreads, 0, s>>>(w, m, v, n, lr, k, scratch, segments);
+                                        segments, params.lossScale);
+  lambApply<<<grid, kThreads, 0, s>>>(w, m, v, n, lr, k, scratch, segments,
+                                      globalNorm, params.lossScale);
   check("optimizer_update (LAMB)");
 }
 

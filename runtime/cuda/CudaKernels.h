@@ -34,7 +34,7 @@ void gemmBf16(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
               int64_t m, int64_t n, int64_t k, bool transA, bool transB,
               float alpha, const float *a, int64_t strideA, const float *b,
               int64_t strideB, float beta, float *c, int64_t strideC,
-              void *workspace);
+              void *workspace, bool fp16 = false);
 
 void fill(cudaStream_t s, float *out, int64_t n, float value);
 void iota(cudaStream_t s, int32_t *out, int64_t outer, int64_t size,
@@ -110,6 +110,9 @@ struct AdamParams {
   float beta1, beta2, epsilon, weightDecay;
   bool applyWeightDecay, lamb;
   int64_t step; // t, counting updates from 1
+  // fp16 loss scaling (device scalar, null: none): the gradient is divided
+  // by it, and a non-finite norm skips the update.
+  const float *lossScale = nullptr;
 };
 // cpu::adamUpdate with the learning rate and global norm read from device
 // scalars; `scratch` holds 2 * segments doubles (LAMB's norms).

@@ -111,6 +111,8 @@ Trainer::Trainer(const ExecutableFile &executable, const Config &config)
         config_.model.type_vocab_size));
   backend_ = createBackend(exe_.root(), config_.execution.device_memory_limit);
   backend_->initialiseStates(static_cast<uint64_t>(config_.training.seed));
+  if (config_.training.precision == "fp16")
+    lossScale_ = config_.training.loss_scale_initial;
   rows_ = config_.training.global_batch_size / config_.execution.data_parallel;
   if (config_.data.path == "synthetic")
     synthetic_ = std::make_unique<data::SyntheticData>(
@@ -154,6 +156,11 @@ void Trainer::resume(const std::string &dir, std::FILE *out) {
   std::vector<std::string> changed =
       changedKeys(state.configText, config_.canonicalText());
   stepsDone_ = state.step;
+  if (lossScale_ > 0 && state.lossScale > 0) {
+    lossScale_ = state.lossScale;
+    cleanSteps_ = state.lossScaleCleanSteps;
+    skipped_ = state.skippedUpdates;
+  }
   std::fprintf(out, "resuming from %s at step %lld (%lld samples consumed)\n",
                stepDir.c_str(), static_cast<long long>(state.step),
                static_cast<long long>(state.dataPosition));
@@ -187,7 +194,12 @@ StepMetrics Trainer::step(int64_t s) {
   // The MLM loss is normalised by the global batch's count of counted slots.
   double counted = batch_.countedSlots();
   feed(batch_, static_cast<float>(counted));
-  backend_->run("train_step", {s});
+  if (lossScale_ > 0)
+    copyInto(*backend_, "input.loss_scale",
+             std::vector<float>{static_cast<float>(lossScale_)});
+  // The program's step is the optimizer updates applied (skipped fp16
+  // updates do not count: the schedule and bias corrections follow them).
+  backend_->run("train_step", {s - skipped_});
   StepMetrics m;
   m.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -201,6 +213,36 @@ StepMetrics Trainer::step(int64_t s) {
   m.lr = scalar(*backend_, "metric.lr");
   m.gradNorm = scalar(*backend_, "metric.grad_norm");
   m.samplesPerSecond = static_cast<double>(rows_) / m.seconds;
+  if (lossScale_ > 0) {
+    // The gradient norm is non-finite exactly when the scaled gradients
+    // overflowed; the program then left the weights and moments alone.
+    if (!std::isfinite(m.gradNorm)) {
+      double halved = lossScale_ / 2;
+      if (halved < config_.training.loss_scale_min)
+        throw RuntimeError(fmt::format(
+            "fp16: the gradients overflowed at step {} with the loss scale "
+            "at {:g}, and halving it would go below "
+            "training.loss_scale_min {:g}; the model diverged or fp16 cannot "
+            "hold its gradients: use training.precision bf16 or fp32, or "
+            "lower training.optimizer.lr",
+            m.step, lossScale_, config_.training.loss_scale_min));
+      m.skipped = true;
+      m.lossScaleNote = fmt::format(
+          "fp16: gradient overflow at step {}: update skipped, loss scale "
+          "{:g} -> {:g}",
+          m.step, lossScale_, halved);
+      lossScale_ = halved;
+      cleanSteps_ = 0;
+      ++skipped_;
+    } else if (++cleanSteps_ >= config_.training.loss_scale_growth_interval) {
+      m.lossScaleNote = fmt::format(
+          "fp16: {} updates without overflow at step {}: loss scale {:g} -> "
+          "{:g}",
+          cleanSteps_, m.step, lossScale_, lossScale_ * 2);
+      lossScale_ *= 2;
+      cleanSteps_ = 0;
+    }
+  }
   if (!std::isfinite(m.loss))
     throw RuntimeError(fmt::format(
         "the loss became {} at step {} (lr {:.3g}, grad norm {:.3g}); lower "
@@ -257,6 +299,9 @@ std::string Trainer::save(const std::string &dir, int64_t steps) {
   state.dataPosition = steps * config_.training.global_batch_size;
   state.seed = config_.training.seed;
   state.configText = config_.canonicalText();
+  state.lossScale = lossScale_;
+  state.lossScaleCleanSteps = cleanSteps_;
+  state.skippedUpdates = skipped_;
   return ckpt::saveCheckpoint(dir, exe_.root(), *backend_, state,
                               config_.checkpoint.keep);
 }
@@ -283,6 +328,10 @@ RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
     uint64_t linkBefore = backend_->hostLinkBytes();
     StepMetrics last = step(s);
     uint64_t stepLinkBytes = backend_->hostLinkBytes() - linkBefore;
+    if (!last.lossScaleNote.empty() && !options.quiet) {
+      std::fprintf(out, "%s\n", last.lossScaleNote.c_str());
+      std::fflush(out);
+    }
     result.last = last;
     windowSeconds += last.seconds;
     ++windowSteps;
@@ -336,12 +385,22 @@ RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
       metrics << fmt::format(
           "{{\"step\": {}, \"loss\": {:.9g}, \"mlm_loss\": {:.9g}, "
           "\"nsp_loss\": {:.9g}, \"mlm_accuracy\": {:.9g}, \"lr\": {:.9g}, "
-          "\"grad_norm\": {:.9g}, \"samples_per_s\": {:.6g}, "
+          "\"grad_norm\": {}, \"samples_per_s\": {:.6g}, "
           "\"device_peak_bytes\": {}, \"device_peak_bytes_planned\": {}, "
-          "\"host_link_bytes\": {}{}}}\n",
+          "\"host_link_bytes\": {}{}{}}}\n",
           last.step, last.loss, last.mlmLoss, last.nspLoss, last.mlmAccuracy,
-          last.lr, last.gradNorm, last.samplesPerSecond, backend_->peakBytes(),
-          backend_->arenaBytes(), stepLinkBytes, evalFields);
+          last.lr,
+          // JSON has no infinity: an overflowed fp16 update's norm is null.
+          std::isfinite(last.gradNorm) ? fmt::format("{:.9g}", last.gradNorm)
+                                       : std::string("null"),
+          last.samplesPerSecond, backend_->peakBytes(), backend_->arenaBytes(),
+          stepLinkBytes,
+          lossScale_ > 0
+              ? fmt::format(", \"loss_scale\": {:g}, \"skipped\": {}",
+                            last.skipped ? lossScale_ * 2 : lossScale_,
+                            last.skipped ? "true" : "false")
+              : std::string(),
+          evalFields);
       metrics.flush();
     }
 

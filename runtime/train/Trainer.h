@@ -16,7 +16,9 @@
 namespace ferry {
 
 struct StepMetrics {
-  int64_t step = 0; // updates applied after this one (1 for the first)
+  int64_t step = 0; // batches trained after this one (1 for the first)
+  bool skipped = false;   // fp16: the update overflowed and was skipped
+  std::string lossScaleNote; // fp16: what happened to the loss scale
   double loss = 0, mlmLoss = 0, nspLoss = 0, mlmAccuracy = 0;
   double lr = 0, gradNorm = 0, samplesPerSecond = 0, seconds = 0;
 };
@@ -85,6 +87,9 @@ private:
   data::HostBatch batch_;
   int64_t rows_ = 0; // samples per update on this replica
   int64_t stepsDone_ = 0;
+  // fp16 loss scaling (lossScale_ 0: off).
+  double lossScale_ = 0;
+  int64_t cleanSteps_ = 0, skipped_ = 0;
 };
 
 } // namespace ferry

@@ -985,3 +985,24 @@ TEST(CpuKernels, RoundToBf16TiesToEven) {
   EXPECT_TRUE(std::isnan(out[7]));
   EXPECT_TRUE(std::isinf(out[8]));
 }
+
+// fp16 rounding of matmul inputs: IEEE half, ties to even, overflow to
+// infinity beyond 65504, gradual underflow.
+TEST(CpuKernels, RoundToFp16) {
+  std::vector<float> x = {1.0f,
+                          1.0f + 1.0f / 2048.0f, // halfway: to even (1)
+                          1.0f + 3.0f / 2048.0f, // halfway: up
+                          65504.0f,
+                          65520.0f, // max; rounds to inf
+                          -3.0e-8f,
+                          1.0e-9f};
+  std::vector<float> out(x.size());
+  ferry::cpu::roundToFp16(x.data(), out.data(), static_cast<int64_t>(x.size()));
+  EXPECT_EQ(out[0], 1.0f);
+  EXPECT_EQ(out[1], 1.0f);
+  EXPECT_EQ(out[2], 1.0f + 4.0f / 2048.0f);
+  EXPECT_EQ(out[3], 65504.0f);
+  EXPECT_TRUE(std::isinf(out[4]));
+  EXPECT_EQ(out[5], -5.9604644775390625e-08f); // the smallest subnormal half
+  EXPECT_EQ(out[6], 0.0f);
+}

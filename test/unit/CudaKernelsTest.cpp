@@ -114,6 +114,22 @@ TEST_F(CudaKernels, Bf16GemmEqualsTheCpuEmulation) {
   expectClose(host(dc, c.size()), want, 1e-5, "gemm (bf16)");
 }
 
+TEST_F(CudaKernels, Fp16GemmEqualsTheCpuEmulation) {
+  int64_t batch = 1, m = 64, n = 48, k = 96;
+  auto a = random(m * k), b = random(k * n), c = random(m * n);
+  std::vector<float> ra(a.size()), rb(b.size()), want = c;
+  cpu::roundToFp16(a.data(), ra.data(), static_cast<int64_t>(a.size()));
+  cpu::roundToFp16(b.data(), rb.data(), static_cast<int64_t>(b.size()));
+  cpu::gemm(batch, m, n, k, true, false, 1.0f, ra.data(), m * k, rb.data(),
+            k * n, 0.0f, want.data(), m * n);
+  float *dc = device(c);
+  float *work = device(std::vector<float>(a.size() + b.size()));
+  cuda::gemmBf16(handle, stream, batch, m, n, k, true, false, 1.0f, device(a),
+                 m * k, device(b), k * n, 0.0f, dc, m * n, work,
+                 /*fp16=*/true);
+  expectClose(host(dc, c.size()), want, 1e-5, "gemm (fp16)");
+}
+
 TEST_F(CudaKernels, ElementWise) {
   int64_t n = 10007;
   auto x = random(n), y = random(n, 0.5f, 2.0f);
