@@ -73,6 +73,30 @@ void initialStateValues(const fxe::State *s, uint64_t seed, void *out);
 int64_t evaluateAffine(const fxe::Affine *a,
                        const std::vector<int64_t> &registers);
 
+// Replays instructions [begin, end) of a program: loops set their counter
+// (and parity) registers and run their bodies; every kernel instruction goes
+// to `execute(instr, registers)`. Shared by the backends.
+template <typename Execute>
+void replayInstrs(const flatbuffers::Vector<flatbuffers::Offset<fxe::Instr>> &v,
+                  size_t begin, size_t end, std::vector<int64_t> &registers,
+                  Execute &&execute) {
+  for (size_t i = begin; i < end; ++i) {
+    const fxe::Instr *in = v.Get(i);
+    if (in->loop_count() > 0) {
+      size_t bodyEnd = i + 1 + in->loop_body();
+      for (int64_t k = 0; k < in->loop_count(); ++k) {
+        registers[in->loop_register()] = k;
+        if (in->loop_parity_register() >= 0)
+          registers[in->loop_parity_register()] = k & 1;
+        replayInstrs(v, i + 1, bodyEnd, registers, execute);
+      }
+      i = bodyEnd - 1;
+      continue;
+    }
+    execute(*in, registers);
+  }
+}
+
 // The backend the executable was compiled for; throws RuntimeError when it
 // is not built in or has no device (naming why), or when the arena exceeds
 // `limitBytes`.

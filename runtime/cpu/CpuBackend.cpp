@@ -298,32 +298,22 @@ void CpuBackend::run(const std::string &name,
 void CpuBackend::runInstrs(
     const flatbuffers::Vector<flatbuffers::Offset<fxe::Instr>> &v, size_t begin,
     size_t end, std::vector<int64_t> &registers) {
-  for (size_t i = begin; i < end; ++i) {
-    const fxe::Instr *in = v.Get(i);
-    if (in->loop_count() > 0) {
-      size_t bodyEnd = i + 1 + in->loop_body();
-      for (int64_t k = 0; k < in->loop_count(); ++k) {
-        registers[in->loop_register()] = k;
-        if (in->loop_parity_register() >= 0)
-          registers[in->loop_parity_register()] = k & 1;
-        runInstrs(v, i + 1, bodyEnd, registers);
-      }
-      i = bodyEnd - 1;
-      continue;
-    }
-    if (!profiling_) {
-      execute(*in, registers);
-      continue;
-    }
-    auto start = std::chrono::steady_clock::now();
-    execute(*in, registers);
-    kernelSeconds_.resize(static_cast<size_t>(Kernel::Count), 0.0);
-    kernelCalls_.resize(static_cast<size_t>(Kernel::Count), 0);
-    kernelSeconds_[in->kernel()] +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
-    ++kernelCalls_[in->kernel()];
-  }
+  replayInstrs(v, begin, end, registers,
+               [&](const fxe::Instr &in, const std::vector<int64_t> &regs) {
+                 if (!profiling_) {
+                   execute(in, regs);
+                   return;
+                 }
+                 auto start = std::chrono::steady_clock::now();
+                 execute(in, regs);
+                 kernelSeconds_.resize(static_cast<size_t>(Kernel::Count), 0.0);
+                 kernelCalls_.resize(static_cast<size_t>(Kernel::Count), 0);
+                 kernelSeconds_[in.kernel()] +=
+                     std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+                 ++kernelCalls_[in.kernel()];
+               });
 }
 
 std::string CpuBackend::profileReport() const {

@@ -166,21 +166,10 @@ private:
 
   void replay(const flatbuffers::Vector<flatbuffers::Offset<fxe::Instr>> &v,
               size_t begin, size_t end, std::vector<int64_t> &registers) {
-    for (size_t i = begin; i < end; ++i) {
-      const fxe::Instr *in = v.Get(i);
-      if (in->loop_count() > 0) {
-        size_t bodyEnd = i + 1 + in->loop_body();
-        for (int64_t k = 0; k < in->loop_count(); ++k) {
-          registers[in->loop_register()] = k;
-          if (in->loop_parity_register() >= 0)
-            registers[in->loop_parity_register()] = k & 1;
-          replay(v, i + 1, bodyEnd, registers);
-        }
-        i = bodyEnd - 1;
-        continue;
-      }
-      execute(*in, registers);
-    }
+    replayInstrs(v, begin, end, registers,
+                 [&](const fxe::Instr &in, const std::vector<int64_t> &regs) {
+                   execute(in, regs);
+                 });
   }
 
   char *address(const fxe::Ref *r, const std::vector<int64_t> &registers,

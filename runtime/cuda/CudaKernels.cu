@@ -30,48 +30,40 @@ int blocksFor(int64_t n) {
                    threadIdx.x;                                                \
        i < (n); i += static_cast<int64_t>(blockDim.x) * gridDim.x)
 
-// Sum over the block; every thread gets the result. `shared` holds
-// kThreads / 32 values.
+// A reduction over the block (sum or max); every thread gets the result.
+// `shared` holds kThreads / 32 values of T.
+template <typename T, typename Op>
+__device__ T blockReduce(T v, T *shared, T identity, Op op) {
+  for (int o = 16; o > 0; o >>= 1)
+    v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  __syncthreads();
+  if (lane == 0)
+    shared[warp] = v;
+  __syncthreads();
+  T total = identity;
+  for (int w = 0; w < (blockDim.x + 31) / 32; ++w)
+    total = op(total, shared[w]);
+  return total;
+}
+
+struct Add {
+  template <typename T> __device__ T operator()(T a, T b) const {
+    return a + b;
+  }
+};
+struct Max {
+  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
 __device__ float blockSum(float v, float *shared) {
-  for (int o = 16; o > 0; o >>= 1)
-    v += __shfl_xor_sync(0xffffffffu, v, o);
-  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  __syncthreads();
-  if (lane == 0)
-    shared[warp] = v;
-  __syncthreads();
-  float total = 0;
-  for (int w = 0; w < (blockDim.x + 31) / 32; ++w)
-    total += shared[w];
-  return total;
+  return blockReduce(v, shared, 0.0f, Add{});
 }
-
 __device__ float blockMax(float v, float *shared) {
-  for (int o = 16; o > 0; o >>= 1)
-    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  __syncthreads();
-  if (lane == 0)
-    shared[warp] = v;
-  __syncthreads();
-  float m = -INFINITY;
-  for (int w = 0; w < (blockDim.x + 31) / 32; ++w)
-    m = fmaxf(m, shared[w]);
-  return m;
+  return blockReduce(v, shared, -INFINITY, Max{});
 }
-
 __device__ double blockSumDouble(double v, double *shared) {
-  for (int o = 16; o > 0; o >>= 1)
-    v += __shfl_xor_sync(0xffffffffu, v, o);
-  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  __syncthreads();
-  if (lane == 0)
-    shared[warp] = v;
-  __syncthreads();
-  double total = 0;
-  for (int w = 0; w < (blockDim.x + 31) / 32; ++w)
-    total += shared[w];
-  return total;
+  return blockReduce(v, shared, 0.0, Add{});
 }
 
 __global__ void toBf16Kernel(const float *x, __nv_bfloat16 *out, int64_t n) {
