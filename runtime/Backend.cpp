@@ -48,6 +48,24 @@ void ferry::initialStateValues(const fxe::State *s, uint64_t seed, void *out) {
   }
 }
 
+const fxe::Program &Backend::program(const std::string &name,
+                                     const std::vector<int64_t> &inputs,
+                                     std::vector<int64_t> &registers) const {
+  for (const fxe::Program *p : *exe_.programs()) {
+    if (p->name()->str() != name)
+      continue;
+    size_t declared = p->inputs() ? p->inputs()->size() : 0;
+    if (inputs.size() != declared)
+      throw RuntimeError("program " + name + " takes " +
+                         std::to_string(declared) + " inputs, given " +
+                         std::to_string(inputs.size()));
+    registers.assign(std::max<int32_t>(p->registers(), 1), 0);
+    std::copy(inputs.begin(), inputs.end(), registers.begin());
+    return *p;
+  }
+  throw RuntimeError("the executable has no program '" + name + "'");
+}
+
 std::unique_ptr<Backend>
 ferry::createBackend(const fxe::Executable &executable,
                      std::optional<uint64_t> limitBytes) {

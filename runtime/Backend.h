@@ -50,6 +50,11 @@ public:
   virtual std::string name() const = 0; // "cpu", "cuda"
 
   const fxe::State *state(const std::string &name) const;
+  // The program `name` and its registers with `inputs` set (the rest 0);
+  // throws RuntimeError for an unknown program or a wrong input count.
+  const fxe::Program &program(const std::string &name,
+                              const std::vector<int64_t> &inputs,
+                              std::vector<int64_t> &registers) const;
   const fxe::Executable &executable() const { return exe_; }
 
   // One f32 scalar state.

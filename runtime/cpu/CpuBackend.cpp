@@ -276,23 +276,13 @@ void CpuBackend::initialiseStates(uint64_t seed) {
 
 void CpuBackend::run(const std::string &name,
                      const std::vector<int64_t> &inputs) {
-  for (const fxe::Program *p : *exe_.programs()) {
-    if (p->name()->str() != name)
-      continue;
-    size_t declared = p->inputs() ? p->inputs()->size() : 0;
-    if (inputs.size() != declared)
-      throw RuntimeError(fmt::format("program {} takes {} inputs, given {}",
-                                     name, declared, inputs.size()));
-    std::vector<int64_t> registers(std::max<int32_t>(p->registers(), 1), 0);
-    std::copy(inputs.begin(), inputs.end(), registers.begin());
-    current_ = p;
-    runInstrs(*p->instrs(), 0, p->instrs()->size(), registers);
-    // Stores still queued finish before the caller reads any state.
-    for (auto [event, ticket] : eventTickets_)
-      copies_.waitFor(ticket);
-    return;
-  }
-  throw RuntimeError("the executable has no program '" + name + "'");
+  std::vector<int64_t> registers;
+  const fxe::Program &p = program(name, inputs, registers);
+  current_ = &p;
+  runInstrs(*p.instrs(), 0, p.instrs()->size(), registers);
+  // Stores still queued finish before the caller reads any state.
+  for (auto [event, ticket] : eventTickets_)
+    copies_.waitFor(ticket);
 }
 
 void CpuBackend::runInstrs(

@@ -118,22 +118,12 @@ public:
 
   void run(const std::string &name,
            const std::vector<int64_t> &inputs) override {
-    for (const fxe::Program *p : *exe_.programs()) {
-      if (p->name()->str() != name)
-        continue;
-      size_t declared = p->inputs() ? p->inputs()->size() : 0;
-      if (inputs.size() != declared)
-        throw RuntimeError(fmt::format("program {} takes {} inputs, given {}",
-                                       name, declared, inputs.size()));
-      std::vector<int64_t> registers(std::max<int32_t>(p->registers(), 1), 0);
-      std::copy(inputs.begin(), inputs.end(), registers.begin());
-      current_ = p;
-      replay(*p->instrs(), 0, p->instrs()->size(), registers);
-      checkCuda(cudaStreamSynchronize(copy_), "copy stream");
-      checkCuda(cudaStreamSynchronize(compute_), "compute stream");
-      return;
-    }
-    throw RuntimeError("the executable has no program '" + name + "'");
+    std::vector<int64_t> registers;
+    const fxe::Program &p = program(name, inputs, registers);
+    current_ = &p;
+    replay(*p.instrs(), 0, p.instrs()->size(), registers);
+    checkCuda(cudaStreamSynchronize(copy_), "copy stream");
+    checkCuda(cudaStreamSynchronize(compute_), "compute stream");
   }
 
   uint64_t arenaBytes() const override { return arenaBytes_; }

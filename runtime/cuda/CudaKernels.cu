@@ -188,6 +188,22 @@ __global__ void tanhGradKernel(const float *y, const float *dy, float *dx,
   FERRY_FOR(i, n) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
 }
 
+// Mean and 1 / sqrt(biased variance + eps) of one row, by the whole block
+// (two passes: the mean, then the squared deviations).
+__device__ void rowMeanRstd(const float *xr, int64_t cols, float eps,
+                            float *shared, float &mean, float &rstd) {
+  float s = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    s += xr[c];
+  mean = blockSum(s, shared) / static_cast<float>(cols);
+  float q = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    float d = xr[c] - mean;
+    q += d * d;
+  }
+  rstd = rsqrtf(blockSum(q, shared) / static_cast<float>(cols) + eps);
+}
+
 // One block per row.
 __global__ void layerNormKernel(const float *x, const float *scale,
                                 const float *bias, float *out, int64_t cols,
@@ -195,16 +211,8 @@ __global__ void layerNormKernel(const float *x, const float *scale,
   __shared__ float shared[32];
   const float *xr = x + blockIdx.x * cols;
   float *orow = out + blockIdx.x * cols;
-  float s = 0;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-    s += xr[c];
-  float mean = blockSum(s, shared) / static_cast<float>(cols);
-  float q = 0;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    float d = xr[c] - mean;
-    q += d * d;
-  }
-  float rstd = rsqrtf(blockSum(q, shared) / static_cast<float>(cols) + eps);
+  float mean, rstd;
+  rowMeanRstd(xr, cols, eps, shared, mean, rstd);
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
     orow[c] = (xr[c] - mean) * rstd * scale[c] + bias[c];
 }
@@ -216,16 +224,8 @@ __global__ void layerNormGradRows(const float *x, const float *scale,
   const float *xr = x + blockIdx.x * cols;
   const float *dyr = dy + blockIdx.x * cols;
   float *dxr = dx + blockIdx.x * cols;
-  float s = 0;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-    s += xr[c];
-  float mean = blockSum(s, shared) / static_cast<float>(cols);
-  float q = 0;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    float d = xr[c] - mean;
-    q += d * d;
-  }
-  float rstd = rsqrtf(blockSum(q, shared) / static_cast<float>(cols) + eps);
+  float mean, rstd;
+  rowMeanRstd(xr, cols, eps, shared, mean, rstd);
   float a = 0, b = 0; // sum(g), sum(g * xhat) with g = dy * scale
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
     float g = dyr[c] * scale[c];
@@ -264,16 +264,8 @@ __global__ void rowStats(const float *x, float *stats, int64_t cols,
                          float eps) {
   __shared__ float shared[32];
   const float *xr = x + blockIdx.x * cols;
-  float s = 0;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-    s += xr[c];
-  float mean = blockSum(s, shared) / static_cast<float>(cols);
-  float q = 0;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    float d = xr[c] - mean;
-    q += d * d;
-  }
-  float rstd = rsqrtf(blockSum(q, shared) / static_cast<float>(cols) + eps);
+  float mean, rstd;
+  rowMeanRstd(xr, cols, eps, shared, mean, rstd);
   if (threadIdx.x == 0) {
     stats[2 * blockIdx.x] = mean;
     stats[2 * blockIdx.x + 1] = rstd;
