@@ -38,6 +38,7 @@ CacheKey ferry::executableCacheKey(const Config &config,
   key.fields.push_back({"pipeline.recompute", e.recompute});
   key.fields.push_back({"pipeline.phased", e.mode == "phased" ? "1" : "0"});
   key.fields.push_back({"pipeline.prefetch", e.prefetch ? "1" : "0"});
+  key.fields.push_back({"pipeline.fusion", e.fusion ? "1" : "0"});
   key.fields.push_back({"pipeline.matmul_inputs", config.training.precision});
   key.fields.push_back(
       {"pipeline.device_memory_limit",

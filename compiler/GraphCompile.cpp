@@ -94,15 +94,26 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
   PassManager lower(module.getContext());
   if (session)
     session->instrument(lower);
-  int64_t limit =
+  LoweringPipelineOptions lowering;
+  lowering.programs = programs;
+  lowering.deviceMemoryLimit =
       config.execution.device_memory_limit
           ? static_cast<int64_t>(*config.execution.device_memory_limit)
           : 0;
-  int matmulInputs = config.training.precision == "bf16"   ? 1
-                     : config.training.precision == "fp16" ? 2
-                                                           : 0;
-  lower.addPass(createLowerToRtPass(programs, limit, config.execution.prefetch,
-                                    matmulInputs));
+  lowering.prefetch = config.execution.prefetch;
+  lowering.matmulInputs = config.training.precision == "bf16"   ? 1
+                          : config.training.precision == "fp16" ? 2
+                                                                : 0;
+  lowering.fusion = config.execution.fusion;
+  // cuBLASLt's scratch, planned like any temporary (one GEMM runs at a time,
+  // so the plan reuses one region): 32 MiB, what NVIDIA recommends on Hopper,
+  // or less under a small device budget.
+  if (config.execution.backend == "cuda")
+    lowering.gemmWorkspace =
+        lowering.deviceMemoryLimit
+            ? std::min<int64_t>(32 << 20, lowering.deviceMemoryLimit / 32)
+            : 32 << 20;
+  buildLoweringPipeline(lower, lowering);
   if (failed(lower.run(module)))
     return failure();
   auto arena = module->getAttrOfType<IntegerAttr>("rt.arena_bytes");

@@ -255,6 +255,7 @@ private:
 public:
   std::string programName;
   int matmulInputs = 0; // 1 bf16, 2 fp16 (training.precision)
+  int64_t gemmWorkspace = 0; // cuBLASLt scratch bytes per GEMM
 };
 
 LogicalResult ProgramLowering::lower(func::FuncOp fn) {
@@ -573,39 +574,69 @@ LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
     emit("tanh", all(), {numElements(r0.getType())});
   } else if (isa<TanhGradOp>(op)) {
     emit("tanh_grad", all(), {numElements(r0.getType())});
-  } else if (auto mm = dyn_cast<MatmulOp>(op)) {
-    ArrayRef<int64_t> a = shapeOf(mm.getLhs()), b = shapeOf(mm.getRhs()),
-                      c = shapeOf(r0);
+  } else if (isa<MatmulOp, FusedMatmulOp>(op)) {
+    auto fused = dyn_cast<FusedMatmulOp>(op);
+    bool transA = fused ? fused.getTransposeLhs()
+                        : cast<MatmulOp>(op).getTransposeLhs();
+    bool transB = fused ? fused.getTransposeRhs()
+                        : cast<MatmulOp>(op).getTransposeRhs();
+    ArrayRef<int64_t> a = shapeOf(op.getOperand(0)),
+                      b = shapeOf(op.getOperand(1)), c = shapeOf(r0);
     int64_t m = c[c.size() - 2], n = c.back();
-    int64_t k = mm.getTransposeLhs() ? a[a.size() - 2] : a.back();
+    int64_t k = transA ? a[a.size() - 2] : a.back();
     int64_t batch = product(c.drop_back(2));
     bool shared = b.size() == 2 && c.size() > 2;
-    SmallVector<Ref> bufs = all();
+    if (shared && !transA) {
+      // A weight shared by every batch entry, entries contiguous: one GEMM
+      // of batch * m rows (what a linear layer over [batch, seq] is).
+      m *= batch;
+      batch = 1;
+      shared = false;
+    }
+    // gemm: [a, b, c]; gemm_epilogue: [a, b, c, bias or bias gradient].
+    int epilogue = fused && fused.getBias()       ? 1
+                   : fused && fused.getBiasGrad() ? 2
+                                                  : 0;
+    SmallVector<Ref> bufs = {ins[0], ins[1], outs[0]};
+    if (epilogue == 1)
+      bufs.push_back(ins[2]);
+    if (epilogue == 2)
+      bufs.push_back(outs[1]);
     SmallVector<int64_t> ints = {batch,
                                  m,
                                  n,
                                  k,
-                                 mm.getTransposeLhs() ? 1 : 0,
-                                 mm.getTransposeRhs() ? 1 : 0,
+                                 transA ? 1 : 0,
+                                 transB ? 1 : 0,
                                  m * k,
                                  shared ? 0 : k * n,
                                  m * n,
                                  0};
-    if (matmulInputs != 0) {
+    if (matmulInputs != 0 || gemmWorkspace > 0 || epilogue) {
       // training.precision: bf16: the inputs are rounded to bf16 and the
       // products accumulated in fp32; the rounded copies need a workspace,
       // planned like any temporary (4 bytes per input element: the CPU
-      // backend keeps them as fp32, the CUDA backend as bf16).
-      int64_t elements = batch * m * k + (shared ? k * n : batch * k * n);
-      Buffer w;
-      w.bytes = 4 * elements;
-      w.label = "bf16 matmul workspace";
-      buffers.push_back(w);
-      bufs.push_back(
-          Ref{static_cast<int>(buffers.size() - 1), Affine(), w.bytes});
+      // backend keeps them as fp32, the CUDA backend as bf16). After them,
+      // `gemmWorkspace` bytes of scratch for cuBLASLt (CUDA backend).
+      int64_t elements =
+          matmulInputs == 0
+              ? 0
+              : batch * m * k + (shared ? k * n : batch * k * n);
+      int64_t bytes = 4 * elements + gemmWorkspace;
+      if (bytes > 0) {
+        Buffer w;
+        w.bytes = bytes;
+        w.label = matmulInputs != 0 ? "bf16 matmul workspace" : "gemm workspace";
+        buffers.push_back(w);
+        bufs.push_back(
+            Ref{static_cast<int>(buffers.size() - 1), Affine(), w.bytes});
+      }
       ints.push_back(matmulInputs);
     }
-    emit("gemm", bufs, ints, {1.0});
+    if (epilogue)
+      ints.push_back(epilogue);
+    double alpha = fused ? fused.getAlpha().convertToDouble() : 1.0;
+    emit(epilogue ? "gemm_epilogue" : "gemm", bufs, ints, {alpha});
   } else if (isa<BiasAddOp>(op)) {
     int64_t cols = shapeOf(r0).back();
     emit("bias_add", all(), {numElements(r0.getType()) / cols, cols});
@@ -824,7 +855,11 @@ void forwardIntoDestinations(std::vector<Buffer> &buffers,
       if (tUses.size() != 2 || tUses[1] != p)
         continue;
       Instr &producer = instrs[tUses[0]];
-      bool gemm = producer.kernel == "gemm";
+      // A bias-gradient epilogue writes its own output; a bias epilogue
+      // would add the bias after the sum, not before (not the same bits).
+      bool gemm = producer.kernel == "gemm" ||
+                  (producer.kernel == "gemm_epilogue" &&
+                   producer.ints.size() > 11 && producer.ints[11].c == 2);
       bool scatter = producer.kernel == "embedding_grad";
       size_t out = 2, flag = gemm ? 9 : 3;
       if ((!gemm && !scatter) || producer.buffers[out].buffer != src.buffer ||
@@ -926,9 +961,15 @@ void accessOf(const Instr &in, size_t b, bool &reads, bool &writes) {
   size_t n = in.buffers.size();
   const std::string &k = in.kernel;
   auto flag = [&](size_t i) { return i < in.ints.size() && in.ints[i].c != 0; };
-  if (k == "gemm") { // [a, b, c, (bf16 workspace)]
+  if (k == "gemm") { // [a, b, c, (workspace)]
     writes = b >= 2;
     reads = b < 2 || (b == 2 && flag(9));
+    return;
+  }
+  if (k == "gemm_epilogue") { // [a, b, c, bias / bias gradient, (workspace)]
+    bool biasGrad = in.ints.size() > 11 && in.ints[11].c == 2;
+    writes = b == 2 || b == 4 || (b == 3 && biasGrad);
+    reads = b < 2 || (b == 2 && flag(9)) || (b == 3 && !biasGrad);
     return;
   }
   if (k == "optimizer_update") {
@@ -1456,7 +1497,7 @@ std::vector<PhaseStats> phaseStats(const PlacedProgram &p,
       s.bytesIn += in.buffers[0].bytes * mult;
     else if (in.kernel == "store")
       s.bytesOut += in.buffers[0].bytes * mult;
-    else if (in.kernel == "gemm")
+    else if (in.kernel == "gemm" || in.kernel == "gemm_epilogue")
       s.flops += 2.0 * static_cast<double>(in.ints[0].c) *
                  static_cast<double>(in.ints[1].c) *
                  static_cast<double>(in.ints[2].c) *
@@ -1647,11 +1688,12 @@ struct LowerToRtPass
   LowerToRtPass() = default;
   LowerToRtPass(const LowerToRtPass &other) : PassWrapper(other) {}
   LowerToRtPass(ArrayRef<std::string> names, int64_t limit, bool early,
-                int inputs) {
+                int inputs, int64_t workspace) {
     programs = SmallVector<std::string>(names.begin(), names.end());
     deviceMemoryLimit = limit;
     prefetch = early;
     matmulInputs = inputs;
+    gemmWorkspace = workspace;
   }
 
   StringRef getArgument() const override { return "ferry-lower-to-rt"; }
@@ -1673,6 +1715,11 @@ struct LowerToRtPass
       *this, "matmul-inputs",
       llvm::cl::desc("matmul inputs: 0 fp32, 1 rounded to bf16, 2 rounded to "
                      "fp16 (training.precision), fp32 accumulation"),
+      llvm::cl::init(0)};
+  Option<int64_t> gemmWorkspace{
+      *this, "gemm-workspace",
+      llvm::cl::desc("bytes of scratch each GEMM gets in the plan (the CUDA "
+                     "backend's cuBLASLt workspace)"),
       llvm::cl::init(0)};
   Option<bool> prefetch{
       *this, "prefetch",
@@ -1779,6 +1826,7 @@ void LowerToRtPass::runOnOperation() {
     auto fn = symbols.lookup<func::FuncOp>(name);
     auto l = std::make_unique<ProgramLowering>(module, stateIds, states);
     l->matmulInputs = matmulInputs;
+    l->gemmWorkspace = gemmWorkspace;
     if (failed(l->lower(fn)))
       return signalPassFailure();
     forwardIntoDestinations(l->buffers, l->instrs);
@@ -1998,7 +2046,8 @@ void LowerToRtPass::runOnOperation() {
 std::unique_ptr<Pass> ferry::createLowerToRtPass(ArrayRef<std::string> programs,
                                                  int64_t deviceMemoryLimit,
                                                  bool prefetch,
-                                                 int matmulInputs) {
+                                                 int matmulInputs,
+                                                 int64_t gemmWorkspace) {
   return std::make_unique<LowerToRtPass>(programs, deviceMemoryLimit, prefetch,
-                                         matmulInputs);
+                                         matmulInputs, gemmWorkspace);
 }

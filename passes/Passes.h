@@ -55,6 +55,10 @@ std::unique_ptr<mlir::Pass> createBatchSerialisePass();
 // the optimizer one layer per phase. Run after ferry-batch-serialise.
 std::unique_ptr<mlir::Pass> createPhasedExecutionPass();
 
+// ferry-fuse-epilogues: folds the op next to a graph.matmul that the same
+// GEMM call can compute (a bias add, a scale, a linear layer's bias
+// gradient) into graph.fused_matmul. Run right before ferry-lower-to-rt.
+std::unique_ptr<mlir::Pass> createFuseEpiloguesPass();
 // ferry-lower-to-rt: graph IR -> rt programs (one per named entry function)
 // and rt.state ops, with a liveness-based plan of the device arena.
 // With phases (ferry-phased-execution), states only phases touch may live in
@@ -63,10 +67,11 @@ std::unique_ptr<mlir::Pass> createPhasedExecutionPass();
 // double-buffered over loops when `prefetch` (execution.prefetch).
 std::unique_ptr<mlir::Pass>
 // matmulInputs: 0 fp32, 1 rounded to bf16, 2 rounded to fp16 (fp32
-// accumulation either way).
+// accumulation either way). gemmWorkspace: bytes of scratch every GEMM gets
+// in the plan (the CUDA backend's cuBLASLt workspace; 0 on the CPU).
 createLowerToRtPass(llvm::ArrayRef<std::string> programs = {},
                     int64_t deviceMemoryLimit = 0, bool prefetch = true,
-                    int matmulInputs = 0);
+                    int matmulInputs = 0, int64_t gemmWorkspace = 0);
 
 void registerFerryPasses();
 

@@ -57,6 +57,21 @@ void ferry::buildTrainingPipeline(mlir::OpPassManager &pm,
   pm.addPass(mlir::createCanonicalizerPass());
 }
 
+void ferry::buildLoweringPipeline(mlir::OpPassManager &pm,
+                                  const LoweringPipelineOptions &options) {
+  // execution.fusion. Last on graph IR: the training passes match and
+  // rewrite graph.matmul, and fusing earlier would hide it from them. A
+  // bias add, a scale or a bias gradient next to a matmul becomes that
+  // GEMM's epilogue, so the plan below never sees their temporaries.
+  if (options.fusion)
+    pm.addPass(createFuseEpiloguesPass());
+  // graph -> rt: kernels, liveness, the device arena, phased placement and
+  // prefetch. Last: it needs every op final.
+  pm.addPass(createLowerToRtPass(options.programs, options.deviceMemoryLimit,
+                                 options.prefetch, options.matmulInputs,
+                                 options.gemmWorkspace));
+}
+
 void ferry::registerFerryPasses() {
   mlir::registerPass([] { return createAutodiffPass(); });
   mlir::registerPass([] { return createInsertOptimizerPass(); });
@@ -64,6 +79,7 @@ void ferry::registerFerryPasses() {
   mlir::registerPass([] { return createRecomputePass(); });
   mlir::registerPass([] { return createBatchSerialisePass(); });
   mlir::registerPass([] { return createPhasedExecutionPass(); });
+  mlir::registerPass([] { return createFuseEpiloguesPass(); });
   mlir::registerPass([] { return createLowerToRtPass(); });
 }
 

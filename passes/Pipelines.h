@@ -5,6 +5,9 @@
 
 #include "mlir/Pass/PassManager.h"
 
+#include <string>
+#include <vector>
+
 namespace ferry {
 
 // The graph stage's clean-up after the builder (and, later, after each
@@ -21,6 +24,19 @@ struct TrainingPipelineOptions {
 };
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingPipelineOptions &options = {});
+
+// training graph IR -> rt programs and the memory plan (what `ferry
+// compile` runs after the training pipeline).
+struct LoweringPipelineOptions {
+  std::vector<std::string> programs; // entry functions to lower (all: empty)
+  int64_t deviceMemoryLimit = 0;     // execution.device_memory_limit (0: none)
+  bool prefetch = true;              // execution.prefetch
+  int matmulInputs = 0;              // training.precision: 0 fp32, 1 bf16, 2 fp16
+  bool fusion = true;                // execution.fusion
+  int64_t gemmWorkspace = 0;         // cuBLASLt scratch per GEMM (cuda)
+};
+void buildLoweringPipeline(mlir::OpPassManager &pm,
+                           const LoweringPipelineOptions &options);
 
 // Registers every ferry pipeline with the pass registry (for ferry-opt and
 // --pass-pipeline strings).

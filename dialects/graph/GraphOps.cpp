@@ -272,39 +272,88 @@ LogicalResult TakeOp::verify() {
 // Linear algebra
 //===----------------------------------------------------------------------===//
 
-LogicalResult MatmulOp::verify() {
-  RankedTensorType lhs = tensorOf(getLhs());
-  RankedTensorType rhs = tensorOf(getRhs());
+// The shapes of `graph.matmul` and `graph.fused_matmul`; sets `mOut` and
+// `nOut` to the product's last two dimensions.
+static LogicalResult verifyMatmulShapes(Operation *op, Value lhsValue,
+                                        Value rhsValue, bool transposeLhs,
+                                        bool transposeRhs, Value result,
+                                        int64_t &mOut, int64_t &nOut) {
+  RankedTensorType lhs = tensorOf(lhsValue);
+  RankedTensorType rhs = tensorOf(rhsValue);
   if (lhs.getRank() < 2 || rhs.getRank() < 2)
-    return emitOpError() << "expects operands of rank 2 or more, found "
-                         << shapeString(lhs.getShape()) << " and "
-                         << shapeString(rhs.getShape());
+    return op->emitOpError()
+           << "expects operands of rank 2 or more, found "
+           << shapeString(lhs.getShape()) << " and "
+           << shapeString(rhs.getShape());
   if (failed(verifySameElementType(
-          *this,
-          {{"lhs", getLhs()}, {"rhs", getRhs()}, {"result", getResult()}})))
+          op, {{"lhs", lhsValue}, {"rhs", rhsValue}, {"result", result}})))
     return failure();
   ArrayRef<int64_t> batch = lhs.getShape().drop_back(2);
   if (rhs.getRank() != 2 && rhs.getShape().drop_back(2) != batch)
-    return emitOpError() << "expects rhs to have rank 2 (shared) or the batch "
-                            "dimensions of lhs ("
-                         << shapeString(batch) << "), found shape "
-                         << shapeString(rhs.getShape());
+    return op->emitOpError()
+           << "expects rhs to have rank 2 (shared) or the batch "
+              "dimensions of lhs ("
+           << shapeString(batch) << "), found shape "
+           << shapeString(rhs.getShape());
   int64_t lr = lhs.getRank(), rr = rhs.getRank();
-  int64_t m = lhs.getDimSize(getTransposeLhs() ? lr - 1 : lr - 2);
-  int64_t kl = lhs.getDimSize(getTransposeLhs() ? lr - 2 : lr - 1);
-  int64_t kr = rhs.getDimSize(getTransposeRhs() ? rr - 1 : rr - 2);
-  int64_t n = rhs.getDimSize(getTransposeRhs() ? rr - 2 : rr - 1);
+  int64_t m = lhs.getDimSize(transposeLhs ? lr - 1 : lr - 2);
+  int64_t kl = lhs.getDimSize(transposeLhs ? lr - 2 : lr - 1);
+  int64_t kr = rhs.getDimSize(transposeRhs ? rr - 1 : rr - 2);
+  int64_t n = rhs.getDimSize(transposeRhs ? rr - 2 : rr - 1);
   if (kl != kr)
-    return emitOpError() << "contraction sizes differ: lhs has " << kl
-                         << ", rhs has " << kr << " (lhs "
-                         << shapeString(lhs.getShape()) << ", rhs "
-                         << shapeString(rhs.getShape())
-                         << (getTransposeRhs() ? ", rhs transposed" : "")
-                         << (getTransposeLhs() ? ", lhs transposed" : "")
-                         << ")";
+    return op->emitOpError()
+           << "contraction sizes differ: lhs has " << kl << ", rhs has " << kr
+           << " (lhs " << shapeString(lhs.getShape()) << ", rhs "
+           << shapeString(rhs.getShape())
+           << (transposeRhs ? ", rhs transposed" : "")
+           << (transposeLhs ? ", lhs transposed" : "") << ")";
+  mOut = m;
+  nOut = n;
   SmallVector<int64_t> expected(batch);
   expected.append({m, n});
-  return verifyResultShape(*this, expected, getResult());
+  return verifyResultShape(op, expected, result);
+}
+
+LogicalResult MatmulOp::verify() {
+  int64_t m, n;
+  return verifyMatmulShapes(*this, getLhs(), getRhs(), getTransposeLhs(),
+                            getTransposeRhs(), getResult(), m, n);
+}
+
+LogicalResult FusedMatmulOp::verify() {
+  int64_t m, n;
+  if (failed(verifyMatmulShapes(*this, getLhs(), getRhs(), getTransposeLhs(),
+                                getTransposeRhs(), getResult(), m, n)))
+    return failure();
+  if (!std::isfinite(getAlpha().convertToDouble()))
+    return emitOpError() << "alpha must be finite, found "
+                         << getAlpha().convertToDouble();
+  if (getBias() && getBiasGrad())
+    return emitOpError() << "takes a bias or computes a bias gradient, not "
+                            "both (one GEMM epilogue)";
+  if (Value bias = getBias()) {
+    ArrayRef<int64_t> shape = tensorOf(bias).getShape();
+    if (shape.size() != 1 || shape[0] != n)
+      return emitOpError() << "expects a bias of shape " << n
+                           << " (the product's last dimension), found "
+                           << shapeString(shape);
+    if (failed(verifySameElementType(
+            *this, {{"bias", bias}, {"result", getResult()}})))
+      return failure();
+  }
+  if (Value grad = getBiasGrad()) {
+    if (!getTransposeLhs() || tensorOf(getLhs()).getRank() != 2)
+      return emitOpError() << "computes a bias gradient only from a rank-2 "
+                              "lhs used transposed (the weight gradient of a "
+                              "linear layer)";
+    SmallVector<int64_t> expected = {m};
+    if (failed(verifyResultShape(*this, expected, grad)))
+      return failure();
+    if (failed(verifySameElementType(
+            *this, {{"bias_grad", grad}, {"result", getResult()}})))
+      return failure();
+  }
+  return success();
 }
 
 LogicalResult BiasAddOp::verify() {

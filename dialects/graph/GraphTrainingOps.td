@@ -343,3 +343,44 @@ def Graph_PhaseOp : Graph_Op<"phase", [SingleBlock, NoTerminator]> {
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$phase_name attr-dict-with-keyword $body";
 }
+
+//===----------------------------------------------------------------------===//
+// Fused kernels (ferry-fuse-epilogues)
+//===----------------------------------------------------------------------===//
+
+def Graph_FusedMatmulOp : Graph_Op<"fused_matmul", [Pure]> {
+  let summary = "a matmul with its epilogue: scale, bias, or bias gradient";
+  let description = [{
+    What ferry-fuse-epilogues makes of a `graph.matmul` and the op around it
+    that one GEMM call can do too (cuBLASLt epilogues on the GPU):
+    `result = alpha * op(lhs) op(rhs)` with the shapes and transpose flags of
+    `graph.matmul`, plus
+
+    - with `bias %b` (shape `[n]`): `b` added along the last dimension, what
+      `graph.bias_add` of the product computes;
+    - with a second result (`bias_grad`): `sum over k of lhs`, shape `[m]`,
+      for a rank-2 `lhs` used transposed: the gradient of a linear layer's
+      bias (`graph.reduce sum` over the rows of the output gradient) taken
+      from the same operand as the weight gradient.
+
+    At most one of the two. Not differentiable: it only exists after the
+    training passes.
+
+    ```mlir
+    %y = graph.fused_matmul %x, %w bias %b {transpose_rhs} : tensor<8x128x128xf32>, tensor<512x128xf32>, tensor<512xf32> -> tensor<8x128x512xf32>
+    %s = graph.fused_matmul %q, %k {transpose_rhs, alpha = 1.250000e-01 : f64} : tensor<8x2x128x64xf32>, tensor<8x2x128x64xf32> -> tensor<8x2x128x128xf32>
+    %dw, %db = graph.fused_matmul %dy, %x {transpose_lhs} : tensor<1024x512xf32>, tensor<1024x128xf32> -> tensor<512x128xf32>, tensor<512xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$lhs, Graph_FloatTensor:$rhs,
+                       Optional<Graph_FloatTensor>:$bias,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs,
+                       DefaultValuedAttr<F64Attr, "1.0">:$alpha);
+  let results = (outs Graph_FloatTensor:$result,
+                      Optional<Graph_FloatTensor>:$bias_grad);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`bias` $bias^)? attr-dict `:` type($lhs) `,` type($rhs)
+    (`,` type($bias)^)? `->` type($result) (`,` type($bias_grad)^)?
+  }];
+  let hasVerifier = 1;
+}

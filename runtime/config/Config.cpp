@@ -123,6 +123,7 @@ const std::vector<KeyDef> &schema() {
       {"execution.recompute", Kind::Choice, "none", {"none", "layer"}, FERRY_STRING(execution.recompute)},
       {"execution.device_memory_limit", Kind::Size, "unlimited", {}, FERRY_FIELD(execution.device_memory_limit, size)},
       {"execution.prefetch", Kind::Bool, "true", {}, FERRY_BOOL(execution.prefetch)},
+      {"execution.fusion", Kind::Bool, "true", {}, FERRY_BOOL(execution.fusion)},
       {"execution.data_parallel", Kind::PositiveInt, "1", {}, FERRY_INT(execution.data_parallel)},
       {"execution.replicated_tensor_sharding", Kind::Bool, "false", {}, FERRY_BOOL(execution.replicated_tensor_sharding)},
 

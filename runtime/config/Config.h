@@ -84,6 +84,7 @@ struct ExecutionConfig {
   std::string recompute;        // none | layer
   std::optional<uint64_t> device_memory_limit; // bytes; nullopt = unlimited
   bool prefetch = true; // phased: load the next layer / micro-batch early
+  bool fusion = true;   // GEMM epilogues (ferry-fuse-epilogues)
   int64_t data_parallel = 0;
   bool replicated_tensor_sharding = false;
 };

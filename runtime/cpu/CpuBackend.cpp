@@ -46,6 +46,8 @@ Arity arity(Kernel k) {
     return {1, 1, 1};
   case Kernel::Gemm:
     return {3, 10, 1};
+  case Kernel::GemmEpilogue:
+    return {4, 12, 1};
   case Kernel::Iota:
     return {1, 3, 0};
   case Kernel::AttentionMask:
@@ -337,9 +339,10 @@ std::string CpuBackend::profileReport() const {
           planFlops += ph->flops() * static_cast<double>(it->second.calls) /
                        static_cast<double>(ph->executions());
       }
-  size_t gemm = static_cast<size_t>(Kernel::Gemm);
-  double gemmSeconds =
-      gemm < kernelSeconds_.size() ? kernelSeconds_[gemm] : 0.0;
+  double gemmSeconds = 0;
+  for (Kernel k : {Kernel::Gemm, Kernel::GemmEpilogue})
+    if (static_cast<size_t>(k) < kernelSeconds_.size())
+      gemmSeconds += kernelSeconds_[static_cast<size_t>(k)];
   double flopRate = gemmSeconds > 0 ? planFlops / gemmSeconds : 0;
   double busy = const_cast<CopyQueue &>(copies_).busySeconds();
   double copyRate = busy > 0 ? static_cast<double>(hostLinkBytes_) / busy : 0;
@@ -415,10 +418,18 @@ void CpuBackend::checkExtents(const fxe::Instr &in,
   case Kernel::Dropout:
     all(I(0));
     break;
-  case Kernel::Gemm: {
+  case Kernel::Gemm:
+  case Kernel::GemmEpilogue: {
     int64_t batch = I(0), m = I(1), n = I(2), kk = I(3);
     need = {(batch - 1) * I(6) + m * kk, (batch - 1) * I(7) + kk * n,
             (batch - 1) * I(8) + m * n};
+    if (k == Kernel::GemmEpilogue) {
+      if (I(11) == 2 && (batch != 1 || I(4) == 0))
+        throw RuntimeError("gemm_epilogue: a bias gradient needs one "
+                           "transposed A (batch 1); the executable is "
+                           "damaged: recompile it");
+      need.push_back(I(11) == 2 ? m : n);
+    }
     break;
   }
   case Kernel::Iota:
@@ -619,25 +630,35 @@ void CpuBackend::execute(const fxe::Instr &in,
   case Kernel::Fill:
     cpu::fill(f(0), I(0), static_cast<float>(F(0)));
     break;
-  case Kernel::Gemm: {
+  case Kernel::Gemm:
+  case Kernel::GemmEpilogue: {
+    const bool epilogue =
+        static_cast<Kernel>(in.kernel()) == Kernel::GemmEpilogue;
+    const size_t workspace = epilogue ? 4 : 3; // after the epilogue's vector
     const float *a = f(0), *b = f(1);
-    if (in.ints()->size() > 10 && I(10) != 0 && nb > 3) {
+    if (in.ints()->size() > 10 && I(10) != 0 && nb > workspace) {
       // bf16 / fp16 inputs (training.precision): rounded copies in the
       // workspace, fp32 accumulation.
       int64_t extentA = (I(0) - 1) * I(6) + I(1) * I(3);
       int64_t extentB = (I(0) - 1) * I(7) + I(3) * I(2);
-      if ((extentA + extentB) * 4 > in.buffers()->Get(3)->bytes())
+      if ((extentA + extentB) * 4 > in.buffers()->Get(workspace)->bytes())
         throw RuntimeError("gemm: the bf16 workspace is too small; the "
                            "executable is damaged: recompile it");
       auto round = I(10) == 2 ? cpu::roundToFp16 : cpu::roundToBf16;
-      round(a, f(3), extentA);
-      round(b, f(3) + extentA, extentB);
-      a = f(3);
-      b = f(3) + extentA;
+      round(a, f(workspace), extentA);
+      round(b, f(workspace) + extentA, extentB);
+      a = f(workspace);
+      b = f(workspace) + extentA;
     }
     cpu::gemm(I(0), I(1), I(2), I(3), I(4) != 0, I(5) != 0,
               static_cast<float>(F(0)), a, I(6), b, I(7), I(9) ? 1.0f : 0.0f,
               f(2), I(8));
+    // The epilogues, as the bias_add and reduce kernels they replace compute
+    // them (fusion leaves the CPU's results unchanged to the bit).
+    if (epilogue && I(11) == 1)
+      cpu::biasAdd(f(2), f(3), f(2), I(0) * I(1), I(2));
+    else if (epilogue && I(11) == 2) // A is [k, m]: sum its k rows
+      cpu::reduce(cpu::Reduce::Sum, f(0), f(3), 1, I(3), I(1));
     break;
   }
   case Kernel::Iota:

@@ -10,6 +10,7 @@
 #include "runtime/cpu/CpuBackend.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/LtGemm.h"
 #include "runtime/random/Philox.h"
 
 #include <cublas_v2.h>
@@ -19,6 +20,7 @@
 
 #include <cstring>
 #include <map>
+#include <memory>
 #include <vector>
 
 using namespace ferry;
@@ -69,6 +71,7 @@ public:
     checkCuda(cudaMalloc(&scratch_, 4096 * sizeof(double)), "scratch");
     if (cublasCreate(&cublas_) != CUBLAS_STATUS_SUCCESS)
       throw RuntimeError("cuBLAS could not be initialised on this device");
+    lt_ = std::make_unique<cuda::LtGemm>();
   }
 
   ~CudaBackend() override {
@@ -243,15 +246,54 @@ private:
       cuda::fill(s, f(0), I(0), static_cast<float>(F(0)));
       break;
     case Kernel::Gemm:
-      if (in.ints()->size() > 10 && I(10) != 0 && nb > 3)
-        cuda::gemmBf16(cublas_, s, I(0), I(1), I(2), I(3), I(4) != 0, I(5) != 0,
-                       static_cast<float>(F(0)), f(0), I(6), f(1), I(7),
-                       I(9) ? 1.0f : 0.0f, f(2), I(8), buf[3], I(10) == 2);
-      else
-        cuda::gemm(cublas_, s, I(0), I(1), I(2), I(3), I(4) != 0, I(5) != 0,
-                   static_cast<float>(F(0)), f(0), I(6), f(1), I(7),
-                   I(9) ? 1.0f : 0.0f, f(2), I(8));
+    case Kernel::GemmEpilogue: {
+      // [a, b, c, (vector), (workspace)]: the workspace holds the 16-bit
+      // copies of A and B (training.precision: bf16 / fp16; 4 bytes per
+      // element planned), then cuBLASLt's scratch.
+      bool fused = kernel == Kernel::GemmEpilogue;
+      size_t w = fused ? 4 : 3;
+      cuda::GemmCall g;
+      g.batch = I(0), g.m = I(1), g.n = I(2), g.k = I(3);
+      g.transA = I(4) != 0, g.transB = I(5) != 0;
+      g.strideA = I(6), g.strideB = I(7), g.strideC = I(8);
+      g.beta = I(9) ? 1.0f : 0.0f;
+      g.alpha = static_cast<float>(F(0));
+      g.a = f(0), g.b = f(1), g.c = f(2);
+      g.inputType = in.ints()->size() > 10 ? static_cast<int>(I(10)) : 0;
+      g.epilogue = fused ? static_cast<int>(I(11)) : 0;
+      g.vector = fused ? f(3) : nullptr;
+      char *workspace = nb > w ? buf[w] : nullptr;
+      int64_t workspaceBytes = nb > w ? in.buffers()->Get(w)->bytes() : 0;
+      int64_t used = 0;
+      if (g.inputType != 0 && workspace) {
+        int64_t extentA = (g.batch - 1) * g.strideA + g.m * g.k;
+        int64_t extentB = (g.batch - 1) * g.strideB + g.k * g.n;
+        cuda::roundToHalf(s, f(0), workspace, extentA, g.inputType == 2);
+        cuda::roundToHalf(s, f(1), workspace + 2 * extentA, extentB,
+                          g.inputType == 2);
+        g.a = workspace;
+        g.b = workspace + 2 * extentA;
+        used = (4 * (extentA + extentB) + 255) / 256 * 256;
+      } else {
+        g.inputType = 0;
+      }
+      if (workspace && workspaceBytes > used) {
+        g.workspace = workspace + used;
+        g.workspaceBytes = static_cast<size_t>(workspaceBytes - used);
+      }
+      if (lt_->run(g, s))
+        break;
+      // No cuBLASLt algorithm for this call: the GEMM, then the epilogue
+      // as its own kernel.
+      cuda::gemmEx(cublas_, s, g.batch, g.m, g.n, g.k, g.transA, g.transB,
+                   g.alpha, g.a, g.strideA, g.b, g.strideB, g.beta, g.c,
+                   g.strideC, g.inputType);
+      if (g.epilogue == 1)
+        cuda::biasAdd(s, g.c, g.vector, g.c, g.batch * g.m, g.n);
+      else if (g.epilogue == 2) // ferry's A is [k, m]: sum its rows
+        cuda::reduce(s, 0, f(0), g.vector, 1, g.k, g.m);
       break;
+    }
     case Kernel::Iota:
       cuda::iota(s, i32(0), I(0), I(1), I(2));
       break;
@@ -397,6 +439,7 @@ private:
   uint64_t arenaBytes_ = 0, hostBytes_ = 0, peakBytes_ = 0, hostLinkBytes_ = 0;
   cudaStream_t compute_ = nullptr, copy_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
+  std::unique_ptr<cuda::LtGemm> lt_; // after the device check
   std::map<int64_t, cudaEvent_t> events_;
   const fxe::Program *current_ = nullptr;
   bool profiling_ = false;

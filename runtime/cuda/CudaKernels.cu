@@ -526,22 +526,46 @@ void check(const char *what) {
                              " failed: " + cudaGetErrorString(e));
 }
 
+void roundToHalf(cudaStream_t stream, const float *x, void *out, int64_t n,
+                 bool fp16) {
+  if (fp16)
+    toFp16Kernel<<<blocksFor(n), kThreads, 0, stream>>>(
+        x, static_cast<__half *>(out), n);
+  else
+    toBf16Kernel<<<blocksFor(n), kThreads, 0, stream>>>(
+        x, static_cast<__nv_bfloat16 *>(out), n);
+  check(fp16 ? "rounding to fp16" : "rounding to bf16");
+}
+
+void gemmEx(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
+            int64_t m, int64_t n, int64_t k, bool transA, bool transB,
+            float alpha, const void *a, int64_t strideA, const void *b,
+            int64_t strideB, float beta, float *c, int64_t strideC,
+            int inputType) {
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
+  cudaDataType_t type = inputType == 1   ? CUDA_R_16BF
+                        : inputType == 2 ? CUDA_R_16F
+                                         : CUDA_R_32F;
+  cublasSetStream(handle, stream);
+  cublasStatus_t status = cublasGemmStridedBatchedEx(
+      handle, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+      transA ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),
+      static_cast<int>(m), static_cast<int>(k), &alpha, b, type,
+      static_cast<int>(transB ? k : n), strideB, a, type,
+      static_cast<int>(transA ? m : k), strideA, &beta, c, CUDA_R_32F,
+      static_cast<int>(n), strideC, static_cast<int>(batch),
+      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error("cuBLAS gemm failed with status " +
+                             std::to_string(static_cast<int>(status)));
+}
+
 void gemm(cublasHandle_t handle, cudaStream_t stream, int64_t batch, int64_t m,
           int64_t n, int64_t k, bool transA, bool transB, float alpha,
           const float *a, int64_t strideA, const float *b, int64_t strideB,
           float beta, float *c, int64_t strideC) {
-  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
-  cublasSetStream(handle, stream);
-  cublasStatus_t status = cublasSgemmStridedBatched(
-      handle, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
-      transA ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),
-      static_cast<int>(m), static_cast<int>(k), &alpha, b,
-      static_cast<int>(transB ? k : n), strideB, a,
-      static_cast<int>(transA ? m : k), strideA, &beta, c, static_cast<int>(n),
-      strideC, static_cast<int>(batch));
-  if (status != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error("cuBLAS sgemm failed with status " +
-                             std::to_string(static_cast<int>(status)));
+  gemmEx(handle, stream, batch, m, n, k, transA, transB, alpha, a, strideA, b,
+         strideB, beta, c, strideC, 0);
 }
 
 void gemmBf16(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
@@ -552,31 +576,12 @@ void gemmBf16(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
   int64_t extentA = (batch - 1) * strideA + m * k;
   int64_t extentB = (batch - 1) * strideB + k * n;
   // Both 16-bit types are 2 bytes: the same workspace layout.
-  auto *wa = static_cast<__nv_bfloat16 *>(workspace);
-  __nv_bfloat16 *wb = wa + extentA;
-  if (fp16) {
-    toFp16Kernel<<<blocksFor(extentA), kThreads, 0, stream>>>(
-        a, reinterpret_cast<__half *>(wa), extentA);
-    toFp16Kernel<<<blocksFor(extentB), kThreads, 0, stream>>>(
-        b, reinterpret_cast<__half *>(wb), extentB);
-  } else {
-    toBf16Kernel<<<blocksFor(extentA), kThreads, 0, stream>>>(a, wa, extentA);
-    toBf16Kernel<<<blocksFor(extentB), kThreads, 0, stream>>>(b, wb, extentB);
-  }
-  cudaDataType_t type = fp16 ? CUDA_R_16F : CUDA_R_16BF;
-  check("gemm (bf16 inputs)");
-  cublasSetStream(handle, stream);
-  cublasStatus_t status = cublasGemmStridedBatchedEx(
-      handle, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
-      transA ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),
-      static_cast<int>(m), static_cast<int>(k), &alpha, wb, type,
-      static_cast<int>(transB ? k : n), strideB, wa, type,
-      static_cast<int>(transA ? m : k), strideA, &beta, c, CUDA_R_32F,
-      static_cast<int>(n), strideC, static_cast<int>(batch),
-      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-  if (status != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error("cuBLAS bf16 gemm failed with status " +
-                             std::to_string(static_cast<int>(status)));
+  auto *wa = static_cast<uint16_t *>(workspace);
+  uint16_t *wb = wa + extentA;
+  roundToHalf(stream, a, wa, extentA, fp16);
+  roundToHalf(stream, b, wb, extentB, fp16);
+  gemmEx(handle, stream, batch, m, n, k, transA, transB, alpha, wa, strideA,
+         wb, strideB, beta, c, strideC, fp16 ? 2 : 1);
 }
 
 void fill(cudaStream_t s, float *out, int64_t n, float value) {

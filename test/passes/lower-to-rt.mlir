@@ -32,10 +32,11 @@
 // CHECK-NEXT: rt.state @count : tensor<5xi32> role "state" at 1344 size 20 {hf = "count", init = "zeros", init_std = 0.000000e+00 : f64}
 // CHECK-NEXT: rt.program @forward inputs ["seed", "sample_offset"] registers 3 transient 512 attributes {rt.max_live_bytes = 512 : i64} {
 
-// gemm ints: batch 2, m 3, n 4, k 8, no transposed lhs, transposed rhs,
-// strides m*k = 24, 0 (shared rhs), m*n = 12, no accumulation. The first
-// temporary starts where the states end.
-// CHECK-NEXT: rt.kernel "gemm" buffers [array<i64: 192, 0>, array<i64: 128, 448>, array<i64: 96, [[T1:1408]]>] ints [array<i64: 2>, array<i64: 3>, array<i64: 4>, array<i64: 8>, array<i64: 0>, array<i64: 1>, array<i64: 24>, array<i64: 0>, array<i64: 12>, array<i64: 0>] floats [1.000000e+00]
+// gemm ints: the shared rhs (a linear layer's weight) makes the batch of 2
+// one GEMM of 2 x 3 rows: batch 1, m 6, n 4, k 8, no transposed lhs,
+// transposed rhs, strides m*k = 48, k*n = 32, m*n = 24, no accumulation.
+// The first temporary starts where the states end.
+// CHECK-NEXT: rt.kernel "gemm" buffers [array<i64: 192, 0>, array<i64: 128, 448>, array<i64: 96, [[T1:1408]]>] ints [array<i64: 1>, array<i64: 6>, array<i64: 4>, array<i64: 8>, array<i64: 0>, array<i64: 1>, array<i64: 48>, array<i64: 32>, array<i64: 24>, array<i64: 0>] floats [1.000000e+00]
 // The reshape is a view: gelu reads the gemm's buffer.
 // CHECK-NEXT: rt.kernel "gelu" buffers [array<i64: 96, [[T1]]>, array<i64: 96, [[G:[0-9]+]]>] ints [array<i64: 24>] floats []
 // The carried buffer is initialised from the (reshaped) input state and

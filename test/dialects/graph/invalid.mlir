@@ -898,3 +898,57 @@ func.func @f(%lr: tensor<f32>, %n: tensor<f32>, %s: index) {
        weight_decay = 0.01 : f64, clip_norm = 1.0 : f64} : tensor<f32>, tensor<f32>
   return
 }
+
+// -----
+
+// Tests that a fused matmul checks its shapes as graph.matmul does.
+func.func @f(%x: tensor<4x16x8xf32>, %w: tensor<8x32xf32>) -> tensor<4x16x8xf32> {
+  // expected-error @+1 {{contraction sizes differ: lhs has 8, rhs has 32 (lhs 4x16x8, rhs 8x32, rhs transposed)}}
+  %0 = graph.fused_matmul %x, %w {transpose_rhs} : tensor<4x16x8xf32>, tensor<8x32xf32> -> tensor<4x16x8xf32>
+  return %0 : tensor<4x16x8xf32>
+}
+
+// -----
+
+// Tests that a fused matmul's bias runs along the product's last dimension.
+func.func @f(%x: tensor<4x16x8xf32>, %w: tensor<32x8xf32>, %b: tensor<16xf32>) -> tensor<4x16x32xf32> {
+  // expected-error @+1 {{expects a bias of shape 32 (the product's last dimension), found 16}}
+  %0 = graph.fused_matmul %x, %w bias %b {transpose_rhs} : tensor<4x16x8xf32>, tensor<32x8xf32>, tensor<16xf32> -> tensor<4x16x32xf32>
+  return %0 : tensor<4x16x32xf32>
+}
+
+// -----
+
+// Tests that a bias gradient needs a rank-2 lhs used transposed.
+func.func @f(%dy: tensor<64x32xf32>, %x: tensor<32x8xf32>) -> tensor<64x8xf32> {
+  // expected-error @+1 {{computes a bias gradient only from a rank-2 lhs used transposed (the weight gradient of a linear layer)}}
+  %0, %1 = graph.fused_matmul %dy, %x : tensor<64x32xf32>, tensor<32x8xf32> -> tensor<64x8xf32>, tensor<64xf32>
+  return %0 : tensor<64x8xf32>
+}
+
+// -----
+
+// Tests the bias gradient's shape: one value per row of the product.
+func.func @f(%dy: tensor<64x32xf32>, %x: tensor<64x8xf32>) -> tensor<32x8xf32> {
+  // expected-error @+1 {{expects result shape 32, found 8}}
+  %0, %1 = graph.fused_matmul %dy, %x {transpose_lhs} : tensor<64x32xf32>, tensor<64x8xf32> -> tensor<32x8xf32>, tensor<8xf32>
+  return %0 : tensor<32x8xf32>
+}
+
+// -----
+
+// Tests that one GEMM has one epilogue.
+func.func @f(%dy: tensor<64x32xf32>, %x: tensor<64x8xf32>, %b: tensor<8xf32>) -> tensor<32x8xf32> {
+  // expected-error @+1 {{takes a bias or computes a bias gradient, not both (one GEMM epilogue)}}
+  %0, %1 = graph.fused_matmul %dy, %x bias %b {transpose_lhs} : tensor<64x32xf32>, tensor<64x8xf32>, tensor<8xf32> -> tensor<32x8xf32>, tensor<32xf32>
+  return %0 : tensor<32x8xf32>
+}
+
+// -----
+
+// Tests that alpha is finite.
+func.func @f(%q: tensor<2x16x8xf32>) -> tensor<2x16x16xf32> {
+  // expected-error @+1 {{alpha must be finite, found INF}}
+  %0 = graph.fused_matmul %q, %q {transpose_rhs, alpha = 0x7FF0000000000000 : f64} : tensor<2x16x8xf32>, tensor<2x16x8xf32> -> tensor<2x16x16xf32>
+  return %0 : tensor<2x16x16xf32>
+}

@@ -214,3 +214,18 @@ module @state_updates {
     return
   }
 }
+
+// -----
+
+// Tests fused_matmul in its three forms (bias, alpha, bias gradient).
+// CHECK-LABEL: func.func @fused
+// CHECK: graph.fused_matmul %{{.*}}, %{{.*}} bias %{{.*}} {transpose_rhs} : tensor<4x16x8xf32>, tensor<32x8xf32>, tensor<32xf32> -> tensor<4x16x32xf32>
+// CHECK: graph.fused_matmul %{{.*}}, %{{.*}} {alpha = 1.250000e-01 : f64, transpose_rhs} : tensor<2x3x16x8xf32>, tensor<2x3x16x8xf32> -> tensor<2x3x16x16xf32>
+// CHECK: %{{.*}}, %{{.*}} = graph.fused_matmul %{{.*}}, %{{.*}} {transpose_lhs} : tensor<64x32xf32>, tensor<64x8xf32> -> tensor<32x8xf32>, tensor<32xf32>
+func.func @fused(%x: tensor<4x16x8xf32>, %w: tensor<32x8xf32>, %b: tensor<32xf32>,
+                 %q: tensor<2x3x16x8xf32>, %dy: tensor<64x32xf32>, %xs: tensor<64x8xf32>) {
+  %0 = graph.fused_matmul %x, %w bias %b {transpose_rhs} : tensor<4x16x8xf32>, tensor<32x8xf32>, tensor<32xf32> -> tensor<4x16x32xf32>
+  %1 = graph.fused_matmul %q, %q {transpose_rhs, alpha = 0.125 : f64} : tensor<2x3x16x8xf32>, tensor<2x3x16x8xf32> -> tensor<2x3x16x16xf32>
+  %2, %3 = graph.fused_matmul %dy, %xs {transpose_lhs} : tensor<64x32xf32>, tensor<64x8xf32> -> tensor<32x8xf32>, tensor<32xf32>
+  return
+}

@@ -1,0 +1,171 @@
+//===- FuseEpilogues.cpp - fold ops around matmuls into GEMM epilogues ----===//
+//
+// ferry-fuse-epilogues runs after the training passes, right before
+// ferry-lower-to-rt (`execution.fusion: true`, the default). It turns a
+// `graph.matmul` and the op next to it that the same GEMM call can compute
+// into one `graph.fused_matmul`, which lowers to one `gemm_epilogue` (or
+// `gemm`) kernel: one launch and one pass over the output fewer, and one
+// temporary less in the memory plan.
+//
+//   bias_add(matmul(x, w), b)          -> fused_matmul x, w bias b
+//       a linear layer (cuBLASLt's BIAS epilogue), when the product has no
+//       other use and both ops are in one block;
+//   scale(matmul(a, b), f)             -> fused_matmul a, b {alpha = f}
+//       attention scores, when the product has no other use;
+//   matmul(scale(t, f), b)             -> fused_matmul t, b {alpha = f}
+//       the scores' gradient, when f is a power of two (then the product is
+//       the same to the bit: scaling by 2^e commutes with rounding);
+//   reduce sum(dy over rows) beside matmul(dy as [rows, n] transposed, x)
+//                                      -> fused_matmul dy, x -> dw, db
+//       a linear layer's bias and weight gradients from one read of dy
+//       (cuBLASLt's BGRADB epilogue), when the matmul comes first in the
+//       block (every use of the sum must follow it).
+//
+// GELU is not fused: ferry's GELU is the exact erf form (as BERT's), and
+// cuBLASLt's GELU epilogues compute the tanh approximation.
+//
+// On the CPU backend every fused kernel computes what the ops it replaces
+// computed, in the same order: training with and without fusion gives the
+// same losses bit for bit (test/e2e/fusion.test).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialects/graph/GraphDialect.h"
+#include "dialects/graph/GraphOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Dominance.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace ferry::graph;
+
+namespace {
+
+struct FuseEpiloguesPass
+    : public PassWrapper<FuseEpiloguesPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseEpiloguesPass)
+
+  StringRef getArgument() const override { return "ferry-fuse-epilogues"; }
+  StringRef getName() const override { return "ferry-fuse-epilogues"; }
+  StringRef getDescription() const override {
+    return "Folds bias adds, scales and bias gradients next to matmuls into "
+           "graph.fused_matmul (GEMM epilogues)";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<GraphDialect>();
+  }
+  void runOnOperation() override;
+};
+
+bool isPowerOfTwo(double f) {
+  int exponent;
+  return f != 0.0 && std::isfinite(f) && std::fabs(std::frexp(f, &exponent)) == 0.5;
+}
+
+// The only user of `v`, if it has exactly one and it is in `block`.
+Operation *soleUserIn(Value v, Block *block) {
+  if (!v.hasOneUse())
+    return nullptr;
+  Operation *user = *v.getUsers().begin();
+  return user->getBlock() == block ? user : nullptr;
+}
+
+// The `graph.reduce sum` of `dy` over every dimension but the last, whose
+// every use `matmul` dominates, if there is one. `lhs` is the matmul's
+// operand: `dy` itself (rank 2) or a reshape of it to [rows, n].
+ReduceOp biasGradientOf(Value lhs, MatmulOp matmul, DominanceInfo &dominance) {
+  Value dy = lhs;
+  if (auto reshape = lhs.getDefiningOp<ReshapeOp>())
+    dy = reshape.getInput();
+  auto type = cast<RankedTensorType>(dy.getType());
+  if (type.getRank() < 2 ||
+      type.getShape().back() != cast<RankedTensorType>(lhs.getType()).getShape().back())
+    return nullptr;
+  for (Operation *user : dy.getUsers()) {
+    auto reduce = dyn_cast<ReduceOp>(user);
+    if (!reduce || reduce.getKind() != ReduceKind::sum ||
+        reduce.getInput() != dy)
+      continue;
+    ArrayRef<int64_t> dims = reduce.getDims();
+    bool allButLast = static_cast<int64_t>(dims.size()) == type.getRank() - 1;
+    for (size_t i = 0; allButLast && i < dims.size(); ++i)
+      allButLast = dims[i] == static_cast<int64_t>(i);
+    if (!allButLast)
+      continue;
+    bool dominated = llvm::all_of(reduce->getUsers(), [&](Operation *use) {
+      return dominance.properlyDominates(matmul.getOperation(), use);
+    });
+    if (dominated)
+      return reduce;
+  }
+  return nullptr;
+}
+
+void FuseEpiloguesPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  DominanceInfo dominance(module);
+  SmallVector<MatmulOp> matmuls;
+  module.walk([&](MatmulOp op) { matmuls.push_back(op); });
+
+  for (MatmulOp mm : matmuls) {
+    Block *block = mm->getBlock();
+    Value lhs = mm.getLhs(), rhs = mm.getRhs();
+    double alpha = 1.0;
+    // matmul(scale(t, 2^e), b): the factor moves into alpha.
+    for (Value *operand : {&lhs, &rhs})
+      if (auto scale = operand->getDefiningOp<ScaleOp>();
+          scale && isPowerOfTwo(scale.getFactor().convertToDouble())) {
+        alpha *= scale.getFactor().convertToDouble();
+        *operand = scale.getInput();
+      }
+
+    Operation *replaced = mm; // the op whose result the fused op replaces
+    Value bias;
+    ReduceOp biasGrad;
+    Operation *user = soleUserIn(mm.getResult(), block);
+    if (auto scale = dyn_cast_or_null<ScaleOp>(user)) {
+      alpha *= scale.getFactor().convertToDouble();
+      replaced = scale;
+    } else if (auto add = dyn_cast_or_null<BiasAddOp>(user);
+               add && add.getInput() == mm.getResult()) {
+      bias = add.getBias();
+      replaced = add;
+    } else if (mm.getTransposeLhs() && lhs == mm.getLhs() &&
+               cast<RankedTensorType>(lhs.getType()).getRank() == 2) {
+      biasGrad = biasGradientOf(lhs, mm, dominance);
+    }
+    if (alpha == 1.0 && replaced == mm.getOperation() && !biasGrad)
+      continue;
+
+    // At the replaced op: the bias may be defined between the two.
+    OpBuilder builder(replaced);
+    Type gradType = biasGrad ? biasGrad.getResult().getType() : Type();
+    auto fused = FusedMatmulOp::create(
+        builder, mm.getLoc(), replaced->getResult(0).getType(), gradType, lhs,
+        rhs, bias, mm.getTransposeLhs(), mm.getTransposeRhs(),
+        llvm::APFloat(alpha));
+    replaced->getResult(0).replaceAllUsesWith(fused.getResult());
+    if (replaced != mm.getOperation())
+      replaced->erase();
+    if (biasGrad) {
+      biasGrad.getResult().replaceAllUsesWith(fused.getBiasGrad());
+      biasGrad->erase();
+    }
+    mm->erase();
+  }
+  // Scales whose every use moved into alpha.
+  module.walk([](ScaleOp scale) {
+    if (scale->use_empty())
+      scale->erase();
+  });
+}
+
+} // namespace
+
+std::unique_ptr<Pass> ferry::createFuseEpiloguesPass() {
+  return std::make_unique<FuseEpiloguesPass>();
+}
