@@ -6,6 +6,7 @@
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cuda/DeviceQuery.h"
+#include "runtime/cuda/LtGemm.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -128,6 +129,86 @@ TEST_F(CudaKernels, Fp16GemmEqualsTheCpuEmulation) {
                  m * k, device(b), k * n, 0.0f, dc, m * n, work,
                  /*fp16=*/true);
   expectClose(host(dc, c.size()), want, 1e-5, "gemm (fp16)");
+}
+
+// cuBLASLt with the epilogues ferry-fuse-epilogues asks for, against the
+// CPU backend's gemm followed by bias_add / reduce (what gemm_epilogue
+// computes there). Each call must find an algorithm: a fallback would hide
+// that the epilogue is not used.
+TEST_F(CudaKernels, LtGemmEpilogues) {
+  cuda::LtGemm lt;
+  float *workspace = device(std::vector<float>(1 << 20)); // 4 MiB
+  for (int inputType : {0, 1}) {
+    double tol = 1e-5;
+    auto prepare = [&](std::vector<float> v) {
+      if (inputType == 1)
+        cpu::roundToBf16(v.data(), v.data(), static_cast<int64_t>(v.size()));
+      return v;
+    };
+    auto half = [&](const std::vector<float> &v) -> const void * {
+      if (inputType == 0)
+        return device(v);
+      void *p = device(std::vector<float>(v.size()));
+      cuda::roundToHalf(stream, device(v), p, static_cast<int64_t>(v.size()),
+                        false);
+      return p;
+    };
+    { // A linear layer: [m, k] x [n, k]^T + bias[n], alpha 1.
+      int64_t m = 256, n = 96, k = 64;
+      auto a = random(m * k), b = random(n * k), bias = random(n);
+      std::vector<float> want(m * n);
+      cpu::gemm(1, m, n, k, false, true, 1.0f, prepare(a).data(), m * k,
+                prepare(b).data(), n * k, 0.0f, want.data(), m * n);
+      cpu::biasAdd(want.data(), bias.data(), want.data(), m, n);
+      cuda::GemmCall g;
+      g.m = m, g.n = n, g.k = k, g.transB = true;
+      g.a = half(a), g.b = half(b), g.strideA = m * k, g.strideB = n * k;
+      std::vector<float> c(m * n, 0.0f);
+      g.c = device(c), g.strideC = m * n;
+      g.inputType = inputType, g.epilogue = 1, g.vector = device(bias);
+      g.workspace = workspace, g.workspaceBytes = 4 << 20;
+      ASSERT_TRUE(lt.run(g, stream)) << "no cuBLASLt algorithm (bias)";
+      expectClose(host(g.c, c.size()), want, tol, "cuBLASLt bias epilogue");
+    }
+    { // A weight gradient: [k, m]^T x [k, n] accumulated into C, and the
+      // bias gradient sum over k of A.
+      int64_t m = 96, n = 64, k = 512;
+      auto a = random(k * m), b = random(k * n), c = random(m * n);
+      std::vector<float> want = c, wantBias(m);
+      cpu::gemm(1, m, n, k, true, false, 1.0f, prepare(a).data(), m * k,
+                prepare(b).data(), k * n, 1.0f, want.data(), m * n);
+      // From the rounded A in bf16 (cuBLASLt reduces what it multiplies).
+      cpu::reduce(cpu::Reduce::Sum, prepare(a).data(), wantBias.data(), 1, k,
+                  m);
+      cuda::GemmCall g;
+      g.m = m, g.n = n, g.k = k, g.transA = true, g.beta = 1.0f;
+      g.a = half(a), g.b = half(b), g.strideA = m * k, g.strideB = k * n;
+      g.c = device(c), g.strideC = m * n;
+      g.inputType = inputType, g.epilogue = 2;
+      g.vector = device(std::vector<float>(m));
+      g.workspace = workspace, g.workspaceBytes = 4 << 20;
+      ASSERT_TRUE(lt.run(g, stream)) << "no cuBLASLt algorithm (bias grad)";
+      expectClose(host(g.c, c.size()), want, tol, "cuBLASLt weight gradient");
+      expectClose(host(g.vector, m), wantBias, tol,
+                  "cuBLASLt bias-gradient epilogue");
+    }
+    { // Attention scores: batched, alpha, no epilogue.
+      int64_t batch = 6, m = 128, n = 128, k = 64;
+      auto a = random(batch * m * k), b = random(batch * n * k);
+      std::vector<float> want(batch * m * n);
+      cpu::gemm(batch, m, n, k, false, true, 0.125f, prepare(a).data(), m * k,
+                prepare(b).data(), n * k, 0.0f, want.data(), m * n);
+      cuda::GemmCall g;
+      g.batch = batch, g.m = m, g.n = n, g.k = k, g.transB = true;
+      g.alpha = 0.125f;
+      g.a = half(a), g.b = half(b), g.strideA = m * k, g.strideB = n * k;
+      g.c = device(std::vector<float>(want.size())), g.strideC = m * n;
+      g.inputType = inputType;
+      g.workspace = workspace, g.workspaceBytes = 4 << 20;
+      ASSERT_TRUE(lt.run(g, stream)) << "no cuBLASLt algorithm (batched)";
+      expectClose(host(g.c, want.size()), want, tol, "cuBLASLt batched gemm");
+    }
+  }
 }
 
 TEST_F(CudaKernels, ElementWise) {
