@@ -656,20 +656,36 @@ LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
   } else if (isa<SoftmaxGradOp>(op)) {
     int64_t cols = shapeOf(r0).back();
     emit("softmax_grad", all(), {numElements(r0.getType()) / cols, cols});
-  } else if (auto d = dyn_cast<DropoutOp>(op)) {
-    FailureOr<Affine> seed = affine(f, d.getSeed(), &op);
-    FailureOr<Affine> layer = affine(f, d.getLayer(), &op);
-    FailureOr<Affine> offset = affine(f, d.getSampleOffset(), &op);
+  } else if (isa<DropoutOp, SoftmaxDropoutOp, DropoutSoftmaxGradOp>(op)) {
+    // Dropout's ints [count, per_sample, seed, purpose, layer, offset], after
+    // the softmax's (softmax_dropout) or softmax_grad's.
+    unsigned s = isa<DropoutOp>(op) ? 1 : 2; // the seed operand
+    FailureOr<Affine> seed = affine(f, op.getOperand(s), &op);
+    FailureOr<Affine> layer = affine(f, op.getOperand(s + 1), &op);
+    FailureOr<Affine> offset = affine(f, op.getOperand(s + 2), &op);
     if (failed(seed) || failed(layer) || failed(offset))
       return failure();
     int64_t n = numElements(r0.getType());
-    int64_t perSample = shapeOf(r0).empty() ? n : n / shapeOf(r0).front();
-    Instr &in =
-        emit("dropout", all(),
-             {n, perSample, 0,
-              static_cast<int64_t>(random::purposeHash(d.getPurpose()))},
-             {d.getProbability().convertToDouble()});
-    in.ints[2] = *seed;
+    ArrayRef<int64_t> shape = shapeOf(r0);
+    int64_t perSample = shape.empty() ? n : n / shape.front();
+    int64_t cols = shape.empty() ? 1 : shape.back();
+    SmallVector<int64_t> ints;
+    StringRef kernel = "dropout";
+    if (isa<SoftmaxDropoutOp>(op)) {
+      kernel = "softmax_dropout";
+      ints = {shape.front(), n / (shape.front() * cols), cols};
+    } else if (isa<DropoutSoftmaxGradOp>(op)) {
+      kernel = "dropout_softmax_grad";
+      ints = {n / cols, cols};
+    }
+    size_t first = ints.size();
+    ints.append({n, perSample, 0,
+                 static_cast<int64_t>(random::purposeHash(
+                     op.getAttrOfType<StringAttr>("purpose").getValue()))});
+    Instr &in = emit(
+        kernel, all(), ints,
+        {op.getAttrOfType<FloatAttr>("probability").getValueAsDouble()});
+    in.ints[first + 2] = *seed;
     in.ints.push_back(*layer);
     in.ints.push_back(*offset);
   } else if (auto e = dyn_cast<EmbeddingOp>(op)) {
@@ -975,6 +991,11 @@ void accessOf(const Instr &in, size_t b, bool &reads, bool &writes) {
   if (k == "optimizer_update") {
     writes = b == 0 || b == 2 || b == 3;
     reads = true;
+    return;
+  }
+  if (k == "softmax_dropout") { // [x, mask, probs, out]
+    writes = b >= 2;
+    reads = b < 2;
     return;
   }
   if (k == "layer_norm_grad") {

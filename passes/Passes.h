@@ -59,6 +59,10 @@ std::unique_ptr<mlir::Pass> createPhasedExecutionPass();
 // GEMM call can compute (a bias add, a scale, a linear layer's bias
 // gradient) into graph.fused_matmul. Run right before ferry-lower-to-rt.
 std::unique_ptr<mlir::Pass> createFuseEpiloguesPass();
+// ferry-fuse-softmax-dropout: dropout(softmax(x)) -> graph.softmax_dropout,
+// softmax_grad(y, dropout(dy)) -> graph.dropout_softmax_grad (the attention
+// probabilities in one pass each way). Run right before ferry-lower-to-rt.
+std::unique_ptr<mlir::Pass> createFuseSoftmaxDropoutPass();
 // ferry-lower-to-rt: graph IR -> rt programs (one per named entry function)
 // and rt.state ops, with a liveness-based plan of the device arena.
 // With phases (ferry-phased-execution), states only phases touch may live in

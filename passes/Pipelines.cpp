@@ -65,6 +65,11 @@ void ferry::buildLoweringPipeline(mlir::OpPassManager &pm,
   // GEMM's epilogue, so the plan below never sees their temporaries.
   if (options.fusion)
     pm.addPass(createFuseEpiloguesPass());
+  // execution.fusion. The attention probabilities with their dropout, and
+  // their gradient through it: one pass over the largest activation each
+  // way instead of two.
+  if (options.fusion)
+    pm.addPass(createFuseSoftmaxDropoutPass());
   // graph -> rt: kernels, liveness, the device arena, phased placement and
   // prefetch. Last: it needs every op final.
   pm.addPass(createLowerToRtPass(options.programs, options.deviceMemoryLimit,
@@ -80,6 +85,7 @@ void ferry::registerFerryPasses() {
   mlir::registerPass([] { return createBatchSerialisePass(); });
   mlir::registerPass([] { return createPhasedExecutionPass(); });
   mlir::registerPass([] { return createFuseEpiloguesPass(); });
+  mlir::registerPass([] { return createFuseSoftmaxDropoutPass(); });
   mlir::registerPass([] { return createLowerToRtPass(); });
 }
 

@@ -406,31 +406,62 @@ LogicalResult LayerNormOp::verify() {
   return success();
 }
 
-LogicalResult SoftmaxOp::verify() {
-  RankedTensorType input = tensorOf(getInput());
-  RankedTensorType mask = tensorOf(getMask());
+// graph.softmax's input and mask (also graph.softmax_dropout's).
+static LogicalResult verifySoftmax(Operation *op, Value inputValue,
+                                   Value maskValue) {
+  RankedTensorType input = tensorOf(inputValue);
+  RankedTensorType mask = tensorOf(maskValue);
   if (input.getRank() < 2)
-    return emitOpError() << "expects input [batch, ..., keys], found shape "
-                         << shapeString(input.getShape());
+    return op->emitOpError() << "expects input [batch, ..., keys], found shape "
+                             << shapeString(input.getShape());
   if (mask.getRank() != 2 || mask.getDimSize(0) != input.getDimSize(0) ||
       mask.getDimSize(1) != input.getShape().back())
-    return emitOpError() << "expects mask [batch = " << input.getDimSize(0)
-                         << ", keys = " << input.getShape().back()
-                         << "], found shape " << shapeString(mask.getShape());
-  return verifySameElementType(*this,
-                               {{"input", getInput()}, {"mask", getMask()}});
+    return op->emitOpError()
+           << "expects mask [batch = " << input.getDimSize(0)
+           << ", keys = " << input.getShape().back() << "], found shape "
+           << shapeString(mask.getShape());
+  return verifySameElementType(op, {{"input", inputValue}, {"mask", maskValue}});
+}
+
+LogicalResult SoftmaxOp::verify() {
+  return verifySoftmax(*this, getInput(), getMask());
+}
+
+// The dropout attributes and operand of graph.dropout and the fused ops
+// that contain one.
+static LogicalResult verifyDropout(Operation *op, double p,
+                                   RankedTensorType type, StringRef purpose) {
+  if (!(p >= 0.0 && p < 1.0))
+    return op->emitOpError() << "probability must be in [0, 1), found " << p;
+  if (type.getRank() < 1)
+    return op->emitOpError()
+           << "expects an input whose leading dimension is the "
+              "sample, found a scalar";
+  if (purpose.empty())
+    return op->emitOpError()
+           << "needs a non-empty purpose naming the dropout site";
+  return success();
 }
 
 LogicalResult DropoutOp::verify() {
-  double p = getProbability().convertToDouble();
-  if (!(p >= 0.0 && p < 1.0))
-    return emitOpError() << "probability must be in [0, 1), found " << p;
-  if (getType().getRank() < 1)
-    return emitOpError() << "expects an input whose leading dimension is the "
-                            "sample, found a scalar";
-  if (getPurpose().empty())
-    return emitOpError() << "needs a non-empty purpose naming the dropout site";
-  return success();
+  return verifyDropout(*this, getProbability().convertToDouble(), getType(),
+                       getPurpose());
+}
+
+LogicalResult SoftmaxDropoutOp::verify() {
+  if (failed(verifySoftmax(*this, getInput(), getMask())))
+    return failure();
+  return verifyDropout(*this, getProbability().convertToDouble(),
+                       tensorOf(getInput()), getPurpose());
+}
+
+LogicalResult DropoutSoftmaxGradOp::verify() {
+  if (tensorOf(getOutput()).getRank() < 2)
+    return emitOpError() << "expects the softmax's output [batch, ..., keys], "
+                            "found shape "
+                         << shapeString(tensorOf(getOutput()).getShape());
+  return verifyDropout(*this, getProbability().convertToDouble(),
+                       tensorOf(getOutput()), getPurpose());
 }
 
 //===----------------------------------------------------------------------===//

@@ -384,3 +384,49 @@ def Graph_FusedMatmulOp : Graph_Op<"fused_matmul", [Pure]> {
   }];
   let hasVerifier = 1;
 }
+
+def Graph_SoftmaxDropoutOp : Graph_Op<"softmax_dropout", [Pure,
+    AllTypesMatch<["input", "probs", "result"]>]> {
+  let summary = "attention probabilities and their dropout in one pass";
+  let description = [{
+    What ferry-fuse-softmax-dropout makes of `graph.dropout(graph.softmax(x,
+    mask))`: `probs` is the softmax (as `graph.softmax`; the backward reads
+    it), `result` its dropout (as `graph.dropout` with the same operands and
+    attributes, so the same mask).
+
+    ```mlir
+    %p, %d = graph.softmax_dropout %s, %mask, %seed, %l, %offset {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<8x2x128x128xf32>, tensor<8x128xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$mask,
+                       I64:$seed, Index:$layer, Index:$sample_offset,
+                       F64Attr:$probability, StrAttr:$purpose);
+  let results = (outs Graph_FloatTensor:$probs, Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $mask `,` $seed `,` $layer `,` $sample_offset attr-dict `:` type($input) `,` type($mask)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_DropoutSoftmaxGradOp : Graph_Op<"dropout_softmax_grad", [Pure,
+    AllTypesMatch<["output", "grad", "result"]>]> {
+  let summary = "the attention probabilities' gradient through their dropout";
+  let description = [{
+    `graph.softmax_grad(output, graph.dropout(grad, ...))` in one pass: the
+    incoming gradient takes the forward's dropout mask (same seed, layer,
+    sample offset, probability and purpose), then the softmax's gradient
+    from its output.
+
+    ```mlir
+    %dx = graph.dropout_softmax_grad %p, %dy, %seed, %l, %offset {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<8x2x128x128xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$output, Graph_FloatTensor:$grad,
+                       I64:$seed, Index:$layer, Index:$sample_offset,
+                       F64Attr:$probability, StrAttr:$purpose);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $output `,` $grad `,` $seed `,` $layer `,` $sample_offset attr-dict `:` type($output)
+  }];
+  let hasVerifier = 1;
+}

@@ -91,6 +91,10 @@ Arity arity(Kernel k) {
     return {3, 2, 0};
   case Kernel::Dropout:
     return {2, 6, 1};
+  case Kernel::SoftmaxDropout:
+    return {4, 9, 1};
+  case Kernel::DropoutSoftmaxGrad:
+    return {3, 8, 1};
   case Kernel::Transpose:
     return {2, 1, 0};
   case Kernel::Reduce:
@@ -465,6 +469,22 @@ void CpuBackend::checkExtents(const fxe::Instr &in,
   case Kernel::Softmax:
     need = {I(0) * I(1) * I(2), I(0) * I(2), I(0) * I(1) * I(2)};
     break;
+  case Kernel::SoftmaxDropout: {
+    int64_t n = I(0) * I(1) * I(2);
+    if (I(3) != n)
+      throw RuntimeError("softmax_dropout: the dropout's count differs from "
+                         "the softmax's; the executable is damaged: "
+                         "recompile it");
+    need = {n, I(0) * I(2), n, n};
+    break;
+  }
+  case Kernel::DropoutSoftmaxGrad:
+    if (I(2) != I(0) * I(1))
+      throw RuntimeError("dropout_softmax_grad: the dropout's count differs "
+                         "from the softmax's; the executable is damaged: "
+                         "recompile it");
+    all(I(0) * I(1));
+    break;
   case Kernel::SoftmaxGrad:
     all(I(0) * I(1));
     break;
@@ -748,6 +768,19 @@ void CpuBackend::execute(const fxe::Instr &in,
     cpu::dropout(f(0), f(1), I(0), I(1), static_cast<uint64_t>(I(2)),
                  static_cast<uint32_t>(I(3)), static_cast<uint32_t>(I(4)),
                  static_cast<uint64_t>(I(5)), static_cast<float>(F(0)));
+    break;
+  // The fused forms compute what the two kernels they replace compute.
+  case Kernel::SoftmaxDropout:
+    cpu::softmax(f(0), f(1), f(2), I(0), I(1), I(2));
+    cpu::dropout(f(2), f(3), I(3), I(4), static_cast<uint64_t>(I(5)),
+                 static_cast<uint32_t>(I(6)), static_cast<uint32_t>(I(7)),
+                 static_cast<uint64_t>(I(8)), static_cast<float>(F(0)));
+    break;
+  case Kernel::DropoutSoftmaxGrad: // dropout(dy) into dx, then in place
+    cpu::dropout(f(1), f(2), I(2), I(3), static_cast<uint64_t>(I(4)),
+                 static_cast<uint32_t>(I(5)), static_cast<uint32_t>(I(6)),
+                 static_cast<uint64_t>(I(7)), static_cast<float>(F(0)));
+    cpu::softmaxGrad(f(0), f(2), f(2), I(0), I(1));
     break;
   case Kernel::Transpose: {
     int64_t rank = I(0);

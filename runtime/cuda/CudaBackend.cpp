@@ -370,6 +370,22 @@ private:
                     static_cast<uint32_t>(I(3)), static_cast<uint32_t>(I(4)),
                     static_cast<uint64_t>(I(5)), static_cast<float>(F(0)));
       break;
+    case Kernel::SoftmaxDropout:
+      cuda::softmaxDropout(s, f(0), f(1), f(2), f(3), I(0), I(1), I(2), I(4),
+                           static_cast<uint64_t>(I(5)),
+                           static_cast<uint32_t>(I(6)),
+                           static_cast<uint32_t>(I(7)),
+                           static_cast<uint64_t>(I(8)),
+                           static_cast<float>(F(0)));
+      break;
+    case Kernel::DropoutSoftmaxGrad:
+      cuda::dropoutSoftmaxGrad(s, f(0), f(1), f(2), I(0), I(1), I(3),
+                               static_cast<uint64_t>(I(4)),
+                               static_cast<uint32_t>(I(5)),
+                               static_cast<uint32_t>(I(6)),
+                               static_cast<uint64_t>(I(7)),
+                               static_cast<float>(F(0)));
+      break;
     case Kernel::Transpose: {
       int64_t rank = I(0), dims[6], perm[6];
       for (int64_t d = 0; d < rank && d < 6; ++d) {

@@ -318,6 +318,68 @@ __global__ void dropoutKernel(const float *x, float *out, int64_t n,
   }
 }
 
+// The dropout of element i of a tensor with `perSample` elements per sample
+// (as dropoutKernel): kept elements scaled by 1 / (1 - p).
+struct DropoutSite {
+  int64_t perSample;
+  uint64_t seed;
+  uint32_t purpose, layer;
+  uint64_t sampleOffset;
+  float p;
+  __device__ float operator()(float x, int64_t i) const {
+    if (p == 0.0f)
+      return x;
+    uint64_t sample = sampleOffset + static_cast<uint64_t>(i / perSample);
+    return random::dropoutKeeps(seed, purpose, layer, sample,
+                                static_cast<uint64_t>(i % perSample), p)
+               ? x / (1.0f - p)
+               : 0.0f;
+  }
+};
+
+// softmaxKernel, then the dropout of each probability: one block per row,
+// both written in the last pass.
+__global__ void softmaxDropoutKernel(const float *x, const float *mask,
+                                     float *probs, float *out, int64_t rows,
+                                     int64_t cols, DropoutSite drop) {
+  __shared__ float shared[32];
+  int64_t row = blockIdx.x, b = row / rows;
+  const float *xr = x + row * cols;
+  const float *mr = mask + b * cols;
+  float m = -INFINITY;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    m = fmaxf(m, xr[c] + mr[c]);
+  m = blockMax(m, shared);
+  float s = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    s += expf(xr[c] + mr[c] - m);
+  float inv = 1.0f / blockSum(s, shared);
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    int64_t i = row * cols + c;
+    float y = expf(xr[c] + mr[c] - m) * inv;
+    probs[i] = y;
+    out[i] = drop(y, i);
+  }
+}
+
+// softmaxGradKernel of the dropped gradient: the dropped values go to dx
+// first (each thread reads back only what it wrote).
+__global__ void dropoutSoftmaxGradKernel(const float *y, const float *dy,
+                                         float *dx, int64_t cols,
+                                         DropoutSite drop) {
+  __shared__ float shared[32];
+  int64_t base = blockIdx.x * cols;
+  float s = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    float d = drop(dy[base + c], base + c);
+    dx[base + c] = d;
+    s += d * y[base + c];
+  }
+  float dot = blockSum(s, shared);
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    dx[base + c] = y[base + c] * (dx[base + c] - dot);
+}
+
 struct Shape6 {
   int64_t dims[6], strides[6]; // output dims; input strides in output order
   int32_t rank;
@@ -737,6 +799,39 @@ void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
       x, out, n, perSample > 0 ? perSample : n, seed, purpose, layer,
       sampleOffset, p);
   check("dropout");
+}
+void softmaxDropout(cudaStream_t s, const float *x, const float *mask,
+                    float *probs, float *out, int64_t batch, int64_t rows,
+                    int64_t cols, int64_t perSample, uint64_t seed,
+                    uint32_t purpose, uint32_t layer, uint64_t sampleOffset,
+                    float p) {
+  if (batch * rows <= 0)
+    return;
+  DropoutSite drop{perSample > 0 ? perSample : batch * rows * cols,
+                   seed,
+                   purpose,
+                   layer,
+                   sampleOffset,
+                   p};
+  softmaxDropoutKernel<<<static_cast<unsigned>(batch * rows), kThreads, 0,
+                         s>>>(x, mask, probs, out, rows, cols, drop);
+  check("softmax_dropout");
+}
+void dropoutSoftmaxGrad(cudaStream_t s, const float *y, const float *dy,
+                        float *dx, int64_t rows, int64_t cols,
+                        int64_t perSample, uint64_t seed, uint32_t purpose,
+                        uint32_t layer, uint64_t sampleOffset, float p) {
+  if (rows <= 0)
+    return;
+  DropoutSite drop{perSample > 0 ? perSample : rows * cols,
+                   seed,
+                   purpose,
+                   layer,
+                   sampleOffset,
+                   p};
+  dropoutSoftmaxGradKernel<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(
+      y, dy, dx, cols, drop);
+  check("dropout_softmax_grad");
 }
 void transpose(cudaStream_t s, const float *x, float *out, int32_t rank,
                const int64_t *dims, const int64_t *perm) {

@@ -97,6 +97,18 @@ void softmaxGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
 void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
              int64_t perSample, uint64_t seed, uint32_t purpose, uint32_t layer,
              uint64_t sampleOffset, float p);
+// softmax then dropout of the probabilities (probs and out), and the
+// softmax's gradient of dropout(dy): the fused attention kernels
+// (ferry-fuse-softmax-dropout), with dropout's masks.
+void softmaxDropout(cudaStream_t s, const float *x, const float *mask,
+                    float *probs, float *out, int64_t batch, int64_t rows,
+                    int64_t cols, int64_t perSample, uint64_t seed,
+                    uint32_t purpose, uint32_t layer, uint64_t sampleOffset,
+                    float p);
+void dropoutSoftmaxGrad(cudaStream_t s, const float *y, const float *dy,
+                        float *dx, int64_t rows, int64_t cols,
+                        int64_t perSample, uint64_t seed, uint32_t purpose,
+                        uint32_t layer, uint64_t sampleOffset, float p);
 void transpose(cudaStream_t s, const float *x, float *out, int32_t rank,
                const int64_t *dims, const int64_t *perm);
 // kind: 0 sum, 1 mean, 2 max, 3 sum of squares (cpu::Reduce).

@@ -279,6 +279,41 @@ TEST_F(CudaKernels, MaskedSoftmaxAndGradient) {
   expectClose(host(ddx, x.size()), dx, 1e-5, "softmax_grad");
 }
 
+// The fused attention kernels against the CPU's softmax + dropout and
+// dropout + softmax_grad (what the CPU backend runs for them): masks bit
+// for bit, values to 1e-5.
+TEST_F(CudaKernels, FusedSoftmaxDropoutAndGradient) {
+  int64_t batch = 4, rows = 2 * 128, cols = 128, n = batch * rows * cols;
+  int64_t perSample = rows * cols;
+  auto x = random(n), dy = random(n);
+  std::vector<float> mask(batch * cols, 0.0f);
+  for (int64_t i = 0; i < batch * cols; i += 7)
+    mask[i] = -10000.0f;
+  std::vector<float> probs(n), dropped(n), dyDropped(n), dx(n);
+  cpu::softmax(x.data(), mask.data(), probs.data(), batch, rows, cols);
+  cpu::dropout(probs.data(), dropped.data(), n, perSample, 42, 0x99u, 5, 8,
+               0.1f);
+  float *dProbs = device(std::vector<float>(n));
+  float *dOut = device(std::vector<float>(n));
+  cuda::softmaxDropout(stream, device(x), device(mask), dProbs, dOut, batch,
+                       rows, cols, perSample, 42, 0x99u, 5, 8, 0.1f);
+  expectClose(host(dProbs, n), probs, 1e-5, "softmax_dropout (probs)");
+  auto got = host(dOut, n);
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(got[i] == 0.0f, dropped[i] == 0.0f) << "mask differs at " << i;
+  expectClose(got, dropped, 1e-5, "softmax_dropout (dropped)");
+
+  cpu::dropout(dy.data(), dyDropped.data(), n, perSample, 42, 0x99u, 5, 8,
+               0.1f);
+  cpu::softmaxGrad(probs.data(), dyDropped.data(), dx.data(), batch * rows,
+                   cols);
+  float *ddx = device(std::vector<float>(n));
+  cuda::dropoutSoftmaxGrad(stream, device(probs), device(dy), ddx,
+                           batch * rows, cols, perSample, 42, 0x99u, 5, 8,
+                           0.1f);
+  expectClose(host(ddx, n), dx, 1e-5, "dropout_softmax_grad");
+}
+
 TEST_F(CudaKernels, DropoutMasksAreTheCpuBits) {
   int64_t n = 4 * 128 * 64, perSample = 128 * 64;
   auto x = random(n);

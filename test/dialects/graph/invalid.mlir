@@ -952,3 +952,39 @@ func.func @f(%q: tensor<2x16x8xf32>) -> tensor<2x16x16xf32> {
   %0 = graph.fused_matmul %q, %q {transpose_rhs, alpha = 0x7FF0000000000000 : f64} : tensor<2x16x8xf32>, tensor<2x16x8xf32> -> tensor<2x16x16xf32>
   return %0 : tensor<2x16x16xf32>
 }
+
+// -----
+
+// Tests that the fused softmax checks its mask as graph.softmax does.
+func.func @f(%s: tensor<2x2x4x4xf32>, %mask: tensor<2x3xf32>, %seed: i64, %l: index) {
+  // expected-error @+1 {{expects mask [batch = 2, keys = 4], found shape 2x3}}
+  %p, %d = graph.softmax_dropout %s, %mask, %seed, %l, %l {probability = 0.1 : f64, purpose = "attention.probs"} : tensor<2x2x4x4xf32>, tensor<2x3xf32>
+  return
+}
+
+// -----
+
+// Tests the fused softmax's dropout probability.
+func.func @f(%s: tensor<2x2x4x4xf32>, %mask: tensor<2x4xf32>, %seed: i64, %l: index) {
+  // expected-error @+1 {{probability must be in [0, 1), found 1}}
+  %p, %d = graph.softmax_dropout %s, %mask, %seed, %l, %l {probability = 1.0 : f64, purpose = "attention.probs"} : tensor<2x2x4x4xf32>, tensor<2x4xf32>
+  return
+}
+
+// -----
+
+// Tests that the fused gradient names its dropout site.
+func.func @f(%p: tensor<2x2x4x4xf32>, %seed: i64, %l: index) {
+  // expected-error @+1 {{needs a non-empty purpose naming the dropout site}}
+  %dx = graph.dropout_softmax_grad %p, %p, %seed, %l, %l {probability = 0.1 : f64, purpose = ""} : tensor<2x2x4x4xf32>
+  return
+}
+
+// -----
+
+// Tests that the fused gradient takes the softmax's output, not a vector.
+func.func @f(%p: tensor<4xf32>, %seed: i64, %l: index) {
+  // expected-error @+1 {{expects the softmax's output [batch, ..., keys], found shape 4}}
+  %dx = graph.dropout_softmax_grad %p, %p, %seed, %l, %l {probability = 0.1 : f64, purpose = "attention.probs"} : tensor<4xf32>
+  return
+}

@@ -229,3 +229,15 @@ func.func @fused(%x: tensor<4x16x8xf32>, %w: tensor<32x8xf32>, %b: tensor<32xf32
   %2, %3 = graph.fused_matmul %dy, %xs {transpose_lhs} : tensor<64x32xf32>, tensor<64x8xf32> -> tensor<32x8xf32>, tensor<32xf32>
   return
 }
+
+// -----
+
+// Tests the fused attention ops.
+// CHECK-LABEL: func.func @fused_attention
+// CHECK: %{{.*}}, %{{.*}} = graph.softmax_dropout %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<2x2x4x4xf32>, tensor<2x4xf32>
+// CHECK: graph.dropout_softmax_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<2x2x4x4xf32>
+func.func @fused_attention(%s: tensor<2x2x4x4xf32>, %mask: tensor<2x4xf32>, %seed: i64, %l: index, %off: index) {
+  %p, %d = graph.softmax_dropout %s, %mask, %seed, %l, %off {probability = 0.1 : f64, purpose = "attention.probs"} : tensor<2x2x4x4xf32>, tensor<2x4xf32>
+  %dx = graph.dropout_softmax_grad %p, %d, %seed, %l, %off {probability = 0.1 : f64, purpose = "attention.probs"} : tensor<2x2x4x4xf32>
+  return
+}

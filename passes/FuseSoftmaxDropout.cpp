@@ -1,0 +1,111 @@
+//===- FuseSoftmaxDropout.cpp - attention probabilities in one pass -------===//
+//
+// ferry-fuse-softmax-dropout runs with ferry-fuse-epilogues, right before
+// ferry-lower-to-rt (`execution.fusion`). The attention probabilities are
+// the largest activations of a layer ([batch, heads, seq, seq]); computing
+// them and their dropout, and later their gradient through that dropout, in
+// one kernel each saves a write and a read of that tensor every time:
+//
+//   dropout(softmax(x, mask))          -> softmax_dropout x, mask
+//       results: the probabilities (other uses, e.g. the stash the backward
+//       reads, keep them) and the dropped probabilities;
+//   softmax_grad(y, dropout(dy))       -> dropout_softmax_grad y, dy
+//       when that dropout has no other use.
+//
+// Both ops in one block. The fused kernels compute the same values in the
+// same order on the CPU backend (bit for bit, test/e2e/fusion.test).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialects/graph/GraphDialect.h"
+#include "dialects/graph/GraphOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Dominance.h"
+
+using namespace mlir;
+using namespace ferry::graph;
+
+namespace {
+
+struct FuseSoftmaxDropoutPass
+    : public PassWrapper<FuseSoftmaxDropoutPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseSoftmaxDropoutPass)
+
+  StringRef getArgument() const override {
+    return "ferry-fuse-softmax-dropout";
+  }
+  StringRef getName() const override { return "ferry-fuse-softmax-dropout"; }
+  StringRef getDescription() const override {
+    return "Fuses the attention softmax with its dropout, and the dropout's "
+           "gradient with the softmax's gradient";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<GraphDialect>();
+  }
+  void runOnOperation() override;
+};
+
+void FuseSoftmaxDropoutPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  DominanceInfo dominance(module);
+  SmallVector<DropoutOp> dropouts;
+  module.walk([&](DropoutOp op) { dropouts.push_back(op); });
+
+  for (DropoutOp dropout : dropouts) {
+    // Forward: the dropout of a softmax in the same block.
+    if (auto softmax = dropout.getInput().getDefiningOp<SoftmaxOp>();
+        softmax && softmax->getBlock() == dropout->getBlock()) {
+      // At the softmax when the dropout's seed, layer and offset are already
+      // defined there (then every use of the probabilities moves to the
+      // fused op), else at the dropout.
+      bool early = llvm::all_of(
+          ValueRange{dropout.getSeed(), dropout.getLayer(),
+                     dropout.getSampleOffset()},
+          [&](Value v) { return dominance.properlyDominates(v, softmax); });
+      OpBuilder builder(early ? softmax.getOperation()
+                              : dropout.getOperation());
+      auto fused = SoftmaxDropoutOp::create(
+          builder, dropout.getLoc(), softmax.getType(), dropout.getType(),
+          softmax.getInput(), softmax.getMask(), dropout.getSeed(),
+          dropout.getLayer(), dropout.getSampleOffset(),
+          dropout.getProbabilityAttr(), dropout.getPurposeAttr());
+      // Uses of the probabilities before the fused op stay with the softmax.
+      softmax.getResult().replaceUsesWithIf(
+          fused.getProbs(), [&](OpOperand &use) {
+            return use.getOwner()->getBlock() != fused->getBlock() ||
+                   fused->isBeforeInBlock(use.getOwner());
+          });
+      dropout.getResult().replaceAllUsesWith(fused.getResult());
+      dropout->erase();
+      if (softmax->use_empty())
+        softmax->erase();
+      continue;
+    }
+    // Backward: a dropout whose only use is a softmax gradient's incoming
+    // gradient, in the same block.
+    if (!dropout->hasOneUse())
+      continue;
+    auto grad = dyn_cast<SoftmaxGradOp>(*dropout->getUsers().begin());
+    if (!grad || grad.getGrad() != dropout.getResult() ||
+        grad->getBlock() != dropout->getBlock())
+      continue;
+    OpBuilder builder(grad);
+    auto fused = DropoutSoftmaxGradOp::create(
+        builder, grad.getLoc(), grad.getType(), grad.getOutput(),
+        dropout.getInput(), dropout.getSeed(), dropout.getLayer(),
+        dropout.getSampleOffset(), dropout.getProbabilityAttr(),
+        dropout.getPurposeAttr());
+    grad.getResult().replaceAllUsesWith(fused.getResult());
+    grad->erase();
+    dropout->erase();
+  }
+}
+
+} // namespace
+
+std::unique_ptr<Pass> ferry::createFuseSoftmaxDropoutPass() {
+  return std::make_unique<FuseSoftmaxDropoutPass>();
+}

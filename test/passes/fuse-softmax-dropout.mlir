@@ -1,0 +1,66 @@
+// RUN: ferry-opt %s --split-input-file --ferry-fuse-softmax-dropout | FileCheck %s
+
+// ferry-fuse-softmax-dropout: the attention probabilities and their dropout
+// in one op, and their gradient through the dropout in one op.
+
+// Forward: the softmax's other use (the stash the backward reads) takes the
+// fused op's probabilities; the softmax is gone.
+// CHECK-LABEL: func.func @forward
+// CHECK-NEXT: %[[P:.*]], %[[D:.*]] = graph.softmax_dropout %arg0, %arg1, %arg2, %arg3, %arg4 {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<2x2x4x4xf32>, tensor<2x4xf32>
+// CHECK-NEXT: graph.store %[[P]] into @stash.p
+// CHECK-NEXT: return %[[D]]
+graph.variable @stash.p : tensor<2x2x4x4xf32> init(zeros) hf "stash.p"
+func.func @forward(%s: tensor<2x2x4x4xf32>, %mask: tensor<2x4xf32>, %seed: i64, %l: index, %off: index) -> tensor<2x2x4x4xf32> {
+  %p = graph.softmax %s, %mask : tensor<2x2x4x4xf32>, tensor<2x4xf32>
+  graph.store %p into @stash.p : tensor<2x2x4x4xf32>
+  %d = graph.dropout %p, %seed, %l, %off {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<2x2x4x4xf32>
+  return %d : tensor<2x2x4x4xf32>
+}
+
+// -----
+
+// Backward: the dropout of the incoming gradient feeds only the softmax's
+// gradient.
+// CHECK-LABEL: func.func @backward
+// CHECK-NEXT: %[[DX:.*]] = graph.dropout_softmax_grad %arg0, %arg1, %arg2, %arg3, %arg4 {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<2x2x4x4xf32>
+// CHECK-NEXT: return %[[DX]]
+func.func @backward(%p: tensor<2x2x4x4xf32>, %dy: tensor<2x2x4x4xf32>, %seed: i64, %l: index, %off: index) -> tensor<2x2x4x4xf32> {
+  %d = graph.dropout %dy, %seed, %l, %off {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<2x2x4x4xf32>
+  %dx = graph.softmax_grad %p, %d : tensor<2x2x4x4xf32>
+  return %dx : tensor<2x2x4x4xf32>
+}
+
+// -----
+
+// The layer index computed after the softmax: the fused op goes where the
+// dropout was, and a use of the probabilities before it keeps the softmax.
+// CHECK-LABEL: func.func @late_operands
+// CHECK-NEXT: %[[P:.*]] = graph.softmax
+// CHECK-NEXT: graph.store %[[P]] into @stash.q
+// CHECK-NEXT: %[[L:.*]] = arith.addi
+// CHECK-NEXT: %{{.*}}, %[[D:.*]] = graph.softmax_dropout %arg0, %arg1, %arg2, %[[L]], %arg4
+// CHECK-NEXT: return %[[D]]
+graph.variable @stash.q : tensor<2x2x4x4xf32> init(zeros) hf "stash.q"
+func.func @late_operands(%s: tensor<2x2x4x4xf32>, %mask: tensor<2x4xf32>, %seed: i64, %l0: index, %off: index) -> tensor<2x2x4x4xf32> {
+  %p = graph.softmax %s, %mask : tensor<2x2x4x4xf32>, tensor<2x4xf32>
+  graph.store %p into @stash.q : tensor<2x2x4x4xf32>
+  %l = arith.addi %l0, %l0 : index
+  %d = graph.dropout %p, %seed, %l, %off {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<2x2x4x4xf32>
+  return %d : tensor<2x2x4x4xf32>
+}
+
+// -----
+
+// Left alone: a dropout of something else, and a dropped gradient with a
+// second use.
+// CHECK-LABEL: func.func @unfused
+// CHECK-NOT: softmax_dropout
+// CHECK-NOT: dropout_softmax_grad
+// CHECK: return
+func.func @unfused(%x: tensor<2x4xf32>, %p: tensor<2x2x4x4xf32>, %dy: tensor<2x2x4x4xf32>, %seed: i64, %l: index, %off: index) -> (tensor<2x4xf32>, tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>) {
+  %a = graph.gelu %x : tensor<2x4xf32>
+  %b = graph.dropout %a, %seed, %l, %off {probability = 1.000000e-01 : f64, purpose = "ffn"} : tensor<2x4xf32>
+  %d = graph.dropout %dy, %seed, %l, %off {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<2x2x4x4xf32>
+  %dx = graph.softmax_grad %p, %d : tensor<2x2x4x4xf32>
+  return %b, %dx, %d : tensor<2x4xf32>, tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>
+}
