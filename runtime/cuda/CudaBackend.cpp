@@ -1,9 +1,9 @@
 // The CUDA backend (see CudaBackend.h). The instruction stream is the one
 // the CPU backend replays (same checks on load, same registers and loops);
 // each kernel instruction becomes a launch on the compute stream, each
-// load/store an async copy on the copy stream with an event, each wait a
-// stream-wait on that event, so copies overlap compute as the compiler
-// scheduled them.
+// load/store an async copy on the loads' or the stores' stream with an
+// event, each wait a stream-wait on that event, so copies overlap compute as
+// the compiler scheduled them, and loads overlap stores.
 #include "runtime/cuda/CudaBackend.h"
 
 #include "runtime/config/Config.h"
@@ -67,7 +67,8 @@ public:
       std::memset(host_, 0, hostBytes_);
     }
     checkCuda(cudaStreamCreate(&compute_), "stream creation");
-    checkCuda(cudaStreamCreate(&copy_), "stream creation");
+    checkCuda(cudaStreamCreate(&loads_), "stream creation");
+    checkCuda(cudaStreamCreate(&stores_), "stream creation");
     checkCuda(cudaMalloc(&scratch_, 4096 * sizeof(double)), "scratch");
     if (cublasCreate(&cublas_) != CUBLAS_STATUS_SUCCESS)
       throw RuntimeError("cuBLAS could not be initialised on this device");
@@ -82,7 +83,12 @@ public:
       cublasDestroy(cublas_);
     cudaFree(scratch_);
     cudaStreamDestroy(compute_);
-    cudaStreamDestroy(copy_);
+    for (const Transfer &t : inFlight_)
+      cudaEventDestroy(t.done);
+    for (cudaEvent_t e : eventPool_)
+      cudaEventDestroy(e);
+    cudaStreamDestroy(loads_);
+    cudaStreamDestroy(stores_);
     cudaFree(arena_);
     cudaFreeHost(host_);
   }
@@ -125,7 +131,8 @@ public:
     const fxe::Program &p = program(name, inputs, registers);
     current_ = &p;
     replay(*p.instrs(), 0, p.instrs()->size(), registers);
-    checkCuda(cudaStreamSynchronize(copy_), "copy stream");
+    checkCuda(cudaStreamSynchronize(loads_), "copy stream (loads)");
+    checkCuda(cudaStreamSynchronize(stores_), "copy stream (stores)");
     checkCuda(cudaStreamSynchronize(compute_), "compute stream");
   }
 
@@ -165,6 +172,43 @@ private:
                  });
   }
 
+  // Host bytes keep the order the executable issued transfers in (the CPU
+  // backend's single FIFO queue gives it for free): a load waits for every
+  // earlier store still in flight that writes bytes it reads, a store for
+  // every earlier load that reads bytes it writes. Finished transfers are
+  // dropped first, so the list stays short.
+  struct Transfer {
+    char *begin, *end;
+    bool store;
+    cudaEvent_t done;
+  };
+  void orderAfterOverlapping(char *h, int64_t bytes, bool store,
+                             cudaStream_t stream) {
+    size_t kept = 0;
+    for (Transfer &t : inFlight_) {
+      if (cudaEventQuery(t.done) == cudaSuccess) {
+        eventPool_.push_back(t.done);
+        continue;
+      }
+      inFlight_[kept++] = t;
+    }
+    inFlight_.resize(kept);
+    for (const Transfer &t : inFlight_)
+      if (t.store != store && t.begin < h + bytes && h < t.end)
+        checkCuda(cudaStreamWaitEvent(stream, t.done, 0), "stream wait");
+  }
+  cudaEvent_t pooledEvent() {
+    if (!eventPool_.empty()) {
+      cudaEvent_t e = eventPool_.back();
+      eventPool_.pop_back();
+      return e;
+    }
+    cudaEvent_t e;
+    checkCuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
+              "event creation");
+    return e;
+  }
+
   char *address(const fxe::Ref *r, const std::vector<int64_t> &registers,
                 bool hostSide) {
     int64_t offset = evaluateAffine(r->offset(), registers);
@@ -195,18 +239,24 @@ private:
       char *h = address(in.buffers()->Get(load ? 0 : 1), registers, true);
       char *d = address(in.buffers()->Get(load ? 1 : 0), registers, false);
       int64_t bytes = I(0);
-      // The copy may not start before the compute that produced (store) or
-      // last read (load) its device bytes: the copy stream waits for the
-      // compute stream up to here.
+      // Loads and stores have a stream each, so the two directions of the
+      // host link (one copy engine each) overlap. The copy may not start
+      // before the compute that produced (store) or last read (load) its
+      // device bytes: its stream waits for the compute stream up to here.
+      cudaStream_t stream = load ? loads_ : stores_;
       cudaEvent_t ready = event(-1);
       checkCuda(cudaEventRecord(ready, compute_), "event record");
-      checkCuda(cudaStreamWaitEvent(copy_, ready, 0), "stream wait");
+      checkCuda(cudaStreamWaitEvent(stream, ready, 0), "stream wait");
+      orderAfterOverlapping(h, bytes, !load, stream);
       checkCuda(cudaMemcpyAsync(load ? d : h, load ? h : d, bytes,
                                 load ? cudaMemcpyHostToDevice
                                      : cudaMemcpyDeviceToHost,
-                                copy_),
+                                stream),
                 "host-device copy");
-      checkCuda(cudaEventRecord(event(I(1)), copy_), "event record");
+      checkCuda(cudaEventRecord(event(I(1)), stream), "event record");
+      cudaEvent_t done = pooledEvent();
+      checkCuda(cudaEventRecord(done, stream), "event record");
+      inFlight_.push_back(Transfer{h, h + bytes, !load, done});
       hostLinkBytes_ += static_cast<uint64_t>(bytes);
       return;
     }
@@ -453,7 +503,9 @@ private:
   char *arena_ = nullptr, *host_ = nullptr;
   double *scratch_ = nullptr;
   uint64_t arenaBytes_ = 0, hostBytes_ = 0, peakBytes_ = 0, hostLinkBytes_ = 0;
-  cudaStream_t compute_ = nullptr, copy_ = nullptr;
+  cudaStream_t compute_ = nullptr, loads_ = nullptr, stores_ = nullptr;
+  std::vector<Transfer> inFlight_;
+  std::vector<cudaEvent_t> eventPool_;
   cublasHandle_t cublas_ = nullptr;
   std::unique_ptr<cuda::LtGemm> lt_; // after the device check
   std::map<int64_t, cudaEvent_t> events_;

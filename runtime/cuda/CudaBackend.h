@@ -1,9 +1,10 @@
 // The CUDA backend: replays a program of an executable on an NVIDIA GPU.
 // One device arena of executable.arena_bytes (cudaMalloc, capped by
 // execution.device_memory_limit), remote buffers in pinned host memory,
-// kernels on a compute stream (runtime/cuda/CudaKernels), host<->device
-// copies on a copy stream ordered by events exactly as the executable's
-// load/store/wait instructions say, NVTX ranges around each phase.
+// kernels on a compute stream (runtime/cuda/CudaKernels), host->device and
+// device->host copies on a stream each, ordered by events exactly as the
+// executable's load/store/wait instructions say (and by host bytes where a
+// load and a store overlap), NVTX ranges around each phase.
 #pragma once
 
 #include "runtime/Backend.h"
