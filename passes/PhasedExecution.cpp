@@ -28,10 +28,11 @@
 //   norm of those norms. No phase needs every gradient at once.
 // * The optimizer: stacked parameters are updated one layer per phase
 //   (graph.optimizer_update with a layer index), the others in the phase
-//   that completed their gradient (embeddings) or in heads.optimizer; each
-//   gradient is zeroed for the next step where it is updated. The optimizer
-//   phases read the norm and learning rate from @metric.grad_norm and
-//   @metric.lr.
+//   that completed their gradient (embeddings) or in heads.optimizer. The
+//   optimizer phases read the norm and learning rate from @metric.grad_norm
+//   and @metric.lr.
+// * Gradients are zeroed at the start of the phase that first accumulates
+//   into them (zeroGradientsWhereAccumulated), not after their update.
 // Run after ferry-batch-serialise.
 //
 //===----------------------------------------------------------------------===//
@@ -161,6 +162,56 @@ FailureOr<Value> rebuildIndex(Value v, PhaseOp phase, OpBuilder &b,
       return failure();
   b.clone(*def, map);
   return map.lookup(v);
+}
+
+// Each gradient is zeroed where the step first accumulates into it (at the
+// start of that phase) instead of after its update: a phase whose first
+// touch of a range overwrites it loads nothing, and the optimizer phase,
+// now only reading the gradient, stores nothing back. For a layer's
+// gradient that is one load and one store of all its bytes per update
+// saved over the host link; the values the step computes do not change
+// (between the update and the next accumulation nothing reads it;
+// checkpoints do not hold gradients).
+void zeroGradientsWhereAccumulated(func::FuncOp fn) {
+  llvm::DenseMap<Operation *, int64_t> order; // program order
+  SmallVector<StoreOp> zeroings;
+  fn.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    order[op] = static_cast<int64_t>(order.size());
+    auto st = dyn_cast<StoreOp>(op);
+    auto c = st ? st.getValue().getDefiningOp<arith::ConstantOp>()
+                : arith::ConstantOp();
+    auto dense = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : nullptr;
+    if (st && st.getName().starts_with("grad.") && dense && dense.isSplat() &&
+        dense.getSplatValue<APFloat>().isZero() &&
+        st->getParentOfType<PhaseOp>())
+      zeroings.push_back(st);
+  });
+  for (StoreOp zero : zeroings) {
+    AccumulateOp first;
+    fn.walk([&](AccumulateOp acc) {
+      if (acc.getName() == zero.getName() &&
+          (!first || order[acc] < order[first]))
+        first = acc;
+    });
+    PhaseOp phase = first ? first->getParentOfType<PhaseOp>() : PhaseOp();
+    if (!phase || order[first] > order[zero])
+      continue;
+    OpBuilder b = OpBuilder::atBlockBegin(&phase.getBody().front());
+    Value layer;
+    if (zero.getLayer()) {
+      IRMapping map;
+      FailureOr<Value> index =
+          first.getLayer() ? rebuildIndex(first.getLayer(), phase, b, map)
+                           : FailureOr<Value>(failure());
+      if (failed(index))
+        continue;
+      layer = *index;
+    }
+    auto type = cast<RankedTensorType>(zero.getValue().getType());
+    StoreOp::create(b, zero.getLoc(), zeros(b, zero.getLoc(), type),
+                    zero.getName(), layer);
+    zero.erase();
+  }
 }
 
 struct GradInfo {
@@ -396,6 +447,7 @@ void PhasedExecutionPass::runOnOperation() {
   }
   if (failed(scheduleTrainStep(module, step)))
     return signalPassFailure();
+  zeroGradientsWhereAccumulated(step);
   if (auto eval = symbols.lookup<func::FuncOp>("eval_step");
       eval && !eval.isExternal())
     cutPhases(eval);

@@ -9,7 +9,10 @@
 //   loop (address: host base + 65536 * layer register), waited for, and the
 //   GEMMs in the loop read the device copy; nothing is stored back;
 // * layer optimizer: weight, gradient and both moments of layer r loaded,
-//   updated in place on the device, all four stored back, then waited for.
+//   updated in place on the device; the weight and moments stored back, not
+//   the gradient (only read here: the layer's backward phase zeroes it
+//   before accumulating, so that phase loads nothing of it); then waited
+//   for.
 
 // CHECK: rt.state @layer.w : tensor<2x128x128xf32> role "parameter" at 0 size 131072 {hf = "layer.{}.w", host,
 // CHECK: rt.state @grad.layer.w : {{.*}} at 131072 size 131072 {hf = "grad.layer.{}.w", host,
@@ -29,6 +32,14 @@
 // CHECK-NOT: "store"
 // CHECK: rt.kernel "phase_end" buffers [] ints [array<i64: 1>]
 
+// The layer backward (layer 1 - r): the gradient's range is filled, not
+// loaded, and stored at the end.
+// CHECK: rt.kernel "phase_begin" buffers [] ints [array<i64: 3>]
+// CHECK-NOT: rt.kernel "load" buffers [array<i64: 65536, 196608
+// CHECK: rt.kernel "fill" buffers [array<i64: 65536, [[BG:[0-9]+]]>]
+// CHECK: rt.kernel "store" buffers [array<i64: 65536, [[BG]]>, array<i64: 65536, 196608, {{.*}}, -65536>]
+// CHECK: rt.kernel "phase_end" buffers [] ints [array<i64: 3>]
+
 // CHECK: rt.kernel "phase_begin" buffers [] ints [array<i64: 5>]
 // CHECK-NEXT: rt.kernel "load" buffers [array<i64: 65536, 0, {{.*}}, 65536>, array<i64: 65536, [[PW:[0-9]+]]>]
 // CHECK-NEXT: rt.kernel "load" buffers [array<i64: 65536, 131072, {{.*}}, 65536>, array<i64: 65536, [[PG:[0-9]+]]>]
@@ -37,11 +48,11 @@
 // CHECK-NEXT: rt.kernel "wait"
 // CHECK-NEXT: rt.kernel "optimizer_update" buffers [array<i64: 65536, [[PW]]>, array<i64: 65536, [[PG]]>, array<i64: 65536, [[PM]]>, array<i64: 65536, [[PV]]>,
 // CHECK: rt.kernel "store" buffers [array<i64: 65536, [[PW]]>, array<i64: 65536, 0,
-// CHECK-NEXT: rt.kernel "store" buffers [array<i64: 65536, [[PG]]>, array<i64: 65536, 131072,
 // CHECK-NEXT: rt.kernel "store" buffers [array<i64: 65536, [[PM]]>, array<i64: 65536, 262144,
 // CHECK-NEXT: rt.kernel "store" buffers [array<i64: 65536, [[PV]]>, array<i64: 65536, 393216,
 // CHECK-NEXT: rt.kernel "wait"
 // CHECK-NEXT: rt.kernel "phase_end" buffers [] ints [array<i64: 5>]
+
 
 module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 9.990000e-01 : f64, clip_norm = 1.000000e+00 : f64, data_parallel = 1 : i64, epsilon = 1.000000e-06 : f64, global_batch_size = 4 : i64, lr = 1.000000e-03 : f64, lr_schedule = "constant", micro_batch_size = 2 : i64, optimizer = "adamw", power = 1.000000e+00 : f64, seed = 42 : i64, start_warmup_step = 0 : i64, total_steps = 100 : i64, warmup_steps = 0 : i64, weight_decay = 1.000000e-02 : f64}} {
   graph.parameter @emb : tensor<128xf32> init(normal, 2.000000e-02) hf "emb"
