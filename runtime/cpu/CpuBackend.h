@@ -31,6 +31,10 @@ public:
   // What the constructor checks before allocating: the budget, every
   // state's layout, every instruction (kernel known, enough buffers and
   // parameters, loops nested, registers in range). Other backends run it too.
+  // Each kernel's reach, from its integers, against the byte ranges it was
+  // given (both backends check every kernel instruction before running it).
+  static void checkExtents(const fxe::Instr &instr,
+                           const std::vector<int64_t> &registers);
   static void validate(const fxe::Executable &executable,
                        std::optional<uint64_t> limitBytes);
 
@@ -75,8 +79,6 @@ private:
   void runInstrs(const flatbuffers::Vector<flatbuffers::Offset<fxe::Instr>> &v,
                  size_t begin, size_t end, std::vector<int64_t> &registers);
   void execute(const fxe::Instr &instr, const std::vector<int64_t> &registers);
-  void checkExtents(const fxe::Instr &instr,
-                    const std::vector<int64_t> &registers);
   static void checkIndices(const char *what, const int32_t *values,
                            int64_t count, int64_t limit);
 

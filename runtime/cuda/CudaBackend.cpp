@@ -73,6 +73,15 @@ public:
     if (cublasCreate(&cublas_) != CUBLAS_STATUS_SUCCESS)
       throw RuntimeError("cuBLAS could not be initialised on this device");
     lt_ = std::make_unique<cuda::LtGemm>();
+    // Keep the stream-ordered pool's memory between steps (the few kernels
+    // that take scratch from it would otherwise map it again every step).
+    cudaMemPool_t pool;
+    int device = 0;
+    if (cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess) {
+      uint64_t keep = UINT64_MAX;
+      cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+    }
   }
 
   ~CudaBackend() override {
@@ -153,6 +162,8 @@ private:
       throw RuntimeError("access outside state " + s->name()->str());
   }
 
+  cudaEvent_t otherMark(int64_t id) { return event(-2 - id); }
+
   cudaEvent_t event(int64_t id) {
     auto it = events_.find(id);
     if (it != events_.end())
@@ -172,17 +183,18 @@ private:
                  });
   }
 
-  // Host bytes keep the order the executable issued transfers in (the CPU
-  // backend's single FIFO queue gives it for free): a load waits for every
-  // earlier store still in flight that writes bytes it reads, a store for
-  // every earlier load that reads bytes it writes. Finished transfers are
-  // dropped first, so the list stays short.
+  // Transfers keep the order the executable issued them in wherever it
+  // matters (the CPU backend's single FIFO queue gives it for free): a load
+  // waits for every earlier store still in flight that touches the host
+  // bytes it reads or the device bytes it writes (a double buffer's half
+  // still being stored), a store for every earlier load that touches its
+  // bytes. Finished transfers are dropped first, so the list stays short.
   struct Transfer {
-    char *begin, *end;
+    char *hostBegin, *hostEnd, *deviceBegin, *deviceEnd;
     bool store;
     cudaEvent_t done;
   };
-  void orderAfterOverlapping(char *h, int64_t bytes, bool store,
+  void orderAfterOverlapping(char *h, char *d, int64_t bytes, bool store,
                              cudaStream_t stream) {
     size_t kept = 0;
     for (Transfer &t : inFlight_) {
@@ -194,7 +206,9 @@ private:
     }
     inFlight_.resize(kept);
     for (const Transfer &t : inFlight_)
-      if (t.store != store && t.begin < h + bytes && h < t.end)
+      if (t.store != store &&
+          ((t.hostBegin < h + bytes && h < t.hostEnd) ||
+           (t.deviceBegin < d + bytes && d < t.deviceEnd)))
         checkCuda(cudaStreamWaitEvent(stream, t.done, 0), "stream wait");
   }
   cudaEvent_t pooledEvent() {
@@ -247,21 +261,27 @@ private:
       cudaEvent_t ready = event(-1);
       checkCuda(cudaEventRecord(ready, compute_), "event record");
       checkCuda(cudaStreamWaitEvent(stream, ready, 0), "stream wait");
-      orderAfterOverlapping(h, bytes, !load, stream);
+      orderAfterOverlapping(h, d, bytes, !load, stream);
       checkCuda(cudaMemcpyAsync(load ? d : h, load ? h : d, bytes,
                                 load ? cudaMemcpyHostToDevice
                                      : cudaMemcpyDeviceToHost,
                                 stream),
                 "host-device copy");
       checkCuda(cudaEventRecord(event(I(1)), stream), "event record");
+      // `wait` on this event also covers every transfer issued before it
+      // in the other direction, as the CPU's one FIFO queue does.
+      checkCuda(cudaEventRecord(otherMark(I(1)), load ? stores_ : loads_),
+                "event record");
       cudaEvent_t done = pooledEvent();
       checkCuda(cudaEventRecord(done, stream), "event record");
-      inFlight_.push_back(Transfer{h, h + bytes, !load, done});
+      inFlight_.push_back(Transfer{h, h + bytes, d, d + bytes, !load, done});
       hostLinkBytes_ += static_cast<uint64_t>(bytes);
       return;
     }
     case Kernel::Wait:
       checkCuda(cudaStreamWaitEvent(compute_, event(I(0)), 0), "stream wait");
+      checkCuda(cudaStreamWaitEvent(compute_, otherMark(I(0)), 0),
+                "stream wait");
       return;
     case Kernel::PhaseBegin: {
       const auto *names = current_->phase_names();
@@ -278,6 +298,8 @@ private:
     default:
       break;
     }
+    // The CPU backend's checks of each kernel's reach against its buffers.
+    CpuBackend::checkExtents(in, registers);
     size_t nb = in.buffers() ? in.buffers()->size() : 0;
     std::vector<char *> buf(nb);
     for (size_t b = 0; b < nb; ++b)
@@ -286,12 +308,28 @@ private:
     auto i32 = [&](size_t b) { return reinterpret_cast<int32_t *>(buf[b]); };
     cudaStream_t s = compute_;
     switch (kernel) {
-    case Kernel::Copy:
-      if (buf[0] != buf[1])
-        checkCuda(
-            cudaMemcpyAsync(buf[1], buf[0], I(0), cudaMemcpyDeviceToDevice, s),
-            "copy");
+    case Kernel::Copy: {
+      int64_t bytes = I(0);
+      if (buf[0] == buf[1] || bytes <= 0)
+        break;
+      if (buf[0] < buf[1] + bytes && buf[1] < buf[0] + bytes) {
+        // Overlapping ranges (memmove on the CPU): through a temporary.
+        void *staged = nullptr;
+        checkCuda(cudaMallocAsync(&staged, bytes, s), "copy staging");
+        checkCuda(cudaMemcpyAsync(staged, buf[0], bytes,
+                                  cudaMemcpyDeviceToDevice, s),
+                  "copy");
+        checkCuda(cudaMemcpyAsync(buf[1], staged, bytes,
+                                  cudaMemcpyDeviceToDevice, s),
+                  "copy");
+        checkCuda(cudaFreeAsync(staged, s), "copy staging");
+        break;
+      }
+      checkCuda(
+          cudaMemcpyAsync(buf[1], buf[0], bytes, cudaMemcpyDeviceToDevice, s),
+          "copy");
       break;
+    }
     case Kernel::Fill:
       cuda::fill(s, f(0), I(0), static_cast<float>(F(0)));
       break;
@@ -312,27 +350,66 @@ private:
       g.inputType = in.ints()->size() > 10 ? static_cast<int>(I(10)) : 0;
       g.epilogue = fused ? static_cast<int>(I(11)) : 0;
       g.vector = fused ? f(3) : nullptr;
+      if (g.batch <= 0 || g.m <= 0 || g.n <= 0)
+        break;
+      if (g.k <= 0) { // an empty product (cuBLAS rejects ld = 0), as the CPU
+        if (g.beta == 0.0f)
+          cuda::fill(s, g.c, (g.batch - 1) * g.strideC + g.m * g.n, 0.0f);
+        if (g.epilogue == 1)
+          cuda::biasAdd(s, g.c, g.vector, g.c, g.batch * g.m, g.n);
+        else if (g.epilogue == 2)
+          cuda::fill(s, g.vector, g.m, 0.0f);
+        break;
+      }
       char *workspace = nb > w ? buf[w] : nullptr;
       int64_t workspaceBytes = nb > w ? in.buffers()->Get(w)->bytes() : 0;
+      // Offsets in the workspace rounded up to 256 bytes (what cuBLASLt's
+      // fastest kernels and its scratch want; the arena aligns to 64).
+      auto align = [&](int64_t offset) {
+        auto address = reinterpret_cast<uintptr_t>(workspace) + offset;
+        return offset + static_cast<int64_t>((256 - address % 256) % 256);
+      };
       int64_t used = 0;
       if (g.inputType != 0 && workspace) {
+        // 16-bit copies of A and B: 2 bytes per element of the 4 planned,
+        // so the alignment padding fits.
         int64_t extentA = (g.batch - 1) * g.strideA + g.m * g.k;
         int64_t extentB = (g.batch - 1) * g.strideB + g.k * g.n;
-        cuda::roundToHalf(s, f(0), workspace, extentA, g.inputType == 2);
-        cuda::roundToHalf(s, f(1), workspace + 2 * extentA, extentB,
+        if (4 * (extentA + extentB) > workspaceBytes)
+          throw RuntimeError("gemm: the bf16 workspace is too small; the "
+                             "executable is damaged: recompile it");
+        int64_t offsetA = align(0);
+        int64_t offsetB = align(offsetA + 2 * extentA);
+        if (offsetB + 2 * extentB > workspaceBytes) { // tiny: no room to pad
+          offsetA = 0;
+          offsetB = 2 * extentA;
+        }
+        cuda::roundToHalf(s, f(0), workspace + offsetA, extentA,
                           g.inputType == 2);
-        g.a = workspace;
-        g.b = workspace + 2 * extentA;
-        used = (4 * (extentA + extentB) + 255) / 256 * 256;
+        cuda::roundToHalf(s, f(1), workspace + offsetB, extentB,
+                          g.inputType == 2);
+        g.a = workspace + offsetA;
+        g.b = workspace + offsetB;
+        used = std::max(4 * (extentA + extentB), offsetB + 2 * extentB);
       } else {
         g.inputType = 0;
       }
-      if (workspace && workspaceBytes > used) {
-        g.workspace = workspace + used;
-        g.workspaceBytes = static_cast<size_t>(workspaceBytes - used);
+      if (workspace && workspaceBytes > align(used)) {
+        g.workspace = workspace + align(used);
+        g.workspaceBytes = static_cast<size_t>(workspaceBytes - align(used));
       }
-      if (lt_->run(g, s))
+      // The bias gradient is the sum of the unrounded A (as on the CPU):
+      // with 16-bit inputs, cuBLASLt would sum the rounded copy, so the sum
+      // is its own kernel there.
+      int epilogue = g.epilogue;
+      if (epilogue == 2 && g.inputType != 0)
+        g.epilogue = 0;
+      if (lt_->run(g, s)) {
+        if (epilogue == 2 && g.epilogue == 0)
+          cuda::reduce(s, 0, f(0), g.vector, 1, g.k, g.m);
         break;
+      }
+      g.epilogue = epilogue;
       // No cuBLASLt algorithm for this call: the GEMM, then the epilogue
       // as its own kernel.
       cuda::gemmEx(cublas_, s, g.batch, g.m, g.n, g.k, g.transA, g.transB,

@@ -65,6 +65,12 @@ __device__ float blockMax(float v, float *shared) {
 __device__ double blockSumDouble(double v, double *shared) {
   return blockReduce(v, shared, 0.0, Add{});
 }
+struct MaxDouble {
+  __device__ double operator()(double a, double b) const { return fmax(a, b); }
+};
+__device__ double blockMaxDouble(double v, double *shared) {
+  return blockReduce(v, shared, -static_cast<double>(INFINITY), MaxDouble{});
+}
 
 __global__ void toBf16Kernel(const float *x, __nv_bfloat16 *out, int64_t n) {
   FERRY_FOR(i, n) out[i] = __float2bfloat16_rn(x[i]);
@@ -162,9 +168,8 @@ __global__ void scaleKernel(const float *x, float *out, int64_t n,
   FERRY_FOR(i, n) out[i] = factor * x[i];
 }
 
-__device__ float normalCdf(float x) {
-  return 0.5f * (1.0f + erff(x * 0.70710678118654752f));
-}
+// Accurate in the lower tail too (0.5 * (1 + erf) cancels there).
+__device__ float normalCdf(float x) { return normcdff(x); }
 
 __global__ void geluKernel(const float *x, float *out, int64_t n) {
   FERRY_FOR(i, n) out[i] = x[i] * normalCdf(x[i]);
@@ -241,22 +246,37 @@ __global__ void layerNormGradRows(const float *x, const float *scale,
   }
 }
 
-// One thread per column: dscale = sum dy * xhat, dbias = sum dy.
+// Column sums over rows, the shape of a bias gradient: a block of
+// kColumnTile columns x kRowLanes lanes; lane t sums rows t, t + kRowLanes,
+// ... (coalesced along the columns) in double, as the CPU sums, and the
+// lanes are added in shared memory. One block per tile of columns.
+constexpr int kColumnTile = 32, kRowLanes = 8;
+
+// dscale = sum dy * xhat, dbias = sum dy, per column.
 __global__ void layerNormGradColumns(const float *x, const float *dy,
                                      float *dscale, float *dbias,
                                      int64_t rows, int64_t cols, float eps,
                                      const float *stats) {
-  int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (c >= cols)
-    return;
-  float ds = 0, db = 0;
-  for (int64_t r = 0; r < rows; ++r) {
-    float xhat = (x[r * cols + c] - stats[2 * r]) * stats[2 * r + 1];
-    ds += dy[r * cols + c] * xhat;
-    db += dy[r * cols + c];
+  __shared__ double ds[kRowLanes][kColumnTile], db[kRowLanes][kColumnTile];
+  int64_t c = blockIdx.x * static_cast<int64_t>(kColumnTile) + threadIdx.x;
+  double s = 0, b = 0;
+  if (c < cols)
+    for (int64_t r = threadIdx.y; r < rows; r += kRowLanes) {
+      float xhat = (x[r * cols + c] - stats[2 * r]) * stats[2 * r + 1];
+      s += static_cast<double>(dy[r * cols + c]) * xhat;
+      b += dy[r * cols + c];
+    }
+  ds[threadIdx.y][threadIdx.x] = s;
+  db[threadIdx.y][threadIdx.x] = b;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < cols) {
+    for (int lane = 1; lane < kRowLanes; ++lane) {
+      s += ds[lane][threadIdx.x];
+      b += db[lane][threadIdx.x];
+    }
+    dscale[c] = static_cast<float>(s);
+    dbias[c] = static_cast<float>(b);
   }
-  dscale[c] = ds;
-  dbias[c] = db;
 }
 
 // Mean and rstd per row, for the column pass.
@@ -397,18 +417,59 @@ __global__ void transposeKernel(const float *x, float *out, int64_t total,
   }
 }
 
-__global__ void reduceKernel(int32_t kind, const float *x, float *out,
-                             int64_t outer, int64_t size, int64_t inner) {
-  FERRY_FOR(i, outer * inner) {
-    int64_t o = i / inner, in = i % inner;
-    const float *base = x + o * size * inner + in;
-    float acc = kind == 2 ? -INFINITY : 0.0f;
-    for (int64_t r = 0; r < size; ++r) {
-      float v = base[r * inner];
-      acc = kind == 2 ? fmaxf(acc, v) : kind == 3 ? acc + v * v : acc + v;
+// The reductions of reduce(): 0 sum, 1 mean, 2 max (NaN wins, as on the
+// CPU), 3 sum of squares; sums in double.
+__device__ double reduceStep(int32_t kind, double acc, float v) {
+  if (kind == 2)
+    return (v > acc || v != v || acc != acc) ? (acc != acc ? acc : v) : acc;
+  return kind == 3 ? acc + static_cast<double>(v) * v : acc + v;
+}
+__device__ float reduceFinish(int32_t kind, double acc, int64_t size) {
+  return static_cast<float>(kind == 1 ? acc / static_cast<double>(size)
+                                      : acc);
+}
+
+// x as [outer, size, inner], inner > 1: blocks of kColumnTile inner
+// columns x kRowLanes lanes over size; grid (column tiles, outer).
+__global__ void reduceColumnsKernel(int32_t kind, const float *x, float *out,
+                                    int64_t size, int64_t inner) {
+  __shared__ double partial[kRowLanes][kColumnTile];
+  int64_t o = blockIdx.y;
+  int64_t c = blockIdx.x * static_cast<int64_t>(kColumnTile) + threadIdx.x;
+  double acc = kind == 2 ? -INFINITY : 0.0;
+  if (c < inner)
+    for (int64_t r = threadIdx.y; r < size; r += kRowLanes)
+      acc = reduceStep(kind, acc, x[(o * size + r) * inner + c]);
+  partial[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < inner) {
+    for (int lane = 1; lane < kRowLanes; ++lane) {
+      double v = partial[lane][threadIdx.x];
+      acc = kind == 2 ? ((v > acc || v != v) && acc == acc ? v : acc)
+                      : acc + v;
     }
-    out[i] = kind == 1 ? acc / static_cast<float>(size) : acc;
+    out[o * inner + c] = reduceFinish(kind, acc, size);
   }
+}
+
+// inner == 1: one block per row of size elements.
+__global__ void reduceRowsKernel(int32_t kind, const float *x, float *out,
+                                 int64_t size) {
+  __shared__ double shared[32];
+  const float *row = x + blockIdx.x * size;
+  double acc = kind == 2 ? -INFINITY : 0.0;
+  for (int64_t r = threadIdx.x; r < size; r += blockDim.x)
+    acc = reduceStep(kind, acc, row[r]);
+  if (kind == 2) {
+    // NaN-aware max through the sum's shared memory: a NaN anywhere wins.
+    double nan = blockSumDouble(acc != acc ? 1.0 : 0.0, shared);
+    double m = blockMaxDouble(acc != acc ? -INFINITY : acc, shared);
+    acc = nan > 0 ? NAN : m;
+  } else {
+    acc = blockSumDouble(acc, shared);
+  }
+  if (threadIdx.x == 0)
+    out[blockIdx.x] = reduceFinish(kind, acc, size);
 }
 
 __global__ void broadcastKernel(const float *x, float *out, int64_t outer,
@@ -448,6 +509,11 @@ __global__ void crossEntropyGradKernel(const float *logits,
   int64_t r = blockIdx.x;
   const float *lr = logits + r * cols;
   float *dr = dlogits + r * cols;
+  if (weights[r] == 0.0f) { // as the CPU: unweighted rows (padding) get 0,
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) // whatever
+      dr[c] = 0.0f;                                          // their logits
+    return;
+  }
   float w = weights[r] * dloss[0];
   float m = -INFINITY;
   for (int64_t c = threadIdx.x; c < classes; c += blockDim.x)
@@ -503,7 +569,7 @@ __device__ float clipFactor(const AdamK &k, const float *norm,
   float clip = (k.clipNorm > 0.0f && norm[0] > k.clipNorm)
                    ? k.clipNorm / norm[0]
                    : 1.0f;
-  return lossScale ? clip / lossScale[0] : clip;
+  return lossScale ? clip * (1.0f / lossScale[0]) : clip; // as the CPU
 }
 
 __device__ bool skipped(const float *norm, const float *lossScale) {
@@ -755,16 +821,27 @@ void layerNorm(cudaStream_t s, const float *x, const float *scale,
 void layerNormGrad(cudaStream_t s, const float *x, const float *scale,
                    const float *dy, float *dx, float *dscale, float *dbias,
                    int64_t rows, int64_t cols, float eps) {
-  if (rows <= 0)
+  if (rows <= 0) { // no rows: zero parameter gradients, as the CPU
+    fill(s, dscale, cols, 0.0f);
+    fill(s, dbias, cols, 0.0f);
     return;
+  }
   layerNormGradRows<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(
       x, scale, dy, dx, cols, eps);
+  // The rows' statistics for the column pass, from the stream-ordered pool
+  // (the backend keeps the pool's memory, so this does not reach the
+  // driver after the first step).
   float *stats = nullptr;
-  cudaMallocAsync(&stats, static_cast<size_t>(2 * rows) * 4, s);
+  if (cudaMallocAsync(&stats, static_cast<size_t>(2 * rows) * 4, s) !=
+      cudaSuccess)
+    check("layer_norm_grad (row statistics)");
   rowStats<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(x, stats, cols,
                                                             eps);
-  layerNormGradColumns<<<blocksFor(cols), kThreads, 0, s>>>(
-      x, dy, dscale, dbias, rows, cols, eps, stats);
+  dim3 tile(kColumnTile, kRowLanes);
+  layerNormGradColumns<<<static_cast<unsigned>(
+                             (cols + kColumnTile - 1) / kColumnTile),
+                         tile, 0, s>>>(x, dy, dscale, dbias, rows, cols, eps,
+                                       stats);
   cudaFreeAsync(stats, s);
   check("layer_norm_grad");
 }
@@ -854,8 +931,22 @@ void transpose(cudaStream_t s, const float *x, float *out, int32_t rank,
 }
 void reduce(cudaStream_t s, int32_t kind, const float *x, float *out,
             int64_t outer, int64_t size, int64_t inner) {
-  reduceKernel<<<blocksFor(outer * inner), kThreads, 0, s>>>(kind, x, out,
-                                                             outer, size, inner);
+  if (outer <= 0 || inner <= 0)
+    return;
+  if (size <= 0) { // as the CPU: 0 for sums, NaN for the mean, -inf for max
+    fill(s, out, outer * inner,
+         kind == 1 ? NAN : kind == 2 ? -INFINITY : 0.0f);
+    return;
+  }
+  if (inner == 1) {
+    reduceRowsKernel<<<static_cast<unsigned>(outer), kThreads, 0, s>>>(
+        kind, x, out, size);
+  } else {
+    dim3 grid(static_cast<unsigned>((inner + kColumnTile - 1) / kColumnTile),
+              static_cast<unsigned>(outer));
+    reduceColumnsKernel<<<grid, dim3(kColumnTile, kRowLanes), 0, s>>>(
+        kind, x, out, size, inner);
+  }
   check("reduce");
 }
 void broadcast(cudaStream_t s, const float *x, float *out, int64_t outer,

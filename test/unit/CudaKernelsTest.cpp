@@ -177,7 +177,9 @@ TEST_F(CudaKernels, LtGemmEpilogues) {
       std::vector<float> want = c, wantBias(m);
       cpu::gemm(1, m, n, k, true, false, 1.0f, prepare(a).data(), m * k,
                 prepare(b).data(), k * n, 1.0f, want.data(), m * n);
-      // From the rounded A in bf16 (cuBLASLt reduces what it multiplies).
+      // From the rounded A in bf16 (cuBLASLt reduces what it multiplies;
+      // the backend therefore sums the unrounded A itself with 16-bit
+      // inputs, as the CPU does).
       cpu::reduce(cpu::Reduce::Sum, prepare(a).data(), wantBias.data(), 1, k,
                   m);
       cuda::GemmCall g;
@@ -364,15 +366,30 @@ TEST_F(CudaKernels, GathersAndTheirGradients) {
 }
 
 TEST_F(CudaKernels, ReductionsTransposeAndLosses) {
-  int64_t outer = 6, size = 50, inner = 7;
-  auto x = random(outer * size * inner);
-  for (int kind = 0; kind < 4; ++kind) {
-    std::vector<float> want(outer * inner);
-    cpu::reduce(static_cast<cpu::Reduce>(kind), x.data(), want.data(), outer,
-                size, inner);
-    float *out = device(std::vector<float>(want.size()));
-    cuda::reduce(stream, kind, device(x), out, outer, size, inner);
-    expectClose(host(out, want.size()), want, 1e-5, "reduce");
+  // Both kernels (rows: inner 1; column tiles: inner > 1), the bias
+  // gradient's shape (outer 1, many rows, width a non-multiple of the
+  // tile), every kind; a NaN wins a max, as on the CPU.
+  struct Shape {
+    int64_t outer, size, inner;
+  };
+  for (Shape sh : {Shape{6, 50, 7}, Shape{5, 3001, 1}, Shape{1, 4096, 300}})
+    for (int kind = 0; kind < 4; ++kind) {
+      auto x = random(sh.outer * sh.size * sh.inner);
+      std::vector<float> want(sh.outer * sh.inner);
+      cpu::reduce(static_cast<cpu::Reduce>(kind), x.data(), want.data(),
+                  sh.outer, sh.size, sh.inner);
+      float *out = device(std::vector<float>(want.size()));
+      cuda::reduce(stream, kind, device(x), out, sh.outer, sh.size, sh.inner);
+      expectClose(host(out, want.size()), want, 1e-5, "reduce");
+    }
+  {
+    auto x = random(4 * 100);
+    x[2 * 100 + 37] = NAN;
+    float *out = device(std::vector<float>(4));
+    cuda::reduce(stream, 2, device(x), out, 4, 100, 1);
+    auto got = host(out, 4);
+    EXPECT_TRUE(std::isnan(got[2])) << "a NaN must win the max";
+    EXPECT_FALSE(std::isnan(got[1]));
   }
   int64_t dims[4] = {3, 4, 5, 6}, perm[4] = {0, 2, 1, 3};
   auto t = random(360);
