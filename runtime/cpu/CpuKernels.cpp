@@ -998,7 +998,7 @@ void argmaxCorrect(const float *logits, const int32_t *labels,
       continue;
     const float *row = logits + r * cols;
     const float m = rowMax(row, classes);
-    // The first index holding the maximum (or, as PyTorch, the first NaN).
+    // The first index holding the (non-NaN) maximum or a NaN.
     int64_t best = 0;
     for (int64_t c = 0; c < classes; ++c)
       if (row[c] == m || row[c] != row[c]) {

@@ -11,6 +11,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -529,17 +530,54 @@ __global__ void crossEntropyGradKernel(const float *logits,
                         : 0.0f;
 }
 
+// One block per row, the CPU's choice: the first column that holds the
+// largest non-NaN value or a NaN. Each thread keeps its first NaN and its
+// first maximum; the block takes the lowest NaN column and the largest value
+// at its lowest column, and the earlier of the two.
 __global__ void argmaxCorrectKernel(const float *logits, const int32_t *labels,
                                     const float *weights, float *out,
-                                    int64_t rows, int64_t cols,
-                                    int64_t classes) {
-  FERRY_FOR(r, rows) {
-    const float *lr = logits + r * cols;
-    int64_t best = 0;
-    for (int64_t c = 1; c < classes; ++c)
-      if (lr[c] > lr[best])
-        best = c;
-    if (best == labels[r] && weights[r] != 0.0f)
+                                    int64_t cols, int64_t classes) {
+  __shared__ float value[kThreads];
+  __shared__ int64_t index[kThreads], nanIndex[kThreads];
+  int64_t r = blockIdx.x;
+  const float *lr = logits + r * cols;
+  float best = -INFINITY;
+  int64_t at = -1, nan = -1;
+  for (int64_t c = threadIdx.x; c < classes; c += blockDim.x) {
+    float v = lr[c];
+    if (v != v) {
+      if (nan < 0)
+        nan = c;
+    } else if (at < 0 || v > best) {
+      best = v;
+      at = c;
+    }
+  }
+  value[threadIdx.x] = best;
+  index[threadIdx.x] = at;
+  nanIndex[threadIdx.x] = nan;
+  __syncthreads();
+  for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      int64_t n = nanIndex[threadIdx.x + half], mine = nanIndex[threadIdx.x];
+      if (n >= 0 && (mine < 0 || n < mine))
+        nanIndex[threadIdx.x] = n;
+      float v = value[threadIdx.x + half];
+      int64_t i = index[threadIdx.x + half], j = index[threadIdx.x];
+      if (i >= 0 && (j < 0 || v > value[threadIdx.x] ||
+                     (v == value[threadIdx.x] && i < j))) {
+        value[threadIdx.x] = v;
+        index[threadIdx.x] = i;
+      }
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    int64_t nanAt = nanIndex[0], maxAt = index[0];
+    int64_t chosen = nanAt >= 0 && (maxAt < 0 || nanAt < maxAt) ? nanAt
+                     : maxAt >= 0                               ? maxAt
+                                                                : 0;
+    if (chosen == labels[r] && weights[r] != 0.0f)
       atomicAdd(out, weights[r]);
   }
 }
@@ -980,8 +1018,10 @@ void argmaxCorrect(cudaStream_t s, const float *logits, const int32_t *labels,
                    const float *weights, float *out, int64_t rows,
                    int64_t cols, int64_t classes) {
   cudaMemsetAsync(out, 0, 4, s);
-  argmaxCorrectKernel<<<blocksFor(rows), kThreads, 0, s>>>(
-      logits, labels, weights, out, rows, cols, classes);
+  if (rows <= 0 || classes <= 0)
+    return;
+  argmaxCorrectKernel<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(
+      logits, labels, weights, out, cols, classes);
   check("argmax_correct");
 }
 void globalNorm(cudaStream_t s, const float *const *tensors,
@@ -990,8 +1030,9 @@ void globalNorm(cudaStream_t s, const float *const *tensors,
   cudaMemsetAsync(scratch, 0, sizeof(double), s);
   for (int64_t t = 0; t < count; ++t)
     if (sizes[t] > 0)
-      sumSquaresKernel<<<blocksFor(sizes[t]), kThreads, 0, s>>>(
-          tensors[t], sizes[t], scratch);
+      // A few blocks per SM, each striding: few atomics on one address.
+      sumSquaresKernel<<<std::min(blocksFor(sizes[t]), 1024), kThreads, 0,
+                         s>>>(tensors[t], sizes[t], scratch);
   sqrtKernel<<<1, 1, 0, s>>>(scratch, out);
   check("global_norm");
 }

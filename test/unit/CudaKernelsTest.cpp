@@ -429,6 +429,23 @@ TEST_F(CudaKernels, ReductionsTransposeAndLosses) {
   cuda::argmaxCorrect(stream, device(logits), device(labels), device(weights),
                       dh, rows, cols, classes);
   expectClose(host(dh, 1), hits, 1e-6, "argmax_correct");
+  // The first column holding the maximum or a NaN, as the CPU decides: a
+  // tie goes to the first column, a NaN before the maximum wins.
+  {
+    std::vector<float> l(3 * 600, 0.5f);
+    l[0 * 600 + 10] = 2.0f, l[0 * 600 + 500] = 2.0f; // tie: 10
+    l[1 * 600 + 300] = NAN, l[1 * 600 + 450] = 3.0f; // NaN first: 300
+    l[2 * 600 + 0] = 9.0f, l[2 * 600 + 599] = 9.0f;  // tie: 0
+    std::vector<int32_t> lab = {10, 300, 0};
+    std::vector<float> w = {1.0f, 1.0f, 1.0f}, want(1);
+    cpu::argmaxCorrect(l.data(), lab.data(), w.data(), want.data(), 3, 600,
+                       600);
+    ASSERT_EQ(want[0], 3.0f) << "the CPU's rule changed: update this test";
+    float *got = device(std::vector<float>(1));
+    cuda::argmaxCorrect(stream, device(l), device(lab), device(w), got, 3, 600,
+                        600);
+    EXPECT_EQ(host(got, 1)[0], 3.0f) << "argmax_correct ties / NaN";
+  }
 }
 
 TEST_F(CudaKernels, GlobalNormAndOptimizers) {
