@@ -13,16 +13,18 @@
 //
 //   scf.for %i { embeddings fwd(%i) }                 // stores x[0, i]
 //   scf.for %l { scf.for %i { layer fwd(%l, %i) } }   // x[l, i] -> x[l+1, i]
-//   scf.for %i { heads fwd + bwd(%i) }                // x[L, i] -> dx[0, i]
-//   scf.for %k { scf.for %i { layer bwd(%k, %i) } }   // dx[k, i] -> dx[k+1, i]
-//   scf.for %i { embeddings bwd(%i) }                 // dx[L, i]
+//   scf.for %i { heads fwd + bwd(%i) }                // x[L, i] -> dx[i]
+//   scf.for %k { scf.for %i { layer bwd(%k, %i) } }   // dx[i] -> dx[i]
+//   scf.for %i { embeddings bwd(%i) }                 // dx[i]
 //
 // So each layer's weights are read once per block and used GA times, which is
 // what makes streaming them from host memory affordable (phased execution).
 //
 // Values crossing blocks live in variables with one entry per micro-batch:
-// a layer loop's carried activation in `@stash.x` / `@stash.dx` laid out
-// rows x GA (entry = row * GA + i, L + 1 rows), anything else in
+// the forward layer loop's carried activation in `@stash.x` laid out rows x
+// GA (entry = row * GA + i, L + 1 rows: the backward reads every row), the
+// backward's in `@stash.dx` (entry = i, one row: each layer reads the
+// gradient the layer above wrote and overwrites it), anything else in
 // `@stash.mb.<n>` (entry = i). Variables the micro-batch body overwrites
 // (stash) get GA entries per original entry (entry e -> e * GA + i).
 // Cheap values (constants, index arithmetic, reads of parameters and inputs,
@@ -76,6 +78,7 @@ struct BatchSerialisePass
 struct Buffered {
   std::string var;
   int64_t row = 0;
+  bool oneRow = false; // a layer loop reading and writing the same row
 };
 
 int64_t constantIndex(Value v) {
@@ -223,13 +226,23 @@ LogicalResult Serialiser::declareBuffers() {
       return loop.emitOpError() << "ferry-batch-serialise: a layer loop must "
                                    "carry a tensor";
     int64_t rows = constantIndex(loop.getUpperBound());
-    name = declare(name, type, (rows + 1) * gaCount);
     Value init = loop.getInitArgs()[0];
     Operation *initDef = init.getDefiningOp();
     if (!initDef || initDef->getBlock() != body || cheap.contains(initDef))
       return loop.emitOpError()
              << "ferry-batch-serialise: a layer loop's initial value must be "
                 "computed by the micro-batch body";
+    if (backward) {
+      // The backward's carried gradient is read once, by the next layer
+      // down: one row of GA entries, each micro-batch's entry read and
+      // rewritten in place by every layer (L times less memory, small
+      // enough to stay on the device under a budget).
+      name = declare(name, type, gaCount);
+      buffers[init] = {name, 0, true};
+      buffers[loop.getResult(0)] = {name, 0, true};
+      continue;
+    }
+    name = declare(name, type, (rows + 1) * gaCount);
     buffers[init] = {name, 0};
     buffers[loop.getResult(0)] = {name, rows};
   }
@@ -440,15 +453,15 @@ LogicalResult Serialiser::run() {
     const Buffered &rows = buffers.lookup(layers.getResult(0));
     IRMapping map;
     map.map(layers.getInductionVar(), l);
-    Value x = ParameterSliceOp::create(ib, loc,
-                                       layers.getRegionIterArgs()[0].getType(),
-                                       rows.var, index(ib, loc, l, 0, i));
+    Value x = ParameterSliceOp::create(
+        ib, loc, layers.getRegionIterArgs()[0].getType(), rows.var,
+        rows.oneRow ? index(ib, loc, Value(), 0, i) : index(ib, loc, l, 0, i));
     map.map(layers.getRegionIterArgs()[0], x);
     for (Operation &op : layers.getBody()->without_terminator())
       if (!aliasStores.contains(&op))
         cloneInto(&op, map, ib, i);
     auto yield = cast<scf::YieldOp>(layers.getBody()->getTerminator());
-    Value next = arith::AddIOp::create(ib, loc, l, one);
+    Value next = rows.oneRow ? Value() : arith::AddIOp::create(ib, loc, l, one);
     StoreOp::create(ib, loc, materialise(yield.getOperand(0), map, ib, i),
                     rows.var, index(ib, loc, next, 0, i));
   }

@@ -63,8 +63,11 @@ std::vector<Slot> schedule(const fxe::Program &p, const ReportRates &rates,
       s.of = static_cast<int>(runs);
       s.compute = ph->flops() / static_cast<double>(runs) /
                   std::max(rates.flopsPerSecond, 1.0);
-      s.transfer = static_cast<double>(ph->bytes_in() + ph->bytes_out()) /
-                   static_cast<double>(runs) /
+      double bytes =
+          rates.duplex
+              ? static_cast<double>(std::max(ph->bytes_in(), ph->bytes_out()))
+              : static_cast<double>(ph->bytes_in() + ph->bytes_out());
+      s.transfer = bytes / static_cast<double>(runs) /
                    std::max(rates.linkBytesPerSecond, 1.0);
       s.length =
           overlap ? std::max(s.compute, s.transfer) : s.compute + s.transfer;
@@ -92,6 +95,7 @@ ReportRates ferry::defaultRates(const fxe::Executable &exe) {
   if (exe.backend() && exe.backend()->str() == "cuda") {
     r.flopsPerSecond = 0.5 * 790e12;
     r.linkBytesPerSecond = 50e9;
+    r.duplex = true;
   } else {
     r.flopsPerSecond = 200e9;
     r.linkBytesPerSecond = 10e9;
@@ -149,9 +153,10 @@ std::string ferry::htmlReport(const fxe::Executable &exe,
   html += "<h2>One training step, phase by phase</h2>\n";
   html += fmt::format(
       "<p class=\"note\">Modelled from the compiler's plan: matmul FLOPs at "
-      "{:.0f} GFLOP/s, host-link bytes at {:.1f} GB/s{}. A step takes {:.3f} "
-      "s in this model.</p>\n",
+      "{:.0f} GFLOP/s, host-link bytes at {:.1f} GB/s{}{}. A step takes "
+      "{:.3f} s in this model.</p>\n",
       rates.flopsPerSecond / 1e9, rates.linkBytesPerSecond / 1e9,
+      rates.duplex ? " each way (loads and stores at once)" : "",
       overlap ? "; with prefetch a phase lasts as long as the longer of its "
                 "compute and its transfers"
               : "; without prefetch a phase's transfers and compute add up",

@@ -15,12 +15,15 @@ namespace ferry {
 
 struct ReportRates {
   double flopsPerSecond = 0; // matmul rate the timeline assumes
-  double linkBytesPerSecond = 0;
+  double linkBytesPerSecond = 0; // per direction when `duplex`
+  // The backend moves both directions at once (cuda: a copy stream each),
+  // so a phase's transfers take max(in, out) / rate, else (in + out) / rate.
+  bool duplex = false;
 };
 
 // Nominal rates for the executable's backend (cpu: 200 GFLOP/s, 10 GB/s;
 // cuda: H100/H200 bf16 dense 790 TFLOP/s at 50% utilisation, PCIe 5 x16
-// 50 GB/s).
+// 50 GB/s each way, both directions at once).
 ReportRates defaultRates(const fxe::Executable &exe);
 
 // `title` names the executable; `budget` is the device budget from its

@@ -5,8 +5,9 @@
 // micro-batch loop around @forward_grad becomes one loop over the 3
 // micro-batches per block, the layer loops outermost:
 // * x rows: @stash.x has (2 + 1) x 3 entries, row 0 from the embeddings,
-//   row l + 1 from layer l, entry = row * 3 + i; @stash.dx likewise for the
-//   backward, filled from the head (row 0) towards the embeddings (row 2);
+//   row l + 1 from layer l, entry = row * 3 + i; @stash.dx has one row of 3
+//   entries (entry = i): the head writes it, each layer of the backward
+//   reads and overwrites it, the embeddings' backward reads it;
 // * the layer loop's own stash gets 3 entries per layer (index l * 3 + i),
 //   except the layer input @stash.blk.0, which is x row l: the backward reads
 //   @stash.x instead and the copy is neither declared nor stored;
@@ -16,7 +17,7 @@
 // @forward_grad is gone (its body was inlined).
 
 // CHECK-DAG: graph.variable @stash.x : tensor<9x2x4xf32> init(zeros) hf "stash.x.{}" stacked
-// CHECK-DAG: graph.variable @stash.dx : tensor<9x2x4xf32> init(zeros) hf "stash.dx.{}" stacked
+// CHECK-DAG: graph.variable @stash.dx : tensor<3x2x4xf32> init(zeros) hf "stash.dx.{}" stacked
 // CHECK-DAG: graph.variable @stash.blk.1 : tensor<6x2x4xf32>
 // CHECK-NOT: @stash.blk.0
 // CHECK-NOT: func.func @forward_grad
@@ -54,7 +55,7 @@
 // CHECK-NEXT: } {ferry.micro_batches}
 // CHECK-NEXT: }
 
-// Head forward + backward: x row 2 in, loss into the metric, dx row 0 out.
+// Head forward + backward: x row 2 in, loss into the metric, dx out.
 // CHECK: scf.for [[I:%[a-z0-9]+]] = [[C0]] to [[GA]] step [[C1]] {
 // CHECK-NEXT: [[RL:%.*]] = arith.muli [[L2]], [[GA]]
 // CHECK-NEXT: [[AT:%.*]] = arith.addi [[RL]], [[I]]
@@ -62,13 +63,17 @@
 // CHECK: [[LOSS:%.*]]:2 = func.call @head_fwd([[H]],
 // CHECK-NEXT: graph.accumulate [[LOSS]]#0 into @metric.loss
 // CHECK: [[DH:%.*]] = func.call @head_bwd([[H]],
-// CHECK: graph.store [[DH]] into @stash.dx[
+// CHECK: [[D0:%.*]] = arith.muli [[C0]], [[GA]]
+// CHECK-NEXT: [[DAT:%.*]] = arith.addi [[D0]], [[I]]
+// CHECK-NEXT: graph.store [[DH]] into @stash.dx[[[DAT]]]
 // CHECK-NEXT: } {ferry.micro_batches}
 
-// Layers backward: dx[k, i] -> dx[k + 1, i], layer L-1-k's stash entries.
+// Layers backward: dx[i] -> dx[i] in place, layer L-1-k's stash entries.
 // CHECK: scf.for [[K:%[a-z0-9]+]] = [[C0]] to [[L2]] step [[C1]] {
 // CHECK-NEXT: scf.for [[I:%[a-z0-9]+]] = [[C0]] to [[GA]] step [[C1]] {
-// CHECK: [[DY:%.*]] = graph.parameter_slice @stash.dx[
+// CHECK-NEXT: [[D0:%.*]] = arith.muli [[C0]], [[GA]]
+// CHECK-NEXT: [[DAT:%.*]] = arith.addi [[D0]], [[I]]
+// CHECK-NEXT: [[DY:%.*]] = graph.parameter_slice @stash.dx[[[DAT]]]
 // CHECK-NEXT: [[LAYER:%.*]] = arith.subi [[C1]], [[K]]
 // CHECK-NEXT: [[RS:%.*]] = arith.muli [[LAYER]], [[GA]]
 // CHECK-NEXT: [[S:%.*]] = arith.addi [[RS]], [[I]]
@@ -76,11 +81,11 @@
 // CHECK-NEXT: graph.parameter_slice @stash.blk.1[[[S]]]
 // CHECK: [[G:%.*]]:2 = func.call @blk_bwd(
 // CHECK-NEXT: graph.accumulate [[G]]#1 into @grad.layer.w[[[LAYER]]]
-// CHECK: graph.store [[G]]#0 into @stash.dx[
+// CHECK: graph.store [[G]]#0 into @stash.dx[[[DAT]]]
 // CHECK-NEXT: } {ferry.micro_batches}
 // CHECK-NEXT: }
 
-// Embeddings backward: dx row 2.
+// Embeddings backward: dx.
 // CHECK: scf.for [[I:%[a-z0-9]+]] = [[C0]] to [[GA]] step [[C1]] {
 // CHECK: [[DE:%.*]] = graph.parameter_slice @stash.dx[
 // CHECK-NEXT: [[GE:%.*]] = func.call @embed_bwd({{.*}}, [[DE]])
