@@ -11,20 +11,24 @@
 // each block getting its own loop over the GA micro-batches; a layer loop
 // becomes the outer loop of its block:
 //
-//   scf.for %i { embeddings fwd(%i) }                 // stores x[0, i]
-//   scf.for %l { scf.for %i { layer fwd(%l, %i) } }   // x[l, i] -> x[l+1, i]
-//   scf.for %i { heads fwd + bwd(%i) }                // x[L, i] -> dx[i]
-//   scf.for %k { scf.for %i { layer bwd(%k, %i) } }   // dx[i] -> dx[i]
-//   scf.for %i { embeddings bwd(%i) }                 // dx[i]
+//   scf.for %i { embeddings fwd(%i) }                 // -> carry[i]
+//   scf.for %l { scf.for %i { layer fwd(%l, %i) } }   // carry[i] -> x[l, i],
+//                                                     //   carry[i]
+//   scf.for %i { heads fwd + bwd(%i) }                // carry[i] -> carry[i]
+//   scf.for %k { scf.for %i { layer bwd(%k, %i) } }   // carry[i] -> carry[i]
+//   scf.for %i { embeddings bwd(%i) }                 // carry[i]
 //
 // So each layer's weights are read once per block and used GA times, which is
 // what makes streaming them from host memory affordable (phased execution).
 //
 // Values crossing blocks live in variables with one entry per micro-batch:
-// the forward layer loop's carried activation in `@stash.x` laid out rows x
-// GA (entry = row * GA + i, L + 1 rows: the backward reads every row), the
-// backward's in `@stash.dx` (entry = i, one row: each layer reads the
-// gradient the layer above wrote and overwrites it), anything else in
+// what the layer loops carry (the activation forward, its gradient
+// backward) in `@stash.carry` (entry = i: each layer reads what the layer
+// before wrote and overwrites it, so one row of GA entries, small enough to
+// stay on the device under a budget); every layer's input, which the
+// backward reads again, in `@stash.x` laid out rows x GA (entry = l * GA +
+// i, stored by layer l as it starts; only when there is a backward);
+// anything else in
 // `@stash.mb.<n>` (entry = i). Variables the micro-batch body overwrites
 // (stash) get GA entries per original entry (entry e -> e * GA + i).
 // Cheap values (constants, index arithmetic, reads of parameters and inputs,
@@ -78,7 +82,6 @@ struct BatchSerialisePass
 struct Buffered {
   std::string var;
   int64_t row = 0;
-  bool oneRow = false; // a layer loop reading and writing the same row
 };
 
 int64_t constantIndex(Value v) {
@@ -133,6 +136,8 @@ public:
   // variable already has it (row l = layer l's input), so they alias it.
   llvm::StringMap<std::string> aliases;
   llvm::DenseSet<Operation *> aliasStores;
+  // Forward layer loops -> the rows variable holding every layer's input.
+  DenseMap<Operation *, std::string> layerInputs;
 };
 
 // Top-level op of the micro-batch body that contains `op` (or null).
@@ -211,7 +216,19 @@ LogicalResult Serialiser::declareBuffers() {
     var.setHfName((var.getSymName() + ".{}").str());
     return var.getSymName().str();
   };
-  // Layer loops: their carried value in rows x GA.
+  // Layer loops: the value they carry flows through one row of GA entries,
+  // @stash.carry, each micro-batch's entry read and overwritten in place by
+  // every layer (forward: the activation; backward: its gradient), small
+  // enough to stay on the device under a budget. The backward also needs
+  // every layer's input: the forward stores them in @stash.x, rows x GA.
+  bool hasBackward = false;
+  for (auto &seg : segments)
+    if (auto loop = dyn_cast<scf::ForOp>(seg.front()))
+      loop.walk([&](func::CallOp call) {
+        hasBackward |= call.getCallee().ends_with("_bwd");
+      });
+  std::string carry;
+  Type carryType;
   for (auto &seg : segments) {
     auto loop = dyn_cast<scf::ForOp>(seg.front());
     if (!loop)
@@ -220,7 +237,6 @@ LogicalResult Serialiser::declareBuffers() {
     loop.walk([&](func::CallOp call) {
       backward |= call.getCallee().ends_with("_bwd");
     });
-    std::string name = backward ? "stash.dx" : "stash.x";
     auto type = dyn_cast<RankedTensorType>(loop.getInitArgs()[0].getType());
     if (!type)
       return loop.emitOpError() << "ferry-batch-serialise: a layer loop must "
@@ -232,19 +248,26 @@ LogicalResult Serialiser::declareBuffers() {
       return loop.emitOpError()
              << "ferry-batch-serialise: a layer loop's initial value must be "
                 "computed by the micro-batch body";
-    if (backward) {
-      // The backward's carried gradient is read once, by the next layer
-      // down: one row of GA entries, each micro-batch's entry read and
-      // rewritten in place by every layer (L times less memory, small
-      // enough to stay on the device under a budget).
-      name = declare(name, type, gaCount);
-      buffers[init] = {name, 0, true};
-      buffers[loop.getResult(0)] = {name, 0, true};
-      continue;
+    if (carry.empty() || carryType != type) {
+      // One carry for every program (@train_step and @eval_step never run
+      // at once, and each writes its carry before reading it).
+      auto existing = symbols.lookup<VariableOp>("stash.carry");
+      RankedTensorType want = RankedTensorType::get(
+          [&] {
+            SmallVector<int64_t> shape = {gaCount};
+            shape.append(type.getShape().begin(), type.getShape().end());
+            return shape;
+          }(),
+          type.getElementType());
+      carry = existing && existing.getTensorType() == want
+                  ? existing.getSymName().str()
+                  : declare("stash.carry", type, gaCount);
+      carryType = type;
     }
-    name = declare(name, type, (rows + 1) * gaCount);
-    buffers[init] = {name, 0};
-    buffers[loop.getResult(0)] = {name, rows};
+    buffers[init] = {carry, 0};
+    buffers[loop.getResult(0)] = {carry, 0};
+    if (!backward && hasBackward)
+      layerInputs[loop] = declare("stash.x", type, rows * gaCount);
   }
   // Any other value used in a later block: one entry per micro-batch.
   for (auto [k, seg] : llvm::enumerate(segments))
@@ -405,13 +428,16 @@ void Serialiser::findAliases() {
     auto layers = dyn_cast<scf::ForOp>(seg.front());
     if (!layers)
       continue;
+    auto rows = layerInputs.find(layers);
+    if (rows == layerInputs.end())
+      continue;
     for (Operation &op : layers.getBody()->without_terminator()) {
       auto st = dyn_cast<StoreOp>(op);
       if (!st || st.getValue() != layers.getRegionIterArgs()[0] ||
           st.getLayer() != layers.getInductionVar() ||
           stores.lookup(st.getName()) != 1 || !scratch.contains(st.getName()))
         continue;
-      aliases[st.getName()] = buffers.lookup(layers.getResult(0)).var;
+      aliases[st.getName()] = rows->second;
       aliasStores.insert(st);
     }
   }
@@ -440,7 +466,8 @@ LogicalResult Serialiser::run() {
       }
       continue;
     }
-    // scf.for %l { scf.for %i { x = rows[l, i]; body; rows[l + 1, i] = y } }
+    // scf.for %l { scf.for %i { x = carry[i]; rows[l, i] = x (forward);
+    //                            body; carry[i] = y } }
     Value upper = arith::ConstantIndexOp::create(
         b, loc, constantIndex(layers.getUpperBound()));
     auto outer = scf::ForOp::create(b, loc, zero, upper, one);
@@ -450,20 +477,21 @@ LogicalResult Serialiser::run() {
     loop->setAttr("ferry.micro_batches", b.getUnitAttr());
     OpBuilder ib = OpBuilder::atBlockBegin(loop.getBody());
     Value l = outer.getInductionVar(), i = loop.getInductionVar();
-    const Buffered &rows = buffers.lookup(layers.getResult(0));
+    const Buffered &flow = buffers.lookup(layers.getResult(0));
     IRMapping map;
     map.map(layers.getInductionVar(), l);
-    Value x = ParameterSliceOp::create(
-        ib, loc, layers.getRegionIterArgs()[0].getType(), rows.var,
-        rows.oneRow ? index(ib, loc, Value(), 0, i) : index(ib, loc, l, 0, i));
+    Value x = ParameterSliceOp::create(ib, loc,
+                                       layers.getRegionIterArgs()[0].getType(),
+                                       flow.var, index(ib, loc, Value(), 0, i));
     map.map(layers.getRegionIterArgs()[0], x);
+    if (auto rows = layerInputs.find(layers); rows != layerInputs.end())
+      StoreOp::create(ib, loc, x, rows->second, index(ib, loc, l, 0, i));
     for (Operation &op : layers.getBody()->without_terminator())
       if (!aliasStores.contains(&op))
         cloneInto(&op, map, ib, i);
     auto yield = cast<scf::YieldOp>(layers.getBody()->getTerminator());
-    Value next = rows.oneRow ? Value() : arith::AddIOp::create(ib, loc, l, one);
-    StoreOp::create(ib, loc, materialise(yield.getOperand(0), map, ib, i),
-                    rows.var, index(ib, loc, next, 0, i));
+    Value y = materialise(yield.getOperand(0), map, ib, i);
+    StoreOp::create(ib, loc, y, flow.var, index(ib, loc, Value(), 0, i));
   }
   ga.erase();
   return success();

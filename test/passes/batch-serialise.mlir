@@ -4,22 +4,26 @@
 // and a head, GA = 3 (global batch 6, micro-batch 2). @train_step's one
 // micro-batch loop around @forward_grad becomes one loop over the 3
 // micro-batches per block, the layer loops outermost:
-// * x rows: @stash.x has (2 + 1) x 3 entries, row 0 from the embeddings,
-//   row l + 1 from layer l, entry = row * 3 + i; @stash.dx has one row of 3
-//   entries (entry = i): the head writes it, each layer of the backward
-//   reads and overwrites it, the embeddings' backward reads it;
+// * the value flowing through the network (the activation forward, its
+//   gradient backward) lives in @stash.carry, one row of 3 entries (entry
+//   = i): the embeddings write it, each layer reads and overwrites it, the
+//   head turns it into the gradient, the embeddings' backward reads it;
+// * every layer's input, which the backward reads again, goes to @stash.x
+//   (2 x 3 entries, entry = l * 3 + i) as the layer starts;
 // * the layer loop's own stash gets 3 entries per layer (index l * 3 + i),
-//   except the layer input @stash.blk.0, which is x row l: the backward reads
-//   @stash.x instead and the copy is neither declared nor stored;
+//   except the layer input @stash.blk.0, which is @stash.x row l: the
+//   backward reads @stash.x instead and the copy is neither declared nor
+//   stored;
 // * the sample offset (dropout masks) and input reads are recomputed per
 //   block from the micro-batch index; the metric and gradient accumulations
 //   stay in the block that computes them.
 // @forward_grad is gone (its body was inlined).
 
-// CHECK-DAG: graph.variable @stash.x : tensor<9x2x4xf32> init(zeros) hf "stash.x.{}" stacked
-// CHECK-DAG: graph.variable @stash.dx : tensor<3x2x4xf32> init(zeros) hf "stash.dx.{}" stacked
+// CHECK-DAG: graph.variable @stash.carry : tensor<3x2x4xf32> init(zeros) hf "stash.carry.{}" stacked
+// CHECK-DAG: graph.variable @stash.x : tensor<6x2x4xf32> init(zeros) hf "stash.x.{}" stacked
 // CHECK-DAG: graph.variable @stash.blk.1 : tensor<6x2x4xf32>
 // CHECK-NOT: @stash.blk.0
+// CHECK-NOT: @stash.dx
 // CHECK-NOT: func.func @forward_grad
 
 // CHECK-LABEL: func.func @train_step(
@@ -28,52 +32,52 @@
 // CHECK-DAG: [[C1:%.*]] = arith.constant 1 : index
 // CHECK-DAG: [[GA:%.*]] = arith.constant 3 : index
 
-// Embeddings: x row 0.
+// Embeddings: into the carry.
 // CHECK: scf.for [[I:%[a-z0-9]+]] = [[C0]] to [[GA]] step [[C1]] {
 // CHECK-NEXT: [[X:%.*]] = graph.parameter_slice @input.x[[[I]]]
 // CHECK: [[E:%.*]] = func.call @embed_fwd([[X]],
 // CHECK: [[R0:%.*]] = arith.muli [[C0]], [[GA]]
 // CHECK-NEXT: [[AT:%.*]] = arith.addi [[R0]], [[I]]
-// CHECK-NEXT: graph.store [[E]] into @stash.x[[[AT]]]
+// CHECK-NEXT: graph.store [[E]] into @stash.carry[[[AT]]]
 // CHECK-NEXT: } {ferry.micro_batches}
 
-// Layers forward: for l { for i { x[l, i] -> x[l + 1, i] } }.
+// Layers forward: for l { for i { x = carry[i]; x[l, i] = x; carry[i] = y } }.
 // CHECK: [[L2:%.*]] = arith.constant 2 : index
 // CHECK-NEXT: scf.for [[L:%[a-z0-9]+]] = [[C0]] to [[L2]] step [[C1]] {
 // CHECK-NEXT: scf.for [[I:%[a-z0-9]+]] = [[C0]] to [[GA]] step [[C1]] {
+// CHECK-NEXT: [[C0I:%.*]] = arith.muli [[C0]], [[GA]]
+// CHECK-NEXT: [[CI:%.*]] = arith.addi [[C0I]], [[I]]
+// CHECK-NEXT: [[XL:%.*]] = graph.parameter_slice @stash.carry[[[CI]]]
 // CHECK-NEXT: [[RL:%.*]] = arith.muli [[L]], [[GA]]
 // CHECK-NEXT: [[AT:%.*]] = arith.addi [[RL]], [[I]]
-// CHECK-NEXT: [[XL:%.*]] = graph.parameter_slice @stash.x[[[AT]]]
+// CHECK-NEXT: graph.store [[XL]] into @stash.x[[[AT]]]
 // CHECK-NEXT: [[W:%.*]] = graph.parameter_slice @layer.w[[[L]]]
 // CHECK: [[OFF:%.*]] = arith.addi
 // CHECK-NEXT: [[Y:%.*]]:2 = func.call @blk_fwd([[XL]], {{.*}}, [[L]], [[OFF]], [[W]])
 // CHECK-NEXT: graph.store [[Y]]#1 into @stash.blk.1[[[AT]]]
-// CHECK-NEXT: [[NEXT:%.*]] = arith.addi [[L]], [[C1]]
-// CHECK-NEXT: [[RN:%.*]] = arith.muli [[NEXT]], [[GA]]
-// CHECK-NEXT: [[ATN:%.*]] = arith.addi [[RN]], [[I]]
-// CHECK-NEXT: graph.store [[Y]]#0 into @stash.x[[[ATN]]]
+// CHECK-NEXT: graph.store [[Y]]#0 into @stash.carry[[[CI]]]
 // CHECK-NEXT: } {ferry.micro_batches}
 // CHECK-NEXT: }
 
-// Head forward + backward: x row 2 in, loss into the metric, dx out.
+// Head forward + backward: the carry in, loss into the metric, its
+// gradient back into the carry.
 // CHECK: scf.for [[I:%[a-z0-9]+]] = [[C0]] to [[GA]] step [[C1]] {
-// CHECK-NEXT: [[RL:%.*]] = arith.muli [[L2]], [[GA]]
+// CHECK-NEXT: [[RL:%.*]] = arith.muli [[C0]], [[GA]]
 // CHECK-NEXT: [[AT:%.*]] = arith.addi [[RL]], [[I]]
-// CHECK-NEXT: [[H:%.*]] = graph.parameter_slice @stash.x[[[AT]]]
+// CHECK-NEXT: [[H:%.*]] = graph.parameter_slice @stash.carry[[[AT]]]
 // CHECK: [[LOSS:%.*]]:2 = func.call @head_fwd([[H]],
 // CHECK-NEXT: graph.accumulate [[LOSS]]#0 into @metric.loss
 // CHECK: [[DH:%.*]] = func.call @head_bwd([[H]],
-// CHECK: [[D0:%.*]] = arith.muli [[C0]], [[GA]]
-// CHECK-NEXT: [[DAT:%.*]] = arith.addi [[D0]], [[I]]
-// CHECK-NEXT: graph.store [[DH]] into @stash.dx[[[DAT]]]
+// CHECK-NEXT: graph.store [[DH]] into @stash.carry[[[AT]]]
 // CHECK-NEXT: } {ferry.micro_batches}
 
-// Layers backward: dx[i] -> dx[i] in place, layer L-1-k's stash entries.
+// Layers backward: carry[i] -> carry[i] in place, layer L-1-k's input and
+// stash entries.
 // CHECK: scf.for [[K:%[a-z0-9]+]] = [[C0]] to [[L2]] step [[C1]] {
 // CHECK-NEXT: scf.for [[I:%[a-z0-9]+]] = [[C0]] to [[GA]] step [[C1]] {
 // CHECK-NEXT: [[D0:%.*]] = arith.muli [[C0]], [[GA]]
 // CHECK-NEXT: [[DAT:%.*]] = arith.addi [[D0]], [[I]]
-// CHECK-NEXT: [[DY:%.*]] = graph.parameter_slice @stash.dx[[[DAT]]]
+// CHECK-NEXT: [[DY:%.*]] = graph.parameter_slice @stash.carry[[[DAT]]]
 // CHECK-NEXT: [[LAYER:%.*]] = arith.subi [[C1]], [[K]]
 // CHECK-NEXT: [[RS:%.*]] = arith.muli [[LAYER]], [[GA]]
 // CHECK-NEXT: [[S:%.*]] = arith.addi [[RS]], [[I]]
@@ -81,13 +85,13 @@
 // CHECK-NEXT: graph.parameter_slice @stash.blk.1[[[S]]]
 // CHECK: [[G:%.*]]:2 = func.call @blk_bwd(
 // CHECK-NEXT: graph.accumulate [[G]]#1 into @grad.layer.w[[[LAYER]]]
-// CHECK: graph.store [[G]]#0 into @stash.dx[[[DAT]]]
+// CHECK-NEXT: graph.store [[G]]#0 into @stash.carry[[[DAT]]]
 // CHECK-NEXT: } {ferry.micro_batches}
 // CHECK-NEXT: }
 
-// Embeddings backward: dx.
+// Embeddings backward: the carry.
 // CHECK: scf.for [[I:%[a-z0-9]+]] = [[C0]] to [[GA]] step [[C1]] {
-// CHECK: [[DE:%.*]] = graph.parameter_slice @stash.dx[
+// CHECK: [[DE:%.*]] = graph.parameter_slice @stash.carry[
 // CHECK-NEXT: [[GE:%.*]] = func.call @embed_bwd({{.*}}, [[DE]])
 // CHECK-NEXT: graph.accumulate [[GE]] into @grad.emb
 // CHECK-NEXT: } {ferry.micro_batches}

@@ -28,6 +28,8 @@
 // CHECK-NEXT: rt.kernel "load" buffers [array<i64: 65536, 0, 0, 0, 65536>, array<i64: 65536, [[W:[0-9]+]]>] ints [array<i64: 65536>, array<i64: [[E:[0-9]+]]>]
 // CHECK-NEXT: rt.kernel "wait" buffers [] ints [array<i64: [[E]]>]
 // CHECK-NEXT: rt.loop r 3 count 2 {
+// The layer's input (@stash.carry) kept for the backward (@stash.x).
+// CHECK-NEXT: rt.kernel "copy"
 // CHECK-NEXT: rt.kernel "gemm" buffers [{{.*}}, array<i64: 65536, [[W]]>, {{.*}}]
 // CHECK-NOT: "store"
 // CHECK: rt.kernel "phase_end" buffers [] ints [array<i64: 1>]

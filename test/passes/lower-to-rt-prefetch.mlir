@@ -26,6 +26,8 @@
 // CHECK-NEXT: rt.kernel "wait" buffers [] ints [array<i64: [[E]]>]
 // CHECK-NEXT: rt.kernel "load" buffers [array<i64: 65536, 65536, 0, 0, 65536>, array<i64: 65536, {{[0-9]+}}, {{.*}}, -65536>] ints [array<i64: 65536>, array<i64: [[E]]>, array<i64: 1, 0, 0, 1>, array<i64: 2>]
 // CHECK-NEXT: rt.loop r 3 count 2 {
+// The layer's input (@stash.carry) kept for the backward (@stash.x).
+// CHECK-NEXT: rt.kernel "copy"
 // CHECK-NEXT: rt.kernel "gemm" buffers [{{.*}}, array<i64: 65536, [[B]], {{.*}}, 65536>, {{.*}}]
 // CHECK: rt.kernel "phase_end" buffers [] ints [array<i64: 1>]
 // CHECK-NEXT: }
