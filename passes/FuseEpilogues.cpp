@@ -63,7 +63,8 @@ struct FuseEpiloguesPass
 
 bool isPowerOfTwo(double f) {
   int exponent;
-  return f != 0.0 && std::isfinite(f) && std::fabs(std::frexp(f, &exponent)) == 0.5;
+  return f != 0.0 && std::isfinite(f) &&
+         std::fabs(std::frexp(f, &exponent)) == 0.5;
 }
 
 // The only user of `v`, if it has exactly one and it is in `block`.
@@ -83,7 +84,8 @@ ReduceOp biasGradientOf(Value lhs, MatmulOp matmul, DominanceInfo &dominance) {
     dy = reshape.getInput();
   auto type = cast<RankedTensorType>(dy.getType());
   if (type.getRank() < 2 ||
-      type.getShape().back() != cast<RankedTensorType>(lhs.getType()).getShape().back())
+      type.getShape().back() !=
+          cast<RankedTensorType>(lhs.getType()).getShape().back())
     return nullptr;
   for (Operation *user : dy.getUsers()) {
     auto reduce = dyn_cast<ReduceOp>(user);

@@ -254,7 +254,7 @@ private:
 
 public:
   std::string programName;
-  int matmulInputs = 0; // 1 bf16, 2 fp16 (training.precision)
+  int matmulInputs = 0;      // 1 bf16, 2 fp16 (training.precision)
   int64_t gemmWorkspace = 0; // cuBLASLt scratch bytes per GEMM
 };
 
@@ -576,10 +576,10 @@ LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
     emit("tanh_grad", all(), {numElements(r0.getType())});
   } else if (isa<MatmulOp, FusedMatmulOp>(op)) {
     auto fused = dyn_cast<FusedMatmulOp>(op);
-    bool transA = fused ? fused.getTransposeLhs()
-                        : cast<MatmulOp>(op).getTransposeLhs();
-    bool transB = fused ? fused.getTransposeRhs()
-                        : cast<MatmulOp>(op).getTransposeRhs();
+    bool transA =
+        fused ? fused.getTransposeLhs() : cast<MatmulOp>(op).getTransposeLhs();
+    bool transB =
+        fused ? fused.getTransposeRhs() : cast<MatmulOp>(op).getTransposeRhs();
     ArrayRef<int64_t> a = shapeOf(op.getOperand(0)),
                       b = shapeOf(op.getOperand(1)), c = shapeOf(r0);
     int64_t m = c[c.size() - 2], n = c.back();
@@ -618,15 +618,15 @@ LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
       // planned like any temporary (4 bytes per input element: the CPU
       // backend keeps them as fp32, the CUDA backend as bf16). After them,
       // `gemmWorkspace` bytes of scratch for cuBLASLt (CUDA backend).
-      int64_t elements =
-          matmulInputs == 0
-              ? 0
-              : batch * m * k + (shared ? k * n : batch * k * n);
+      int64_t elements = matmulInputs == 0
+                             ? 0
+                             : batch * m * k + (shared ? k * n : batch * k * n);
       int64_t bytes = 4 * elements + gemmWorkspace;
       if (bytes > 0) {
         Buffer w;
         w.bytes = bytes;
-        w.label = matmulInputs != 0 ? "bf16 matmul workspace" : "gemm workspace";
+        w.label =
+            matmulInputs != 0 ? "bf16 matmul workspace" : "gemm workspace";
         buffers.push_back(w);
         bufs.push_back(
             Ref{static_cast<int>(buffers.size() - 1), Affine(), w.bytes});
@@ -682,9 +682,9 @@ LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
     ints.append({n, perSample, 0,
                  static_cast<int64_t>(random::purposeHash(
                      op.getAttrOfType<StringAttr>("purpose").getValue()))});
-    Instr &in = emit(
-        kernel, all(), ints,
-        {op.getAttrOfType<FloatAttr>("probability").getValueAsDouble()});
+    Instr &in =
+        emit(kernel, all(), ints,
+             {op.getAttrOfType<FloatAttr>("probability").getValueAsDouble()});
     in.ints[first + 2] = *seed;
     in.ints.push_back(*layer);
     in.ints.push_back(*offset);
@@ -1277,8 +1277,10 @@ struct Staging {
         loop->in.parityRegister = registers++;
       int64_t p = loop->in.parityRegister, r = loop->in.loopRegister;
       auto [events, added] = loopEvents.try_emplace(loop);
-      if (added)
-        events->second = {nextEvent++, nextEvent++};
+      if (added) {
+        events->second = {nextEvent, nextEvent + 1};
+        nextEvent += 2;
+      }
       auto [in, out] = events->second;
       t.bytes = 2 * bytes;
       buffers.push_back(t);

@@ -31,9 +31,9 @@ struct LoweringPipelineOptions {
   std::vector<std::string> programs; // entry functions to lower (all: empty)
   int64_t deviceMemoryLimit = 0;     // execution.device_memory_limit (0: none)
   bool prefetch = true;              // execution.prefetch
-  int matmulInputs = 0;              // training.precision: 0 fp32, 1 bf16, 2 fp16
-  bool fusion = true;                // execution.fusion
-  int64_t gemmWorkspace = 0;         // cuBLASLt scratch per GEMM (cuda)
+  int matmulInputs = 0;      // training.precision: 0 fp32, 1 bf16, 2 fp16
+  bool fusion = true;        // execution.fusion
+  int64_t gemmWorkspace = 0; // cuBLASLt scratch per GEMM (cuda)
 };
 void buildLoweringPipeline(mlir::OpPassManager &pm,
                            const LoweringPipelineOptions &options);

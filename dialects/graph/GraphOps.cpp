@@ -281,10 +281,9 @@ static LogicalResult verifyMatmulShapes(Operation *op, Value lhsValue,
   RankedTensorType lhs = tensorOf(lhsValue);
   RankedTensorType rhs = tensorOf(rhsValue);
   if (lhs.getRank() < 2 || rhs.getRank() < 2)
-    return op->emitOpError()
-           << "expects operands of rank 2 or more, found "
-           << shapeString(lhs.getShape()) << " and "
-           << shapeString(rhs.getShape());
+    return op->emitOpError() << "expects operands of rank 2 or more, found "
+                             << shapeString(lhs.getShape()) << " and "
+                             << shapeString(rhs.getShape());
   if (failed(verifySameElementType(
           op, {{"lhs", lhsValue}, {"rhs", rhsValue}, {"result", result}})))
     return failure();
@@ -420,7 +419,8 @@ static LogicalResult verifySoftmax(Operation *op, Value inputValue,
            << "expects mask [batch = " << input.getDimSize(0)
            << ", keys = " << input.getShape().back() << "], found shape "
            << shapeString(mask.getShape());
-  return verifySameElementType(op, {{"input", inputValue}, {"mask", maskValue}});
+  return verifySameElementType(op,
+                               {{"input", inputValue}, {"mask", maskValue}});
 }
 
 LogicalResult SoftmaxOp::verify() {

@@ -94,8 +94,8 @@ struct DataConfig {
   std::string format; // auto | hdf5 | tfrecord
   bool shuffle = false;
   int64_t synthetic_samples = 0; // pool size of --data synthetic
-  std::string eval_path;   // evaluation set: a file, directory or glob
-  int64_t eval_samples = 0; // samples of it to evaluate (0: all)
+  std::string eval_path;         // evaluation set: a file, directory or glob
+  int64_t eval_samples = 0;      // samples of it to evaluate (0: all)
 };
 
 struct CheckpointConfig {

@@ -143,6 +143,22 @@ public:
     checkCuda(cudaStreamSynchronize(loads_), "copy stream (loads)");
     checkCuda(cudaStreamSynchronize(stores_), "copy stream (stores)");
     checkCuda(cudaStreamSynchronize(compute_), "compute stream");
+    // The index checks the CPU backend makes before its kernels, made by
+    // the kernels here: report what they skipped.
+    if (unsigned bad = cuda::takeIndexErrors()) {
+      std::string kinds;
+      for (auto [bit, what] :
+           {std::pair<unsigned, const char *>{1, "embedding ids"},
+            {2, "masked-LM positions"},
+            {4, "labels"}})
+        if (bad & bit)
+          kinds += (kinds.empty() ? "" : ", ") + std::string(what);
+      throw RuntimeError(fmt::format(
+          "program {}: {} outside the model's range reached the GPU (the "
+          "kernels skipped them); the input data does not match the model "
+          "(vocabulary, sequence length or classes)",
+          name, kinds));
+    }
   }
 
   uint64_t arenaBytes() const override { return arenaBytes_; }
@@ -206,9 +222,8 @@ private:
     }
     inFlight_.resize(kept);
     for (const Transfer &t : inFlight_)
-      if (t.store != store &&
-          ((t.hostBegin < h + bytes && h < t.hostEnd) ||
-           (t.deviceBegin < d + bytes && d < t.deviceEnd)))
+      if (t.store != store && ((t.hostBegin < h + bytes && h < t.hostEnd) ||
+                               (t.deviceBegin < d + bytes && d < t.deviceEnd)))
         checkCuda(cudaStreamWaitEvent(stream, t.done, 0), "stream wait");
   }
   cudaEvent_t pooledEvent() {
@@ -316,12 +331,12 @@ private:
         // Overlapping ranges (memmove on the CPU): through a temporary.
         void *staged = nullptr;
         checkCuda(cudaMallocAsync(&staged, bytes, s), "copy staging");
-        checkCuda(cudaMemcpyAsync(staged, buf[0], bytes,
-                                  cudaMemcpyDeviceToDevice, s),
-                  "copy");
-        checkCuda(cudaMemcpyAsync(buf[1], staged, bytes,
-                                  cudaMemcpyDeviceToDevice, s),
-                  "copy");
+        checkCuda(
+            cudaMemcpyAsync(staged, buf[0], bytes, cudaMemcpyDeviceToDevice, s),
+            "copy");
+        checkCuda(
+            cudaMemcpyAsync(buf[1], staged, bytes, cudaMemcpyDeviceToDevice, s),
+            "copy");
         checkCuda(cudaFreeAsync(staged, s), "copy staging");
         break;
       }
@@ -428,7 +443,7 @@ private:
       cuda::attentionMask(s, i32(0), f(1), I(0), static_cast<float>(F(0)));
       break;
     case Kernel::Embedding:
-      cuda::embedding(s, f(0), i32(1), f(2), I(0), I(1));
+      cuda::embedding(s, f(0), i32(1), f(2), I(0), I(1), I(2));
       break;
     case Kernel::EmbeddingGrad:
       cuda::embeddingGrad(s, i32(0), f(1), f(2), I(0), I(1), I(2),
@@ -498,20 +513,17 @@ private:
                     static_cast<uint64_t>(I(5)), static_cast<float>(F(0)));
       break;
     case Kernel::SoftmaxDropout:
-      cuda::softmaxDropout(s, f(0), f(1), f(2), f(3), I(0), I(1), I(2), I(4),
-                           static_cast<uint64_t>(I(5)),
-                           static_cast<uint32_t>(I(6)),
-                           static_cast<uint32_t>(I(7)),
-                           static_cast<uint64_t>(I(8)),
-                           static_cast<float>(F(0)));
+      cuda::softmaxDropout(
+          s, f(0), f(1), f(2), f(3), I(0), I(1), I(2), I(4),
+          static_cast<uint64_t>(I(5)), static_cast<uint32_t>(I(6)),
+          static_cast<uint32_t>(I(7)), static_cast<uint64_t>(I(8)),
+          static_cast<float>(F(0)));
       break;
     case Kernel::DropoutSoftmaxGrad:
-      cuda::dropoutSoftmaxGrad(s, f(0), f(1), f(2), I(0), I(1), I(3),
-                               static_cast<uint64_t>(I(4)),
-                               static_cast<uint32_t>(I(5)),
-                               static_cast<uint32_t>(I(6)),
-                               static_cast<uint64_t>(I(7)),
-                               static_cast<float>(F(0)));
+      cuda::dropoutSoftmaxGrad(
+          s, f(0), f(1), f(2), I(0), I(1), I(3), static_cast<uint64_t>(I(4)),
+          static_cast<uint32_t>(I(5)), static_cast<uint32_t>(I(6)),
+          static_cast<uint64_t>(I(7)), static_cast<float>(F(0)));
       break;
     case Kernel::Transpose: {
       int64_t rank = I(0), dims[6], perm[6];

@@ -27,8 +27,8 @@ int blocksFor(int64_t n) {
 }
 
 #define FERRY_FOR(i, n)                                                        \
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) +           \
-                   threadIdx.x;                                                \
+  for (int64_t i =                                                             \
+           blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;        \
        i < (n); i += static_cast<int64_t>(blockDim.x) * gridDim.x)
 
 // A reduction over the block (sum or max); every thread gets the result.
@@ -92,24 +92,40 @@ __global__ void iotaKernel(int32_t *out, int64_t outer, int64_t size,
   }
 }
 
-__global__ void attentionMaskKernel(const int32_t *mask, float *out,
-                                    int64_t n, float fill) {
+__global__ void attentionMaskKernel(const int32_t *mask, float *out, int64_t n,
+                                    float fill) {
   FERRY_FOR(i, n) out[i] = mask[i] != 0 ? 0.0f : fill;
 }
 
+// Index inputs outside their range (the CPU backend checks them before its
+// kernels run): the access is skipped and the kind recorded here, which the
+// backend reads after each program (takeIndexErrors) and reports.
+__device__ unsigned int indexErrors;
+constexpr unsigned kBadIds = 1, kBadPositions = 2, kBadLabels = 4;
+
+__device__ bool inRange(int64_t value, int64_t limit, unsigned kind) {
+  if (value >= 0 && value < limit)
+    return true;
+  atomicOr(&indexErrors, kind);
+  return false;
+}
+
 __global__ void embeddingKernel(const float *table, const int32_t *ids,
-                                float *out, int64_t rows, int64_t width) {
+                                float *out, int64_t rows, int64_t width,
+                                int64_t vocab) {
   FERRY_FOR(i, rows * width) {
-    out[i] = table[static_cast<int64_t>(ids[i / width]) * width + i % width];
+    int64_t id = ids[i / width];
+    out[i] = inRange(id, vocab, kBadIds) ? table[id * width + i % width] : 0.0f;
   }
 }
 
 __global__ void scatterAddRows(const int32_t *ids, const float *dy,
-                               float *dtable, int64_t rows, int64_t width) {
+                               float *dtable, int64_t rows, int64_t width,
+                               int64_t vocab) {
   FERRY_FOR(i, rows * width) {
-    atomicAdd(&dtable[static_cast<int64_t>(ids[i / width]) * width +
-                      i % width],
-              dy[i]);
+    int64_t id = ids[i / width];
+    if (inRange(id, vocab, kBadIds))
+      atomicAdd(&dtable[id * width + i % width], dy[i]);
   }
 }
 
@@ -118,17 +134,19 @@ __global__ void gatherPositionsKernel(const float *x, const int32_t *pos,
                                       int64_t predictions, int64_t width) {
   FERRY_FOR(i, batch * predictions * width) {
     int64_t w = i % width, bp = i / width, b = bp / predictions;
-    out[i] = x[(b * seq + pos[bp]) * width + w];
+    out[i] = inRange(pos[bp], seq, kBadPositions)
+                 ? x[(b * seq + pos[bp]) * width + w]
+                 : 0.0f;
   }
 }
 
 __global__ void gatherPositionsGradKernel(const int32_t *pos, const float *dy,
-                                          float *dx, int64_t batch,
-                                          int64_t seq, int64_t predictions,
-                                          int64_t width) {
+                                          float *dx, int64_t batch, int64_t seq,
+                                          int64_t predictions, int64_t width) {
   FERRY_FOR(i, batch * predictions * width) {
     int64_t w = i % width, bp = i / width, b = bp / predictions;
-    atomicAdd(&dx[(b * seq + pos[bp]) * width + w], dy[i]);
+    if (inRange(pos[bp], seq, kBadPositions))
+      atomicAdd(&dx[(b * seq + pos[bp]) * width + w], dy[i]);
   }
 }
 
@@ -255,8 +273,8 @@ constexpr int kColumnTile = 32, kRowLanes = 8;
 
 // dscale = sum dy * xhat, dbias = sum dy, per column.
 __global__ void layerNormGradColumns(const float *x, const float *dy,
-                                     float *dscale, float *dbias,
-                                     int64_t rows, int64_t cols, float eps,
+                                     float *dscale, float *dbias, int64_t rows,
+                                     int64_t cols, float eps,
                                      const float *stats) {
   __shared__ double ds[kRowLanes][kColumnTile], db[kRowLanes][kColumnTile];
   int64_t c = blockIdx.x * static_cast<int64_t>(kColumnTile) + threadIdx.x;
@@ -426,8 +444,7 @@ __device__ double reduceStep(int32_t kind, double acc, float v) {
   return kind == 3 ? acc + static_cast<double>(v) * v : acc + v;
 }
 __device__ float reduceFinish(int32_t kind, double acc, int64_t size) {
-  return static_cast<float>(kind == 1 ? acc / static_cast<double>(size)
-                                      : acc);
+  return static_cast<float>(kind == 1 ? acc / static_cast<double>(size) : acc);
 }
 
 // x as [outer, size, inner], inner > 1: blocks of kColumnTile inner
@@ -446,8 +463,7 @@ __global__ void reduceColumnsKernel(int32_t kind, const float *x, float *out,
   if (threadIdx.y == 0 && c < inner) {
     for (int lane = 1; lane < kRowLanes; ++lane) {
       double v = partial[lane][threadIdx.x];
-      acc = kind == 2 ? ((v > acc || v != v) && acc == acc ? v : acc)
-                      : acc + v;
+      acc = kind == 2 ? ((v > acc || v != v) && acc == acc ? v : acc) : acc + v;
     }
     out[o * inner + c] = reduceFinish(kind, acc, size);
   }
@@ -486,7 +502,7 @@ __global__ void crossEntropyKernel(const float *logits, const int32_t *labels,
                                    int64_t cols, int64_t classes) {
   __shared__ float shared[32];
   int64_t r = blockIdx.x;
-  if (weights[r] == 0.0f)
+  if (!inRange(labels[r], classes, kBadLabels) || weights[r] == 0.0f)
     return;
   const float *lr = logits + r * cols;
   float m = -INFINITY;
@@ -503,13 +519,15 @@ __global__ void crossEntropyKernel(const float *logits, const int32_t *labels,
 
 __global__ void crossEntropyGradKernel(const float *logits,
                                        const int32_t *labels,
-                                       const float *weights,
-                                       const float *dloss, float *dlogits,
-                                       int64_t cols, int64_t classes) {
+                                       const float *weights, const float *dloss,
+                                       float *dlogits, int64_t cols,
+                                       int64_t classes) {
   __shared__ float shared[32];
   int64_t r = blockIdx.x;
   const float *lr = logits + r * cols;
   float *dr = dlogits + r * cols;
+  if (threadIdx.x == 0)
+    inRange(labels[r], classes, kBadLabels);
   if (weights[r] == 0.0f) { // as the CPU: unweighted rows (padding) get 0,
     for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) // whatever
       dr[c] = 0.0f;                                          // their logits
@@ -525,9 +543,9 @@ __global__ void crossEntropyGradKernel(const float *logits,
     s += expf(lr[c] - m);
   float inv = 1.0f / blockSum(s, shared);
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-    dr[c] = c < classes ? w * (expf(lr[c] - m) * inv -
-                               (c == labels[r] ? 1.0f : 0.0f))
-                        : 0.0f;
+    dr[c] = c < classes
+                ? w * (expf(lr[c] - m) * inv - (c == labels[r] ? 1.0f : 0.0f))
+                : 0.0f;
 }
 
 // One block per row, the CPU's choice: the first column that holds the
@@ -573,6 +591,7 @@ __global__ void argmaxCorrectKernel(const float *logits, const int32_t *labels,
     __syncthreads();
   }
   if (threadIdx.x == 0) {
+    inRange(labels[r], classes, kBadLabels);
     int64_t nanAt = nanIndex[0], maxAt = index[0];
     int64_t chosen = nanAt >= 0 && (maxAt < 0 || nanAt < maxAt) ? nanAt
                      : maxAt >= 0                               ? maxAt
@@ -604,9 +623,8 @@ struct AdamK {
 // (a non-finite norm under loss scaling).
 __device__ float clipFactor(const AdamK &k, const float *norm,
                             const float *lossScale) {
-  float clip = (k.clipNorm > 0.0f && norm[0] > k.clipNorm)
-                   ? k.clipNorm / norm[0]
-                   : 1.0f;
+  float clip =
+      (k.clipNorm > 0.0f && norm[0] > k.clipNorm) ? k.clipNorm / norm[0] : 1.0f;
   return lossScale ? clip * (1.0f / lossScale[0]) : clip; // as the CPU
 }
 
@@ -636,8 +654,8 @@ __global__ void adamwKernel(float *w, const float *g, float *m, float *v,
 }
 
 // LAMB pass 1: moments, and per segment sum w^2 and u^2 into scratch.
-__global__ void lambMoments(const float *w, const float *g, float *m,
-                            float *v, int64_t n, const float *norm, AdamK k,
+__global__ void lambMoments(const float *w, const float *g, float *m, float *v,
+                            int64_t n, const float *norm, AdamK k,
                             double *scratch, int64_t segments,
                             const float *lossScale) {
   __shared__ double shared[32];
@@ -719,8 +737,8 @@ void gemmEx(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
       static_cast<int>(m), static_cast<int>(k), &alpha, b, type,
       static_cast<int>(transB ? k : n), strideB, a, type,
       static_cast<int>(transA ? m : k), strideA, &beta, c, CUDA_R_32F,
-      static_cast<int>(n), strideC, static_cast<int>(batch),
-      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+      static_cast<int>(n), strideC, static_cast<int>(batch), CUBLAS_COMPUTE_32F,
+      CUBLAS_GEMM_DEFAULT);
   if (status != CUBLAS_STATUS_SUCCESS)
     throw std::runtime_error("cuBLAS gemm failed with status " +
                              std::to_string(static_cast<int>(status)));
@@ -746,8 +764,17 @@ void gemmBf16(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
   uint16_t *wb = wa + extentA;
   roundToHalf(stream, a, wa, extentA, fp16);
   roundToHalf(stream, b, wb, extentB, fp16);
-  gemmEx(handle, stream, batch, m, n, k, transA, transB, alpha, wa, strideA,
-         wb, strideB, beta, c, strideC, fp16 ? 2 : 1);
+  gemmEx(handle, stream, batch, m, n, k, transA, transB, alpha, wa, strideA, wb,
+         strideB, beta, c, strideC, fp16 ? 2 : 1);
+}
+
+unsigned takeIndexErrors() {
+  unsigned errors = 0, zero = 0;
+  if (cudaMemcpyFromSymbol(&errors, indexErrors, sizeof(errors)) !=
+          cudaSuccess ||
+      cudaMemcpyToSymbol(indexErrors, &zero, sizeof(zero)) != cudaSuccess)
+    check("reading the index checks");
+  return errors;
 }
 
 void fill(cudaStream_t s, float *out, int64_t n, float value) {
@@ -766,9 +793,9 @@ void attentionMask(cudaStream_t s, const int32_t *mask, float *out, int64_t n,
   check("attention_mask");
 }
 void embedding(cudaStream_t s, const float *table, const int32_t *ids,
-               float *out, int64_t rows, int64_t width) {
-  embeddingKernel<<<blocksFor(rows * width), kThreads, 0, s>>>(table, ids, out,
-                                                               rows, width);
+               float *out, int64_t rows, int64_t width, int64_t vocab) {
+  embeddingKernel<<<blocksFor(rows * width), kThreads, 0, s>>>(
+      table, ids, out, rows, width, vocab);
   check("embedding");
 }
 void embeddingGrad(cudaStream_t s, const int32_t *ids, const float *dy,
@@ -776,8 +803,8 @@ void embeddingGrad(cudaStream_t s, const int32_t *ids, const float *dy,
                    bool accumulate) {
   if (!accumulate)
     cudaMemsetAsync(dtable, 0, static_cast<size_t>(vocab * width) * 4, s);
-  scatterAddRows<<<blocksFor(rows * width), kThreads, 0, s>>>(ids, dy, dtable,
-                                                              rows, width);
+  scatterAddRows<<<blocksFor(rows * width), kThreads, 0, s>>>(
+      ids, dy, dtable, rows, width, vocab);
   check("embedding_grad");
 }
 void gatherPositions(cudaStream_t s, const float *x, const int32_t *positions,
@@ -789,8 +816,8 @@ void gatherPositions(cudaStream_t s, const float *x, const int32_t *positions,
   check("gather_positions");
 }
 void gatherPositionsGrad(cudaStream_t s, const int32_t *positions,
-                         const float *dy, float *dx, int64_t batch,
-                         int64_t seq, int64_t predictions, int64_t width) {
+                         const float *dy, float *dx, int64_t batch, int64_t seq,
+                         int64_t predictions, int64_t width) {
   cudaMemsetAsync(dx, 0, static_cast<size_t>(batch * seq * width) * 4, s);
   gatherPositionsGradKernel<<<blocksFor(batch * predictions * width), kThreads,
                               0, s>>>(positions, dy, dx, batch, seq,
@@ -876,8 +903,8 @@ void layerNormGrad(cudaStream_t s, const float *x, const float *scale,
   rowStats<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(x, stats, cols,
                                                             eps);
   dim3 tile(kColumnTile, kRowLanes);
-  layerNormGradColumns<<<static_cast<unsigned>(
-                             (cols + kColumnTile - 1) / kColumnTile),
+  layerNormGradColumns<<<static_cast<unsigned>((cols + kColumnTile - 1) /
+                                               kColumnTile),
                          tile, 0, s>>>(x, dy, dscale, dbias, rows, cols, eps,
                                        stats);
   cudaFreeAsync(stats, s);
@@ -896,12 +923,12 @@ void softmaxGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
   if (rows <= 0)
     return;
   softmaxGradKernel<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(y, dy, dx,
-                                                                    cols);
+                                                                     cols);
   check("softmax_grad");
 }
 void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
-             int64_t perSample, uint64_t seed, uint32_t purpose,
-             uint32_t layer, uint64_t sampleOffset, float p) {
+             int64_t perSample, uint64_t seed, uint32_t purpose, uint32_t layer,
+             uint64_t sampleOffset, float p) {
   if (n <= 0)
     return;
   if (p == 0.0f) {
@@ -928,8 +955,8 @@ void softmaxDropout(cudaStream_t s, const float *x, const float *mask,
                    layer,
                    sampleOffset,
                    p};
-  softmaxDropoutKernel<<<static_cast<unsigned>(batch * rows), kThreads, 0,
-                         s>>>(x, mask, probs, out, rows, cols, drop);
+  softmaxDropoutKernel<<<static_cast<unsigned>(batch * rows), kThreads, 0, s>>>(
+      x, mask, probs, out, rows, cols, drop);
   check("softmax_dropout");
 }
 void dropoutSoftmaxGrad(cudaStream_t s, const float *y, const float *dy,
@@ -972,8 +999,7 @@ void reduce(cudaStream_t s, int32_t kind, const float *x, float *out,
   if (outer <= 0 || inner <= 0)
     return;
   if (size <= 0) { // as the CPU: 0 for sums, NaN for the mean, -inf for max
-    fill(s, out, outer * inner,
-         kind == 1 ? NAN : kind == 2 ? -INFINITY : 0.0f);
+    fill(s, out, outer * inner, kind == 1 ? NAN : kind == 2 ? -INFINITY : 0.0f);
     return;
   }
   if (inner == 1) {
@@ -1015,8 +1041,8 @@ void softmaxCrossEntropyGrad(cudaStream_t s, const float *logits,
   check("softmax_cross_entropy_grad");
 }
 void argmaxCorrect(cudaStream_t s, const float *logits, const int32_t *labels,
-                   const float *weights, float *out, int64_t rows,
-                   int64_t cols, int64_t classes) {
+                   const float *weights, float *out, int64_t rows, int64_t cols,
+                   int64_t classes) {
   cudaMemsetAsync(out, 0, 4, s);
   if (rows <= 0 || classes <= 0)
     return;
@@ -1031,8 +1057,8 @@ void globalNorm(cudaStream_t s, const float *const *tensors,
   for (int64_t t = 0; t < count; ++t)
     if (sizes[t] > 0)
       // A few blocks per SM, each striding: few atomics on one address.
-      sumSquaresKernel<<<std::min(blocksFor(sizes[t]), 1024), kThreads, 0,
-                         s>>>(tensors[t], sizes[t], scratch);
+      sumSquaresKernel<<<std::min(blocksFor(sizes[t]), 1024), kThreads, 0, s>>>(
+          tensors[t], sizes[t], scratch);
   sqrtKernel<<<1, 1, 0, s>>>(scratch, out);
   check("global_norm");
 }

@@ -50,13 +50,19 @@ void gemmBf16(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
               int64_t strideB, float beta, float *c, int64_t strideC,
               void *workspace, bool fp16 = false);
 
+// Which index inputs were out of range since the last call (bits: 1
+// embedding ids, 2 masked-LM positions, 4 labels), then cleared. Kernels
+// skip such accesses instead of reading or writing outside their buffers;
+// the caller reports them (synchronises the device).
+unsigned takeIndexErrors();
+
 void fill(cudaStream_t s, float *out, int64_t n, float value);
 void iota(cudaStream_t s, int32_t *out, int64_t outer, int64_t size,
           int64_t inner);
 void attentionMask(cudaStream_t s, const int32_t *mask, float *out, int64_t n,
                    float fill);
 void embedding(cudaStream_t s, const float *table, const int32_t *ids,
-               float *out, int64_t rows, int64_t width);
+               float *out, int64_t rows, int64_t width, int64_t vocab);
 void embeddingGrad(cudaStream_t s, const int32_t *ids, const float *dy,
                    float *dtable, int64_t rows, int64_t width, int64_t vocab,
                    bool accumulate);

@@ -75,19 +75,17 @@ bool LtGemm::run(const GemmCall &g, cudaStream_t stream) {
                         : g.inputType == 2 ? CUDA_R_16F
                                            : CUDA_R_32F;
     // fp32 inputs: fp32 arithmetic (no TF32), as the CPU backend computes.
-    checkLt(cublasLtMatmulDescCreate(&plan->desc, CUBLAS_COMPUTE_32F,
-                                     CUDA_R_32F),
-            "descriptor");
+    checkLt(
+        cublasLtMatmulDescCreate(&plan->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+        "descriptor");
     // Column-major: Lt's A is ferry's B, Lt's B is ferry's A.
     cublasOperation_t opA = g.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasOperation_t opB = g.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
-    checkLt(cublasLtMatmulDescSetAttribute(plan->desc,
-                                           CUBLASLT_MATMUL_DESC_TRANSA, &opA,
-                                           sizeof(opA)),
+    checkLt(cublasLtMatmulDescSetAttribute(
+                plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA)),
             "transpose");
-    checkLt(cublasLtMatmulDescSetAttribute(plan->desc,
-                                           CUBLASLT_MATMUL_DESC_TRANSB, &opB,
-                                           sizeof(opB)),
+    checkLt(cublasLtMatmulDescSetAttribute(
+                plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)),
             "transpose");
     // Bias along ferry's n = the rows of column-major D (BIAS); the
     // gradient of ferry's A = Lt's B, reduced over k, one value per column
@@ -163,8 +161,8 @@ bool LtGemm::run(const GemmCall &g, cudaStream_t stream) {
                                            CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                            &g.vector, sizeof(g.vector)),
             "bias pointer");
-  checkLt(cublasLtMatmul(handle_, plan.desc, &g.alpha, g.b, plan.a, g.a,
-                         plan.b, &g.beta, g.c, plan.c, g.c, plan.c, &plan.algo,
+  checkLt(cublasLtMatmul(handle_, plan.desc, &g.alpha, g.b, plan.a, g.a, plan.b,
+                         &g.beta, g.c, plan.c, g.c, plan.c, &plan.algo,
                          g.workspace, g.workspaceBytes, stream),
           "matmul");
   return true;

@@ -30,7 +30,7 @@ struct GemmCall {
   float *c = nullptr;
   int64_t strideC = 0;
   int inputType = 0; // 0 fp32, 1 bf16, 2 fp16
-  int epilogue = 0;  // 0 none, 1 bias (vector [n]), 2 bias gradient (vector [m])
+  int epilogue = 0; // 0 none, 1 bias (vector [n]), 2 bias gradient (vector [m])
   float *vector = nullptr;
   void *workspace = nullptr;
   size_t workspaceBytes = 0;

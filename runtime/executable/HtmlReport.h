@@ -14,7 +14,7 @@
 namespace ferry {
 
 struct ReportRates {
-  double flopsPerSecond = 0; // matmul rate the timeline assumes
+  double flopsPerSecond = 0;     // matmul rate the timeline assumes
   double linkBytesPerSecond = 0; // per direction when `duplex`
   // The backend moves both directions at once (cuda: a copy stream each),
   // so a phase's transfers take max(in, out) / rate, else (in + out) / rate.

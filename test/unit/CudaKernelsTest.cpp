@@ -310,9 +310,8 @@ TEST_F(CudaKernels, FusedSoftmaxDropoutAndGradient) {
   cpu::softmaxGrad(probs.data(), dyDropped.data(), dx.data(), batch * rows,
                    cols);
   float *ddx = device(std::vector<float>(n));
-  cuda::dropoutSoftmaxGrad(stream, device(probs), device(dy), ddx,
-                           batch * rows, cols, perSample, 42, 0x99u, 5, 8,
-                           0.1f);
+  cuda::dropoutSoftmaxGrad(stream, device(probs), device(dy), ddx, batch * rows,
+                           cols, perSample, 42, 0x99u, 5, 8, 0.1f);
   expectClose(host(ddx, n), dx, 1e-5, "dropout_softmax_grad");
 }
 
@@ -336,7 +335,8 @@ TEST_F(CudaKernels, GathersAndTheirGradients) {
   std::vector<float> want(batch * seq * width);
   cpu::embedding(table.data(), ids.data(), want.data(), batch * seq, width);
   float *out = device(std::vector<float>(want.size()));
-  cuda::embedding(stream, device(table), device(ids), out, batch * seq, width);
+  cuda::embedding(stream, device(table), device(ids), out, batch * seq, width,
+                  vocab);
   expectClose(host(out, want.size()), want, 0, "embedding");
 
   auto dy = random(batch * seq * width);
