@@ -315,6 +315,30 @@ TEST_F(CudaKernels, FusedSoftmaxDropoutAndGradient) {
   expectClose(host(ddx, n), dx, 1e-5, "dropout_softmax_grad");
 }
 
+// Out-of-range indices are skipped on the device and reported, never read
+// or written outside the table (the CPU backend rejects them up front).
+TEST_F(CudaKernels, OutOfRangeIndicesAreReportedNotFollowed) {
+  cuda::takeIndexErrors(); // clear
+  int64_t width = 8, vocab = 10;
+  auto table = random(vocab * width);
+  std::vector<int32_t> ids = {3, 10, -1, 9};
+  float *out = device(random(ids.size() * width));
+  cuda::embedding(stream, device(table), device(ids), out, 4, width, vocab);
+  EXPECT_EQ(cuda::takeIndexErrors(), 1u) << "the bad ids are reported";
+  auto got = host(out, ids.size() * width);
+  for (int64_t w = 0; w < width; ++w) {
+    EXPECT_EQ(got[0 * width + w], table[3 * width + w]);
+    EXPECT_EQ(got[1 * width + w], 0.0f) << "id 10 read nothing";
+    EXPECT_EQ(got[2 * width + w], 0.0f) << "id -1 read nothing";
+  }
+  std::vector<int32_t> positions = {0, 7}; // seq 4: 7 is outside
+  float *gathered = device(std::vector<float>(2 * width));
+  cuda::gatherPositions(stream, device(random(4 * width)), device(positions),
+                        gathered, 1, 4, 2, width);
+  EXPECT_EQ(cuda::takeIndexErrors(), 2u);
+  EXPECT_EQ(cuda::takeIndexErrors(), 0u) << "reading clears the record";
+}
+
 TEST_F(CudaKernels, DropoutMasksAreTheCpuBits) {
   int64_t n = 4 * 128 * 64, perSample = 128 * 64;
   auto x = random(n);
