@@ -640,6 +640,28 @@ LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
   } else if (isa<BiasAddOp>(op)) {
     int64_t cols = shapeOf(r0).back();
     emit("bias_add", all(), {numElements(r0.getType()) / cols, cols});
+  } else if (auto rln = dyn_cast<ResidualLayerNormOp>(op)) {
+    ArrayRef<int64_t> shape = shapeOf(r0);
+    int64_t n = numElements(r0.getType()), cols = shape.back();
+    int64_t perSample = shape.size() > 1 ? n / shape.front() : n;
+    SmallVector<int64_t> ints = {n / cols, cols, n, perSample, 0, 0, 0, 0};
+    double p = 0.0;
+    Instr &in = emit("residual_layer_norm", all(), ints,
+                     {rln.getEpsilon().convertToDouble(), 0.0});
+    if (rln.getSeed()) {
+      FailureOr<Affine> seed = affine(f, rln.getSeed(), &op);
+      FailureOr<Affine> layer = affine(f, rln.getLayer(), &op);
+      FailureOr<Affine> offset = affine(f, rln.getSampleOffset(), &op);
+      if (failed(seed) || failed(layer) || failed(offset))
+        return failure();
+      in.ints[4] = *seed;
+      in.ints[5] = Affine::constant(
+          static_cast<int64_t>(random::purposeHash(*rln.getPurpose())));
+      in.ints[6] = *layer;
+      in.ints[7] = *offset;
+      p = rln.getProbability()->convertToDouble();
+    }
+    in.floats[1] = p;
   } else if (auto ln = dyn_cast<LayerNormOp>(op)) {
     int64_t cols = shapeOf(r0).back();
     emit("layer_norm", all(), {numElements(r0.getType()) / cols, cols},
@@ -991,6 +1013,11 @@ void accessOf(const Instr &in, size_t b, bool &reads, bool &writes) {
   if (k == "optimizer_update") {
     writes = b == 0 || b == 2 || b == 3;
     reads = true;
+    return;
+  }
+  if (k == "residual_layer_norm") { // [input, residual, scale, bias, sum, out]
+    writes = b >= 4;
+    reads = b < 4;
     return;
   }
   if (k == "softmax_dropout") { // [x, mask, probs, out]

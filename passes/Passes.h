@@ -63,6 +63,10 @@ std::unique_ptr<mlir::Pass> createFuseEpiloguesPass();
 // softmax_grad(y, dropout(dy)) -> graph.dropout_softmax_grad (the attention
 // probabilities in one pass each way). Run right before ferry-lower-to-rt.
 std::unique_ptr<mlir::Pass> createFuseSoftmaxDropoutPass();
+// ferry-fuse-residual-norm: layer_norm(add(dropout(y), residual)) ->
+// graph.residual_layer_norm (the end of a BERT sublayer in one pass). Run
+// right before ferry-lower-to-rt.
+std::unique_ptr<mlir::Pass> createFuseResidualNormPass();
 // ferry-lower-to-rt: graph IR -> rt programs (one per named entry function)
 // and rt.state ops, with a liveness-based plan of the device arena.
 // With phases (ferry-phased-execution), states only phases touch may live in

@@ -70,6 +70,12 @@ void ferry::buildLoweringPipeline(mlir::OpPassManager &pm,
   // way instead of two.
   if (options.fusion)
     pm.addPass(createFuseSoftmaxDropoutPass());
+  // execution.fusion. The end of each sublayer (dropout, residual add,
+  // layer norm): one pass over [tokens, hidden] instead of three. After
+  // ferry-fuse-softmax-dropout, which takes only the attention
+  // probabilities' dropout.
+  if (options.fusion)
+    pm.addPass(createFuseResidualNormPass());
   // graph -> rt: kernels, liveness, the device arena, phased placement and
   // prefetch. Last: it needs every op final.
   pm.addPass(createLowerToRtPass(options.programs, options.deviceMemoryLimit,
@@ -86,6 +92,7 @@ void ferry::registerFerryPasses() {
   mlir::registerPass([] { return createPhasedExecutionPass(); });
   mlir::registerPass([] { return createFuseEpiloguesPass(); });
   mlir::registerPass([] { return createFuseSoftmaxDropoutPass(); });
+  mlir::registerPass([] { return createFuseResidualNormPass(); });
   mlir::registerPass([] { return createLowerToRtPass(); });
 }
 

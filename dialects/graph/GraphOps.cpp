@@ -455,6 +455,32 @@ LogicalResult SoftmaxDropoutOp::verify() {
                        tensorOf(getInput()), getPurpose());
 }
 
+LogicalResult ResidualLayerNormOp::verify() {
+  RankedTensorType input = tensorOf(getInput());
+  if (input.getRank() < 1)
+    return emitOpError() << "expects an input of rank 1 or more";
+  int64_t width = input.getShape().back();
+  for (auto [name, value] : {std::pair<StringRef, Value>{"scale", getScale()},
+                             {"bias", getBias()}}) {
+    ArrayRef<int64_t> shape = tensorOf(value).getShape();
+    if (shape.size() != 1 || shape[0] != width)
+      return emitOpError() << "expects " << name << " of shape " << width
+                           << " (the input's last dimension), found "
+                           << shapeString(shape);
+  }
+  bool dropout = static_cast<bool>(getSeed());
+  if (dropout != static_cast<bool>(getLayer()) ||
+      dropout != static_cast<bool>(getSampleOffset()) ||
+      dropout != getProbability().has_value() ||
+      dropout != getPurpose().has_value())
+    return emitOpError() << "takes a dropout's seed, layer, sample offset, "
+                            "probability and purpose together or none of them";
+  if (dropout)
+    return verifyDropout(*this, getProbability()->convertToDouble(),
+                         tensorOf(getInput()), *getPurpose());
+  return success();
+}
+
 LogicalResult DropoutSoftmaxGradOp::verify() {
   if (tensorOf(getOutput()).getRank() < 2)
     return emitOpError() << "expects the softmax's output [batch, ..., keys], "

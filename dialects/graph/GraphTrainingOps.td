@@ -430,3 +430,36 @@ def Graph_DropoutSoftmaxGradOp : Graph_Op<"dropout_softmax_grad", [Pure,
   }];
   let hasVerifier = 1;
 }
+
+def Graph_ResidualLayerNormOp : Graph_Op<"residual_layer_norm", [Pure,
+    AttrSizedOperandSegments,
+    AllTypesMatch<["input", "residual", "sum", "result"]>,
+    AllTypesMatch<["scale", "bias"]>]> {
+  let summary = "a sublayer's output, dropped out, added to the residual, normalised";
+  let description = [{
+    What ferry-fuse-residual-norm makes of
+    `graph.layer_norm(graph.add(graph.dropout(input), residual))`, the end
+    of every BERT sublayer: `sum = dropout(input) + residual` (without
+    `dropout ...`, `input + residual`), `result = layer_norm(sum)` as
+    `graph.layer_norm` with `scale`, `bias` and `epsilon`. `sum` is what
+    the layer norm's gradient reads.
+
+    ```mlir
+    %s, %y = graph.residual_layer_norm %x, %res, %gamma, %beta eps 9.9999999999999998E-13
+        dropout %seed, %l, %offset {probability = 1.000000e-01 : f64, purpose = "ffn.output"}
+        : tensor<8x128x128xf32>, tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$residual,
+                       Graph_FloatTensor:$scale, Graph_FloatTensor:$bias,
+                       F64Attr:$epsilon, Optional<I64>:$seed,
+                       Optional<Index>:$layer, Optional<Index>:$sample_offset,
+                       OptionalAttr<F64Attr>:$probability,
+                       OptionalAttr<StrAttr>:$purpose);
+  let results = (outs Graph_FloatTensor:$sum, Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $residual `,` $scale `,` $bias `eps` $epsilon
+    (`dropout` $seed^ `,` $layer `,` $sample_offset)? attr-dict `:` type($input) `,` type($scale)
+  }];
+  let hasVerifier = 1;
+}

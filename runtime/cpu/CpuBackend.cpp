@@ -93,6 +93,8 @@ Arity arity(Kernel k) {
     return {2, 6, 1};
   case Kernel::SoftmaxDropout:
     return {4, 9, 1};
+  case Kernel::ResidualLayerNorm:
+    return {6, 8, 2};
   case Kernel::DropoutSoftmaxGrad:
     return {3, 8, 1};
   case Kernel::Transpose:
@@ -478,6 +480,15 @@ void CpuBackend::checkExtents(const fxe::Instr &in,
     need = {n, I(0) * I(2), n, n};
     break;
   }
+  case Kernel::ResidualLayerNorm: {
+    int64_t n = I(0) * I(1);
+    if (I(2) != n)
+      throw RuntimeError("residual_layer_norm: the dropout's count differs "
+                         "from the rows; the executable is damaged: "
+                         "recompile it");
+    need = {n, n, I(1), I(1), n, n};
+    break;
+  }
   case Kernel::DropoutSoftmaxGrad:
     if (I(2) != I(0) * I(1))
       throw RuntimeError("dropout_softmax_grad: the dropout's count differs "
@@ -775,6 +786,14 @@ void CpuBackend::execute(const fxe::Instr &in,
     cpu::dropout(f(2), f(3), I(3), I(4), static_cast<uint64_t>(I(5)),
                  static_cast<uint32_t>(I(6)), static_cast<uint32_t>(I(7)),
                  static_cast<uint64_t>(I(8)), static_cast<float>(F(0)));
+    break;
+  case Kernel::ResidualLayerNorm: // dropout into sum, add, normalise
+    cpu::dropout(f(0), f(4), I(2), I(3), static_cast<uint64_t>(I(4)),
+                 static_cast<uint32_t>(I(5)), static_cast<uint32_t>(I(6)),
+                 static_cast<uint64_t>(I(7)), static_cast<float>(F(1)));
+    cpu::binary(cpu::Binary::Add, f(4), f(1), f(4), I(2));
+    cpu::layerNorm(f(4), f(2), f(3), f(5), I(0), I(1),
+                   static_cast<float>(F(0)));
     break;
   case Kernel::DropoutSoftmaxGrad: // dropout(dy) into dx, then in place
     cpu::dropout(f(1), f(2), I(2), I(3), static_cast<uint64_t>(I(4)),

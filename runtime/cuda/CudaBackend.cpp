@@ -519,6 +519,13 @@ private:
           static_cast<uint32_t>(I(7)), static_cast<uint64_t>(I(8)),
           static_cast<float>(F(0)));
       break;
+    case Kernel::ResidualLayerNorm:
+      cuda::residualLayerNorm(
+          s, f(0), f(1), f(2), f(3), f(4), f(5), I(0), I(1),
+          static_cast<float>(F(0)), I(3), static_cast<uint64_t>(I(4)),
+          static_cast<uint32_t>(I(5)), static_cast<uint32_t>(I(6)),
+          static_cast<uint64_t>(I(7)), static_cast<float>(F(1)));
+      break;
     case Kernel::DropoutSoftmaxGrad:
       cuda::dropoutSoftmaxGrad(
           s, f(0), f(1), f(2), I(0), I(1), I(3), static_cast<uint64_t>(I(4)),

@@ -419,6 +419,25 @@ __global__ void dropoutSoftmaxGradKernel(const float *y, const float *dy,
     dx[base + c] = y[base + c] * (dx[base + c] - dot);
 }
 
+// The end of a sublayer, one block per row: sum = dropout(input) + residual
+// written first (each thread its own columns), then the row's layer norm
+// from it (after the block's barrier the row is visible to every thread).
+__global__ void residualLayerNormKernel(const float *input,
+                                        const float *residual,
+                                        const float *scale, const float *bias,
+                                        float *sum, float *out, int64_t cols,
+                                        float eps, DropoutSite drop) {
+  __shared__ float shared[32];
+  int64_t base = blockIdx.x * cols;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    sum[base + c] = drop(input[base + c], base + c) + residual[base + c];
+  __syncthreads();
+  float mean, rstd;
+  rowMeanRstd(sum + base, cols, eps, shared, mean, rstd);
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    out[base + c] = (sum[base + c] - mean) * rstd * scale[c] + bias[c];
+}
+
 struct Shape6 {
   int64_t dims[6], strides[6]; // output dims; input strides in output order
   int32_t rank;
@@ -958,6 +977,24 @@ void softmaxDropout(cudaStream_t s, const float *x, const float *mask,
   softmaxDropoutKernel<<<static_cast<unsigned>(batch * rows), kThreads, 0, s>>>(
       x, mask, probs, out, rows, cols, drop);
   check("softmax_dropout");
+}
+void residualLayerNorm(cudaStream_t s, const float *input,
+                       const float *residual, const float *scale,
+                       const float *bias, float *sum, float *out, int64_t rows,
+                       int64_t cols, float eps, int64_t perSample,
+                       uint64_t seed, uint32_t purpose, uint32_t layer,
+                       uint64_t sampleOffset, float p) {
+  if (rows <= 0)
+    return;
+  DropoutSite drop{perSample > 0 ? perSample : rows * cols,
+                   seed,
+                   purpose,
+                   layer,
+                   sampleOffset,
+                   p};
+  residualLayerNormKernel<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(
+      input, residual, scale, bias, sum, out, cols, eps, drop);
+  check("residual_layer_norm");
 }
 void dropoutSoftmaxGrad(cudaStream_t s, const float *y, const float *dy,
                         float *dx, int64_t rows, int64_t cols,

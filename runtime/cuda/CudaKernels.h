@@ -111,6 +111,14 @@ void softmaxDropout(cudaStream_t s, const float *x, const float *mask,
                     int64_t cols, int64_t perSample, uint64_t seed,
                     uint32_t purpose, uint32_t layer, uint64_t sampleOffset,
                     float p);
+// sum = dropout(input) + residual (p 0: no dropout), out = layer_norm(sum):
+// the end of a sublayer (ferry-fuse-residual-norm).
+void residualLayerNorm(cudaStream_t s, const float *input,
+                       const float *residual, const float *scale,
+                       const float *bias, float *sum, float *out, int64_t rows,
+                       int64_t cols, float eps, int64_t perSample,
+                       uint64_t seed, uint32_t purpose, uint32_t layer,
+                       uint64_t sampleOffset, float p);
 void dropoutSoftmaxGrad(cudaStream_t s, const float *y, const float *dy,
                         float *dx, int64_t rows, int64_t cols,
                         int64_t perSample, uint64_t seed, uint32_t purpose,

@@ -339,6 +339,28 @@ TEST_F(CudaKernels, OutOfRangeIndicesAreReportedNotFollowed) {
   EXPECT_EQ(cuda::takeIndexErrors(), 0u) << "reading clears the record";
 }
 
+// The fused end of a sublayer against the CPU's dropout, add and layer norm
+// (what the CPU backend runs for it), with and without the dropout.
+TEST_F(CudaKernels, ResidualLayerNorm) {
+  int64_t rows = 3 * 128, cols = 768, n = rows * cols, perSample = 128 * cols;
+  auto x = random(n), res = random(n), scale = random(cols, 0.5f, 1.5f),
+       bias = random(cols);
+  for (float p : {0.1f, 0.0f}) {
+    std::vector<float> sum(n), out(n);
+    cpu::dropout(x.data(), sum.data(), n, perSample, 7, 0x51u, 2, 4, p);
+    cpu::binary(cpu::Binary::Add, sum.data(), res.data(), sum.data(), n);
+    cpu::layerNorm(sum.data(), scale.data(), bias.data(), out.data(), rows,
+                   cols, 1e-12f);
+    float *dSum = device(std::vector<float>(n));
+    float *dOut = device(std::vector<float>(n));
+    cuda::residualLayerNorm(stream, device(x), device(res), device(scale),
+                            device(bias), dSum, dOut, rows, cols, 1e-12f,
+                            perSample, 7, 0x51u, 2, 4, p);
+    expectClose(host(dSum, n), sum, 1e-6, "residual_layer_norm (sum)");
+    expectClose(host(dOut, n), out, 1e-5, "residual_layer_norm (out)");
+  }
+}
+
 TEST_F(CudaKernels, DropoutMasksAreTheCpuBits) {
   int64_t n = 4 * 128 * 64, perSample = 128 * 64;
   auto x = random(n);

@@ -988,3 +988,30 @@ func.func @f(%p: tensor<4xf32>, %seed: i64, %l: index) {
   %dx = graph.dropout_softmax_grad %p, %p, %seed, %l, %l {probability = 0.1 : f64, purpose = "attention.probs"} : tensor<4xf32>
   return
 }
+
+// -----
+
+// Tests the fused layer norm's parameters against the input's width.
+func.func @f(%x: tensor<2x4x8xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{expects scale of shape 8 (the input's last dimension), found 4}}
+  %s, %y = graph.residual_layer_norm %x, %x, %g, %g eps 1.0e-12 : tensor<2x4x8xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that the fused dropout comes whole: operands and attributes.
+func.func @f(%x: tensor<2x4x8xf32>, %g: tensor<8xf32>, %seed: i64, %l: index) {
+  // expected-error @+1 {{takes a dropout's seed, layer, sample offset, probability and purpose together or none of them}}
+  %s, %y = graph.residual_layer_norm %x, %x, %g, %g eps 1.0e-12 dropout %seed, %l, %l : tensor<2x4x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+// Tests the fused dropout's probability.
+func.func @f(%x: tensor<2x4x8xf32>, %g: tensor<8xf32>, %seed: i64, %l: index) {
+  // expected-error @+1 {{probability must be in [0, 1), found 1.5}}
+  %s, %y = graph.residual_layer_norm %x, %x, %g, %g eps 1.0e-12 dropout %seed, %l, %l {probability = 1.5 : f64, purpose = "p"} : tensor<2x4x8xf32>, tensor<8xf32>
+  return
+}

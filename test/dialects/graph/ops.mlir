@@ -241,3 +241,15 @@ func.func @fused_attention(%s: tensor<2x2x4x4xf32>, %mask: tensor<2x4xf32>, %see
   %dx = graph.dropout_softmax_grad %p, %d, %seed, %l, %off {probability = 0.1 : f64, purpose = "attention.probs"} : tensor<2x2x4x4xf32>
   return
 }
+
+// -----
+
+// Tests the fused end of a sublayer, with and without its dropout.
+// CHECK-LABEL: func.func @residual_layer_norm
+// CHECK: %{{.*}}, %{{.*}} = graph.residual_layer_norm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} eps 9.9999999999999998E-13 dropout %{{.*}}, %{{.*}}, %{{.*}} {probability = 1.000000e-01 : f64, purpose = "ffn.output"} : tensor<2x4x8xf32>, tensor<8xf32>
+// CHECK: %{{.*}}, %{{.*}} = graph.residual_layer_norm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} eps 9.9999999999999998E-13 : tensor<2x4x8xf32>, tensor<8xf32>
+func.func @residual_layer_norm(%x: tensor<2x4x8xf32>, %g: tensor<8xf32>, %seed: i64, %l: index) {
+  %s, %y = graph.residual_layer_norm %x, %x, %g, %g eps 1.0e-12 dropout %seed, %l, %l {probability = 0.1 : f64, purpose = "ffn.output"} : tensor<2x4x8xf32>, tensor<8xf32>
+  %s2, %y2 = graph.residual_layer_norm %x, %x, %g, %g eps 1.0e-12 : tensor<2x4x8xf32>, tensor<8xf32>
+  return
+}

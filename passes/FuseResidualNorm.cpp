@@ -1,0 +1,103 @@
+//===- FuseResidualNorm.cpp - a sublayer's end in one kernel --------------===//
+//
+// ferry-fuse-residual-norm runs with the other fusions, right before
+// ferry-lower-to-rt (`execution.fusion`). Every BERT sublayer (attention,
+// feed-forward) ends with
+//
+//   %d = graph.dropout %y, ...            (training only)
+//   %s = graph.add %d, %residual
+//   %o = graph.layer_norm %s, %scale, %bias
+//
+// three passes over [tokens, hidden] that become one
+// `graph.residual_layer_norm` (results %s, which the layer norm's gradient
+// reads, and %o): the kernel reads y and the residual once and writes the sum
+// and the normalised row. The dropout folds in when the sum is its only use;
+// either operand of the add may be the dropout (the sum is the same either
+// way). All in one block. On the CPU the fused kernel computes what the three
+// did, in the same order (bit for bit, test/e2e/fusion.test).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialects/graph/GraphDialect.h"
+#include "dialects/graph/GraphOps.h"
+
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace ferry::graph;
+
+namespace {
+
+struct FuseResidualNormPass
+    : public PassWrapper<FuseResidualNormPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseResidualNormPass)
+
+  StringRef getArgument() const override { return "ferry-fuse-residual-norm"; }
+  StringRef getName() const override { return "ferry-fuse-residual-norm"; }
+  StringRef getDescription() const override {
+    return "Fuses a sublayer's dropout, residual add and layer norm into "
+           "graph.residual_layer_norm";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<GraphDialect>();
+  }
+  void runOnOperation() override;
+};
+
+void FuseResidualNormPass::runOnOperation() {
+  SmallVector<LayerNormOp> norms;
+  getOperation().walk([&](LayerNormOp op) { norms.push_back(op); });
+  for (LayerNormOp norm : norms) {
+    auto add = norm.getInput().getDefiningOp<AddOp>();
+    if (!add || add->getBlock() != norm->getBlock())
+      continue;
+    // The fused op goes where the layer norm is: every other use of the sum
+    // must come after it.
+    Block *block = norm->getBlock();
+    bool usesAfter = llvm::all_of(add->getUsers(), [&](Operation *user) {
+      Operation *at = block->findAncestorOpInBlock(*user);
+      return at && (at == norm.getOperation() || norm->isBeforeInBlock(at));
+    });
+    if (!usesAfter)
+      continue;
+    // The dropped operand: a dropout in the block whose only use is this
+    // add (with recompute or stashing, the dropout's output is not read
+    // elsewhere; if it is, it stays a kernel of its own).
+    Value input = add.getLhs(), residual = add.getRhs();
+    DropoutOp dropout;
+    for (bool swap : {false, true}) {
+      Value v = swap ? add.getRhs() : add.getLhs();
+      auto d = v.getDefiningOp<DropoutOp>();
+      if (d && d->hasOneUse() && d->getBlock() == add->getBlock() &&
+          add.getLhs() != add.getRhs()) {
+        dropout = d;
+        input = d.getInput();
+        residual = swap ? add.getLhs() : add.getRhs();
+        break;
+      }
+    }
+    OpBuilder b(norm);
+    auto fused = ResidualLayerNormOp::create(
+        b, norm.getLoc(), add.getType(), norm.getType(), input, residual,
+        norm.getScale(), norm.getBias(), norm.getEpsilonAttr(),
+        dropout ? dropout.getSeed() : Value(),
+        dropout ? dropout.getLayer() : Value(),
+        dropout ? dropout.getSampleOffset() : Value(),
+        dropout ? dropout.getProbabilityAttr() : FloatAttr(),
+        dropout ? dropout.getPurposeAttr() : StringAttr());
+    norm.getResult().replaceAllUsesWith(fused.getResult());
+    add.getResult().replaceAllUsesWith(fused.getSum());
+    norm->erase();
+    add->erase();
+    if (dropout)
+      dropout->erase();
+  }
+}
+
+} // namespace
+
+std::unique_ptr<Pass> ferry::createFuseResidualNormPass() {
+  return std::make_unique<FuseResidualNormPass>();
+}
