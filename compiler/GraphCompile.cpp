@@ -86,6 +86,8 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
   options.batchSerialise = e.mode == "phased";
   options.phased = e.mode == "phased";
   options.lossScaling = config.training.precision == "fp16";
+  options.deviceMemoryLimit =
+      e.device_memory_limit ? static_cast<int64_t>(*e.device_memory_limit) : 0;
   buildTrainingPipeline(pm, options);
   if (failed(pm.run(module)))
     return failure();

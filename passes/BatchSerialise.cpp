@@ -76,6 +76,18 @@ struct BatchSerialisePass
                     func::FuncDialect>();
   }
   void runOnOperation() override;
+
+  BatchSerialisePass() = default;
+  BatchSerialisePass(const BatchSerialisePass &other) : PassWrapper(other) {}
+  explicit BatchSerialisePass(int64_t maxBytes) {
+    carryForwardMaxBytes = maxBytes;
+  }
+  Option<int64_t> carryForwardMaxBytes{
+      *this, "carry-forward-max-bytes",
+      llvm::cl::desc("the forward's activation flows through @stash.carry "
+                     "when the carry has at most this many bytes (-1: "
+                     "always); else through the rows of @stash.x"),
+      llvm::cl::init(-1)};
 };
 
 // Where a value crossing blocks is kept: entry `row * GA + i` of `var`.
@@ -101,9 +113,10 @@ bool isCountedLoop(scf::ForOp loop) {
 
 class Serialiser {
 public:
-  Serialiser(ModuleOp module, scf::ForOp loop)
+  Serialiser(ModuleOp module, scf::ForOp loop, int64_t carryForwardMaxBytes)
       : module(module), symbols(module), ga(loop),
-        gaCount(constantIndex(loop.getUpperBound())) {}
+        gaCount(constantIndex(loop.getUpperBound())),
+        carryForwardMaxBytes(carryForwardMaxBytes) {}
 
   LogicalResult run();
 
@@ -138,6 +151,12 @@ public:
   llvm::DenseSet<Operation *> aliasStores;
   // Forward layer loops -> the rows variable holding every layer's input.
   DenseMap<Operation *, std::string> layerInputs;
+  // Forward layer loops whose activation flows through rows x GA (x[l, i]
+  // -> x[l + 1, i]) instead of the carry: where the carry is too large to
+  // stay on the device, storing it and the layer inputs would move the
+  // activation over the host link twice.
+  int64_t carryForwardMaxBytes = -1;
+  llvm::DenseSet<Operation *> rowLoops;
 };
 
 // Top-level op of the micro-batch body that contains `op` (or null).
@@ -248,6 +267,17 @@ LogicalResult Serialiser::declareBuffers() {
       return loop.emitOpError()
              << "ferry-batch-serialise: a layer loop's initial value must be "
                 "computed by the micro-batch body";
+    int64_t carryBytes =
+        gaCount * type.getNumElements() *
+        std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    if (!backward && hasBackward && carryForwardMaxBytes >= 0 &&
+        carryBytes > carryForwardMaxBytes) {
+      std::string name = declare("stash.x", type, (rows + 1) * gaCount);
+      buffers[init] = {name, 0};
+      buffers[loop.getResult(0)] = {name, rows};
+      rowLoops.insert(loop);
+      continue;
+    }
     if (carry.empty() || carryType != type) {
       // One carry for every program (@train_step and @eval_step never run
       // at once, and each writes its carry before reading it).
@@ -428,8 +458,10 @@ void Serialiser::findAliases() {
     auto layers = dyn_cast<scf::ForOp>(seg.front());
     if (!layers)
       continue;
-    auto rows = layerInputs.find(layers);
-    if (rows == layerInputs.end())
+    std::string rowsVar = rowLoops.contains(layers)
+                              ? buffers.lookup(layers.getResult(0)).var
+                              : layerInputs.lookup(layers);
+    if (rowsVar.empty())
       continue;
     for (Operation &op : layers.getBody()->without_terminator()) {
       auto st = dyn_cast<StoreOp>(op);
@@ -437,7 +469,7 @@ void Serialiser::findAliases() {
           st.getLayer() != layers.getInductionVar() ||
           stores.lookup(st.getName()) != 1 || !scratch.contains(st.getName()))
         continue;
-      aliases[st.getName()] = rows->second;
+      aliases[st.getName()] = rowsVar;
       aliasStores.insert(st);
     }
   }
@@ -478,11 +510,12 @@ LogicalResult Serialiser::run() {
     OpBuilder ib = OpBuilder::atBlockBegin(loop.getBody());
     Value l = outer.getInductionVar(), i = loop.getInductionVar();
     const Buffered &flow = buffers.lookup(layers.getResult(0));
+    bool rowsFlow = rowLoops.contains(layers); // x[l, i] -> x[l + 1, i]
     IRMapping map;
     map.map(layers.getInductionVar(), l);
-    Value x = ParameterSliceOp::create(ib, loc,
-                                       layers.getRegionIterArgs()[0].getType(),
-                                       flow.var, index(ib, loc, Value(), 0, i));
+    Value x = ParameterSliceOp::create(
+        ib, loc, layers.getRegionIterArgs()[0].getType(), flow.var,
+        rowsFlow ? index(ib, loc, l, 0, i) : index(ib, loc, Value(), 0, i));
     map.map(layers.getRegionIterArgs()[0], x);
     if (auto rows = layerInputs.find(layers); rows != layerInputs.end())
       StoreOp::create(ib, loc, x, rows->second, index(ib, loc, l, 0, i));
@@ -491,7 +524,9 @@ LogicalResult Serialiser::run() {
         cloneInto(&op, map, ib, i);
     auto yield = cast<scf::YieldOp>(layers.getBody()->getTerminator());
     Value y = materialise(yield.getOperand(0), map, ib, i);
-    StoreOp::create(ib, loc, y, flow.var, index(ib, loc, Value(), 0, i));
+    Value next =
+        rowsFlow ? Value(arith::AddIOp::create(ib, loc, l, one)) : Value();
+    StoreOp::create(ib, loc, y, flow.var, index(ib, loc, next, 0, i));
   }
   ga.erase();
   return success();
@@ -541,7 +576,7 @@ LogicalResult inlineForwardGrad(scf::ForOp loop, func::CallOp call,
 
 // Serialises the micro-batch loop of `entry` around its call to `callee`.
 LogicalResult serialise(ModuleOp module, func::FuncOp entry,
-                        func::FuncOp callee) {
+                        func::FuncOp callee, int64_t carryForwardMaxBytes) {
   func::CallOp call;
   entry.walk([&](func::CallOp c) {
     if (c.getCallee() == callee.getSymName())
@@ -556,7 +591,7 @@ LogicalResult serialise(ModuleOp module, func::FuncOp entry,
               "constant)";
   if (failed(inlineForwardGrad(loop, call, callee)))
     return failure();
-  Serialiser serialiser(module, loop);
+  Serialiser serialiser(module, loop, carryForwardMaxBytes);
   if (failed(serialiser.run()))
     return failure();
   // The callee's stash accesses no longer match the expanded variables;
@@ -578,18 +613,19 @@ void BatchSerialisePass::runOnOperation() {
                           "ferry-insert-optimizer first";
     return signalPassFailure();
   }
-  if (failed(serialise(module, step, grad)))
+  if (failed(serialise(module, step, grad, carryForwardMaxBytes)))
     return signalPassFailure();
   // Evaluation streams the same way (ferry-insert-eval's @eval_step).
   auto eval = symbols.lookup<func::FuncOp>("eval_step");
   auto forwardEval = symbols.lookup<func::FuncOp>("forward_eval");
   if (eval && !eval.isExternal() && forwardEval && !forwardEval.isExternal() &&
-      failed(serialise(module, eval, forwardEval)))
+      failed(serialise(module, eval, forwardEval, carryForwardMaxBytes)))
     return signalPassFailure();
 }
 
 } // namespace
 
-std::unique_ptr<Pass> ferry::createBatchSerialisePass() {
-  return std::make_unique<BatchSerialisePass>();
+std::unique_ptr<Pass>
+ferry::createBatchSerialisePass(int64_t carryForwardMaxBytes) {
+  return std::make_unique<BatchSerialisePass>(carryForwardMaxBytes);
 }

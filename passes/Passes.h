@@ -47,7 +47,11 @@ std::unique_ptr<mlir::Pass> createRecomputePass();
 // heads, backward layer loop, embeddings' backward) loops over the GA
 // micro-batches itself; layer activations live in rows x GA variables
 // (@stash.x, @stash.dx). Run after ferry-insert-optimizer.
-std::unique_ptr<mlir::Pass> createBatchSerialisePass();
+// `carryForwardMaxBytes`: the forward's activation flows through the one
+// carry row when it has at most this many bytes (-1: always), else through
+// its rows (where the carry cannot stay on the device).
+std::unique_ptr<mlir::Pass>
+createBatchSerialisePass(int64_t carryForwardMaxBytes = -1);
 
 // ferry-phased-execution: cuts the serialised @train_step (and @eval_step)
 // into graph.phase regions, PopXL's phase schedule: tied gradients in their

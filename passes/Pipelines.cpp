@@ -44,8 +44,13 @@ void ferry::buildTrainingPipeline(mlir::OpPassManager &pm,
   // (weights read once per block, used GA times); needs @train_step's
   // micro-batch loop, so after the optimizer, and after @eval_step copied
   // @forward (it is not serialised: evaluation reads no stash).
+  // The forward's activation stays in the one carry row when that row can
+  // stay on the device (at most a third of the budget: the placement keeps
+  // activation rows first); larger, it flows through its rows, stored once
+  // per layer.
   if (options.batchSerialise)
-    pm.addPass(createBatchSerialisePass());
+    pm.addPass(createBatchSerialisePass(
+        options.deviceMemoryLimit > 0 ? options.deviceMemoryLimit / 3 : -1));
   // execution.mode: phased. The phase schedule on the serialised blocks:
   // what the runtime streams between, with the tied gradient in its own
   // buffer, per-phase gradient norms and one optimizer phase per layer.

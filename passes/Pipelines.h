@@ -17,10 +17,11 @@ void buildGraphCleanupPipeline(mlir::OpPassManager &pm);
 // graph IR -> training graph IR: autodiff, optimizer insertion, clean-up
 // (`--ferry-training` in ferry-opt).
 struct TrainingPipelineOptions {
-  bool recompute = false;      // execution.recompute: layer
-  bool batchSerialise = false; // execution.mode: phased
-  bool phased = false;         // execution.mode: phased
-  bool lossScaling = false;    // training.precision: fp16
+  bool recompute = false;        // execution.recompute: layer
+  bool batchSerialise = false;   // execution.mode: phased
+  bool phased = false;           // execution.mode: phased
+  bool lossScaling = false;      // training.precision: fp16
+  int64_t deviceMemoryLimit = 0; // execution.device_memory_limit (0: none)
 };
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingPipelineOptions &options = {});

@@ -1,4 +1,5 @@
 // RUN: ferry-opt %s --ferry-autodiff --ferry-insert-optimizer --ferry-batch-serialise --cse | FileCheck %s
+// RUN: ferry-opt %s --ferry-autodiff --ferry-insert-optimizer "--ferry-batch-serialise=carry-forward-max-bytes=0" --cse | FileCheck %s --check-prefix=ROWS
 
 // ferry-batch-serialise on a model with an embedding block, a 2-layer loop
 // and a head, GA = 3 (global batch 6, micro-batch 2). @train_step's one
@@ -96,6 +97,28 @@
 // CHECK-NEXT: graph.accumulate [[GE]] into @grad.emb
 // CHECK-NEXT: } {ferry.micro_batches}
 // CHECK: graph.global_norm
+
+// With a carry larger than carry-forward-max-bytes (the pipeline passes a
+// third of the device budget: a carry that cannot stay on the device), the
+// forward's activation flows through @stash.x's rows instead (L + 1 rows:
+// x[l, i] -> x[l + 1, i], one store per layer), the head reads row L; the
+// backward still uses @stash.carry.
+// ROWS-DAG: graph.variable @stash.x : tensor<9x2x4xf32>
+// ROWS-DAG: graph.variable @stash.carry : tensor<3x2x4xf32>
+// ROWS-LABEL: func.func @train_step(
+// ROWS: graph.store %{{.*}} into @stash.x[
+// ROWS: scf.for [[L:%[a-z0-9]+]] =
+// ROWS-NEXT: scf.for [[I:%[a-z0-9]+]] =
+// ROWS-NEXT: [[RL:%.*]] = arith.muli [[L]],
+// ROWS-NEXT: [[AT:%.*]] = arith.addi [[RL]], [[I]]
+// ROWS-NEXT: graph.parameter_slice @stash.x[[[AT]]]
+// ROWS: [[NEXT:%.*]] = arith.addi [[L]], %c1
+// ROWS-NEXT: [[RN:%.*]] = arith.muli [[NEXT]],
+// ROWS-NEXT: [[ATN:%.*]] = arith.addi [[RN]], [[I]]
+// ROWS-NEXT: graph.store %{{.*}} into @stash.x[[[ATN]]]
+// ROWS: graph.parameter_slice @stash.x[
+// ROWS: func.call @head_fwd(
+// ROWS: graph.store %{{.*}} into @stash.carry[
 
 module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 9.990000e-01 : f64, clip_norm = 1.000000e+00 : f64, data_parallel = 1 : i64, epsilon = 1.000000e-06 : f64, global_batch_size = 6 : i64, lr = 1.000000e-03 : f64, lr_schedule = "constant", micro_batch_size = 2 : i64, optimizer = "adamw", power = 1.000000e+00 : f64, seed = 42 : i64, start_warmup_step = 0 : i64, total_steps = 100 : i64, warmup_steps = 0 : i64, weight_decay = 1.000000e-02 : f64}} {
   graph.parameter @emb : tensor<4xf32> init(normal, 2.000000e-02) hf "emb"
