@@ -27,8 +27,11 @@
 // before wrote and overwrites it, so one row of GA entries, small enough to
 // stay on the device under a budget); every layer's input, which the
 // backward reads again, in `@stash.x` laid out rows x GA (entry = l * GA +
-// i, stored by layer l as it starts; only when there is a backward);
-// anything else in
+// i, stored by layer l as it starts; only when there is a backward). A
+// carry larger than `carry-forward-max-bytes` (a third of the device
+// budget) could not stay on the device: then the forward's activation flows
+// through @stash.x's rows instead (x[l, i] -> x[l + 1, i], L + 1 rows) and
+// only the backward uses the carry. Anything else lives in
 // `@stash.mb.<n>` (entry = i). Variables the micro-batch body overwrites
 // (stash) get GA entries per original entry (entry e -> e * GA + i).
 // Cheap values (constants, index arithmetic, reads of parameters and inputs,
