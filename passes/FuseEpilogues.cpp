@@ -14,7 +14,9 @@
 //       attention scores, when the product has no other use;
 //   matmul(scale(t, f), b)             -> fused_matmul t, b {alpha = f}
 //       the scores' gradient, when f is a power of two (then the product is
-//       the same to the bit: scaling by 2^e commutes with rounding);
+//       the same to the bit: scaling by 2^e commutes with rounding), and
+//       not with fp16 inputs (`fold-operand-scales`: t rounded to fp16
+//       could overflow where f * t does not);
 //   reduce sum(dy over rows) beside matmul(dy as [rows, n] transposed, x)
 //                                      -> fused_matmul dy, x -> dw, db
 //       a linear layer's bias and weight gradients from one read of dy
@@ -34,6 +36,7 @@
 
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
+#include "passes/Analysis/StateWrites.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Dominance.h"
@@ -59,6 +62,16 @@ struct FuseEpiloguesPass
     registry.insert<GraphDialect>();
   }
   void runOnOperation() override;
+
+  FuseEpiloguesPass() = default;
+  FuseEpiloguesPass(const FuseEpiloguesPass &other) : PassWrapper(other) {}
+  explicit FuseEpiloguesPass(bool fold) { foldOperandScales = fold; }
+  Option<bool> foldOperandScales{
+      *this, "fold-operand-scales",
+      llvm::cl::desc("move a power-of-two scale of a matmul operand into "
+                     "alpha (off for fp16 inputs: the unscaled operand "
+                     "could overflow fp16 where the scaled one does not)"),
+      llvm::cl::init(true)};
 };
 
 bool isPowerOfTwo(double f) {
@@ -101,7 +114,15 @@ ReduceOp biasGradientOf(Value lhs, MatmulOp matmul, DominanceInfo &dominance) {
     bool dominated = llvm::all_of(reduce->getUsers(), [&](Operation *use) {
       return dominance.properlyDominates(matmul.getOperation(), use);
     });
-    if (dominated)
+    // The sum moves up to the matmul: nothing between may write what dy
+    // reads.
+    Operation *early = matmul, *late = reduce;
+    if (late->getBlock() != early->getBlock())
+      continue;
+    if (late->isBeforeInBlock(early))
+      std::swap(early, late);
+    if (dominated &&
+        !ferry::writesStateBetween(early, late, reduce->getOperands()))
       return reduce;
   }
   return nullptr;
@@ -120,7 +141,9 @@ void FuseEpiloguesPass::runOnOperation() {
     // matmul(scale(t, 2^e), b): the factor moves into alpha.
     for (Value *operand : {&lhs, &rhs})
       if (auto scale = operand->getDefiningOp<ScaleOp>();
-          scale && isPowerOfTwo(scale.getFactor().convertToDouble())) {
+          foldOperandScales && scale && scale->getBlock() == block &&
+          isPowerOfTwo(scale.getFactor().convertToDouble()) &&
+          !ferry::writesStateBetween(scale, mm, scale->getOperands())) {
         alpha *= scale.getFactor().convertToDouble();
         *operand = scale.getInput();
       }
@@ -129,6 +152,8 @@ void FuseEpiloguesPass::runOnOperation() {
     Value bias;
     ReduceOp biasGrad;
     Operation *user = soleUserIn(mm.getResult(), block);
+    if (user && ferry::writesStateBetween(mm, user, mm->getOperands()))
+      user = nullptr; // the matmul would read its operands later
     if (auto scale = dyn_cast_or_null<ScaleOp>(user)) {
       alpha *= scale.getFactor().convertToDouble();
       replaced = scale;
@@ -168,6 +193,6 @@ void FuseEpiloguesPass::runOnOperation() {
 
 } // namespace
 
-std::unique_ptr<Pass> ferry::createFuseEpiloguesPass() {
-  return std::make_unique<FuseEpiloguesPass>();
+std::unique_ptr<Pass> ferry::createFuseEpiloguesPass(bool foldOperandScales) {
+  return std::make_unique<FuseEpiloguesPass>(foldOperandScales);
 }

@@ -22,6 +22,7 @@
 
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
+#include "passes/Analysis/StateWrites.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -51,7 +52,8 @@ void FuseResidualNormPass::runOnOperation() {
   getOperation().walk([&](LayerNormOp op) { norms.push_back(op); });
   for (LayerNormOp norm : norms) {
     auto add = norm.getInput().getDefiningOp<AddOp>();
-    if (!add || add->getBlock() != norm->getBlock())
+    if (!add || add->getBlock() != norm->getBlock() ||
+        ferry::writesStateBetween(add, norm, add->getOperands()))
       continue;
     // The fused op goes where the layer norm is: every other use of the sum
     // must come after it.
@@ -71,7 +73,8 @@ void FuseResidualNormPass::runOnOperation() {
       Value v = swap ? add.getRhs() : add.getLhs();
       auto d = v.getDefiningOp<DropoutOp>();
       if (d && d->hasOneUse() && d->getBlock() == add->getBlock() &&
-          add.getLhs() != add.getRhs()) {
+          add.getLhs() != add.getRhs() &&
+          !ferry::writesStateBetween(d, norm, d->getOperands())) {
         dropout = d;
         input = d.getInput();
         residual = swap ? add.getLhs() : add.getRhs();

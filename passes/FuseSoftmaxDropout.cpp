@@ -21,6 +21,7 @@
 
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
+#include "passes/Analysis/StateWrites.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Dominance.h"
@@ -57,7 +58,8 @@ void FuseSoftmaxDropoutPass::runOnOperation() {
   for (DropoutOp dropout : dropouts) {
     // Forward: the dropout of a softmax in the same block.
     if (auto softmax = dropout.getInput().getDefiningOp<SoftmaxOp>();
-        softmax && softmax->getBlock() == dropout->getBlock()) {
+        softmax && softmax->getBlock() == dropout->getBlock() &&
+        !ferry::writesStateBetween(softmax, dropout, softmax->getOperands())) {
       // At the softmax when the dropout's seed, layer and offset are already
       // defined there (then every use of the probabilities moves to the
       // fused op), else at the dropout.
@@ -75,8 +77,9 @@ void FuseSoftmaxDropoutPass::runOnOperation() {
       // Uses of the probabilities before the fused op stay with the softmax.
       softmax.getResult().replaceUsesWithIf(
           fused.getProbs(), [&](OpOperand &use) {
-            return use.getOwner()->getBlock() != fused->getBlock() ||
-                   fused->isBeforeInBlock(use.getOwner());
+            Operation *at =
+                fused->getBlock()->findAncestorOpInBlock(*use.getOwner());
+            return at && fused->isBeforeInBlock(at);
           });
       dropout.getResult().replaceAllUsesWith(fused.getResult());
       dropout->erase();
@@ -90,7 +93,8 @@ void FuseSoftmaxDropoutPass::runOnOperation() {
       continue;
     auto grad = dyn_cast<SoftmaxGradOp>(*dropout->getUsers().begin());
     if (!grad || grad.getGrad() != dropout.getResult() ||
-        grad->getBlock() != dropout->getBlock())
+        grad->getBlock() != dropout->getBlock() ||
+        ferry::writesStateBetween(dropout, grad, dropout->getOperands()))
       continue;
     OpBuilder builder(grad);
     auto fused = DropoutSoftmaxGradOp::create(

@@ -37,6 +37,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
 #include <map>
 
 using namespace mlir;
@@ -643,7 +644,8 @@ LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
   } else if (auto rln = dyn_cast<ResidualLayerNormOp>(op)) {
     ArrayRef<int64_t> shape = shapeOf(r0);
     int64_t n = numElements(r0.getType()), cols = shape.back();
-    int64_t perSample = shape.size() > 1 ? n / shape.front() : n;
+    // As graph.dropout: the leading dimension is the sample.
+    int64_t perSample = shape.empty() ? n : n / shape.front();
     SmallVector<int64_t> ints = {n / cols, cols, n, perSample, 0, 0, 0, 0};
     double p = 0.0;
     Instr &in = emit("residual_layer_norm", all(), ints,
@@ -903,6 +905,14 @@ void forwardIntoDestinations(std::vector<Buffer> &buffers,
       if ((!gemm && !scatter) || producer.buffers[out].buffer != src.buffer ||
           producer.ints[flag].c != 0)
         continue;
+      // alpha * AB + D in one rounding equals D + (alpha * AB) only when
+      // alpha * AB is exact: alpha a power of two.
+      if (gemm) {
+        int exponent;
+        double alpha = producer.floats.empty() ? 1.0 : producer.floats[0];
+        if (alpha == 0.0 || std::frexp(alpha, &exponent) != 0.5)
+          continue;
+      }
       bool readsT = false;
       for (size_t b = 0; b < producer.buffers.size(); ++b)
         readsT |= b != out && producer.buffers[b].buffer == src.buffer;

@@ -62,7 +62,8 @@ std::unique_ptr<mlir::Pass> createPhasedExecutionPass();
 // ferry-fuse-epilogues: folds the op next to a graph.matmul that the same
 // GEMM call can compute (a bias add, a scale, a linear layer's bias
 // gradient) into graph.fused_matmul. Run right before ferry-lower-to-rt.
-std::unique_ptr<mlir::Pass> createFuseEpiloguesPass();
+std::unique_ptr<mlir::Pass>
+createFuseEpiloguesPass(bool foldOperandScales = true);
 // ferry-fuse-softmax-dropout: dropout(softmax(x)) -> graph.softmax_dropout,
 // softmax_grad(y, dropout(dy)) -> graph.dropout_softmax_grad (the attention
 // probabilities in one pass each way). Run right before ferry-lower-to-rt.

@@ -196,6 +196,15 @@ void zeroGradientsWhereAccumulated(func::FuncOp fn) {
     PhaseOp phase = first ? first->getParentOfType<PhaseOp>() : PhaseOp();
     if (!phase || order[first] > order[zero])
       continue;
+    // A phase inside a loop runs once per iteration (a layer's phase): only
+    // a stacked gradient zeroed at the entry that loop's accumulation
+    // addresses may move there; one without a layer index would be zeroed
+    // on every iteration.
+    bool repeated = phase->getParentOfType<scf::ForOp>() &&
+                    fn->isProperAncestor(phase->getParentOfType<scf::ForOp>());
+    if (repeated != static_cast<bool>(zero.getLayer()) ||
+        (zero.getLayer() && !first.getLayer()))
+      continue;
     OpBuilder b = OpBuilder::atBlockBegin(&phase.getBody().front());
     Value layer;
     if (zero.getLayer()) {

@@ -69,7 +69,8 @@ void ferry::buildLoweringPipeline(mlir::OpPassManager &pm,
   // bias add, a scale or a bias gradient next to a matmul becomes that
   // GEMM's epilogue, so the plan below never sees their temporaries.
   if (options.fusion)
-    pm.addPass(createFuseEpiloguesPass());
+    pm.addPass(createFuseEpiloguesPass(
+        /*foldOperandScales=*/options.matmulInputs != 2));
   // execution.fusion. The attention probabilities with their dropout, and
   // their gradient through it: one pass over the largest activation each
   // way instead of two.

@@ -459,6 +459,14 @@ LogicalResult ResidualLayerNormOp::verify() {
   RankedTensorType input = tensorOf(getInput());
   if (input.getRank() < 1)
     return emitOpError() << "expects an input of rank 1 or more";
+  double epsilon = getEpsilon().convertToDouble();
+  if (!(epsilon > 0.0) || !std::isfinite(epsilon))
+    return emitOpError() << "epsilon must be positive and finite, found "
+                         << epsilon;
+  if (failed(verifySameElementType(
+          *this,
+          {{"input", getInput()}, {"scale", getScale()}, {"bias", getBias()}})))
+    return failure();
   int64_t width = input.getShape().back();
   for (auto [name, value] : {std::pair<StringRef, Value>{"scale", getScale()},
                              {"bias", getBias()}}) {

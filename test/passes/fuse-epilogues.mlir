@@ -1,4 +1,5 @@
 // RUN: ferry-opt %s --split-input-file --ferry-fuse-epilogues | FileCheck %s
+// RUN: ferry-opt %s --split-input-file "--ferry-fuse-epilogues=fold-operand-scales=false" | FileCheck %s --check-prefix=FP16
 
 // ferry-fuse-epilogues folds the op next to a graph.matmul that the GEMM can
 // compute into graph.fused_matmul; what it must leave alone is checked too.
@@ -30,6 +31,12 @@ func.func @linear(%x: tensor<4x16x8xf32>, %w: tensor<32x8xf32>) -> tensor<4x16x3
 // CHECK-NEXT: %[[T:.*]] = graph.scale %arg0 by 3.000000e-01
 // CHECK-NEXT: %[[E:.*]] = graph.matmul %[[T]], %arg1 :
 // CHECK-NEXT: return %[[S]], %[[D]], %[[E]]
+// With fp16 inputs (fold-operand-scales=false) the operand's scale stays:
+// the unscaled operand could overflow fp16 where the scaled one does not.
+// FP16-LABEL: func.func @scales
+// FP16-NEXT: graph.fused_matmul %arg0, %arg1 {alpha = 3.000000e-01 : f64, transpose_rhs}
+// FP16-NEXT: %[[T:.*]] = graph.scale %arg0 by 1.250000e-01
+// FP16-NEXT: graph.matmul %[[T]], %arg1 :
 func.func @scales(%q: tensor<2x16x16xf32>, %k: tensor<2x16x16xf32>) -> (tensor<2x16x16xf32>, tensor<2x16x16xf32>, tensor<2x16x16xf32>) {
   %0 = graph.matmul %q, %k {transpose_rhs} : tensor<2x16x16xf32>, tensor<2x16x16xf32> -> tensor<2x16x16xf32>
   %1 = graph.scale %0 by 0.3 : tensor<2x16x16xf32>

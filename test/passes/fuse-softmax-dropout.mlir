@@ -64,3 +64,44 @@ func.func @unfused(%x: tensor<2x4xf32>, %p: tensor<2x2x4x4xf32>, %dy: tensor<2x2
   %dx = graph.softmax_grad %p, %d : tensor<2x2x4x4xf32>
   return %b, %dx, %d : tensor<2x4xf32>, tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>
 }
+
+// -----
+
+// The fused op at the dropout (its layer index is computed after the
+// softmax): a use of the probabilities inside a loop between the two keeps
+// the softmax (the fused op is defined after it).
+// CHECK-LABEL: func.func @nested_use
+// CHECK-NEXT: %[[P:.*]] = graph.softmax
+// CHECK: scf.for
+// CHECK-NEXT: graph.store %[[P]] into @stash.r
+// CHECK: graph.softmax_dropout
+graph.variable @stash.r : tensor<2x2x4x4xf32> init(zeros) hf "stash.r"
+func.func @nested_use(%s: tensor<2x2x4x4xf32>, %mask: tensor<2x4xf32>, %seed: i64, %l: index, %off: index) -> tensor<2x2x4x4xf32> {
+  %p = graph.softmax %s, %mask : tensor<2x2x4x4xf32>, tensor<2x4xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  scf.for %i = %c0 to %c2 step %c1 {
+    graph.store %p into @stash.r : tensor<2x2x4x4xf32>
+  }
+  %l2 = arith.addi %l, %c1 : index
+  %d = graph.dropout %p, %seed, %l2, %off {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<2x2x4x4xf32>
+  return %d : tensor<2x2x4x4xf32>
+}
+
+// -----
+
+// A store between the softmax and the dropout into what the softmax reads:
+// fusing at the dropout would read the new contents, so nothing fuses.
+// CHECK-LABEL: func.func @written_between
+// CHECK-NOT: graph.softmax_dropout
+// CHECK: return
+graph.variable @scores : tensor<2x2x4x4xf32> init(zeros) hf "scores"
+func.func @written_between(%new: tensor<2x2x4x4xf32>, %mask: tensor<2x4xf32>, %seed: i64, %l: index, %off: index) -> tensor<2x2x4x4xf32> {
+  %s = graph.parameter_ref @scores : tensor<2x2x4x4xf32>
+  %p = graph.softmax %s, %mask : tensor<2x2x4x4xf32>, tensor<2x4xf32>
+  graph.store %new into @scores : tensor<2x2x4x4xf32>
+  %l2 = arith.addi %l, %l : index
+  %d = graph.dropout %p, %seed, %l2, %off {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<2x2x4x4xf32>
+  return %d : tensor<2x2x4x4xf32>
+}

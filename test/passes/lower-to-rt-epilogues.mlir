@@ -1,5 +1,6 @@
 // RUN: ferry-opt %s --ferry-lower-to-rt='programs=f' | FileCheck %s
 // RUN: ferry-opt %s --ferry-lower-to-rt='programs=f matmul-inputs=1 gemm-workspace=1024' | FileCheck %s --check-prefix=BF16
+// RUN: ferry-opt %s --ferry-lower-to-rt='programs=g' | FileCheck %s --check-prefix=ALPHA
 
 // Tests how ferry-lower-to-rt lowers graph.fused_matmul (ferry-fuse-epilogues'
 // output): a bias becomes `gemm_epilogue` with epilogue 1 and the bias as
@@ -42,4 +43,21 @@ func.func @f(%x: tensor<2x3x8xf32> {ferry.input = "x"}, %dy: tensor<6x4xf32> {fe
   graph.accumulate %dw into @grad.w : tensor<4x8xf32>
   graph.accumulate %db into @grad.b : tensor<4xf32>
   return %y, %s : tensor<2x3x4xf32>, tensor<2x3x3xf32>
+}
+
+// A GEMM whose result is accumulated into a state takes the accumulation
+// itself (beta 1) only when its alpha is a power of two: alpha * AB + D in
+// one rounding equals D + (alpha * AB) only when alpha * AB is exact.
+// ALPHA-LABEL: rt.program @g
+// ALPHA: rt.kernel "gemm" {{.*}} array<i64: 1>] floats [5.000000e-01]
+// ALPHA: rt.kernel "gemm" {{.*}} array<i64: 0>] floats [3.000000e-01]
+// ALPHA-NEXT: rt.kernel "accumulate"
+graph.variable @acc.a : tensor<6x8xf32> init(zeros) hf "acc.a"
+graph.variable @acc.b : tensor<6x8xf32> init(zeros) hf "acc.b"
+func.func @g(%x: tensor<6x4xf32> {ferry.input = "x"}, %w: tensor<8x4xf32> {ferry.input = "w"}) {
+  %p = graph.fused_matmul %x, %w {transpose_rhs, alpha = 0.5 : f64} : tensor<6x4xf32>, tensor<8x4xf32> -> tensor<6x8xf32>
+  graph.accumulate %p into @acc.a : tensor<6x8xf32>
+  %q = graph.fused_matmul %x, %w {transpose_rhs, alpha = 0.3 : f64} : tensor<6x4xf32>, tensor<8x4xf32> -> tensor<6x8xf32>
+  graph.accumulate %q into @acc.b : tensor<6x8xf32>
+  return
 }

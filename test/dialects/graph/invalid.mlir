@@ -1015,3 +1015,21 @@ func.func @f(%x: tensor<2x4x8xf32>, %g: tensor<8xf32>, %seed: i64, %l: index) {
   %s, %y = graph.residual_layer_norm %x, %x, %g, %g eps 1.0e-12 dropout %seed, %l, %l {probability = 1.5 : f64, purpose = "p"} : tensor<2x4x8xf32>, tensor<8xf32>
   return
 }
+
+// -----
+
+// Tests the fused layer norm's epsilon, as graph.layer_norm's.
+func.func @f(%x: tensor<2x4x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{epsilon must be positive and finite, found 0}}
+  %s, %y = graph.residual_layer_norm %x, %x, %g, %g eps 0.0 : tensor<2x4x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+// Tests the fused layer norm's parameter element type.
+func.func @f(%x: tensor<2x4x8xf32>, %g: tensor<8xbf16>) {
+  // expected-error @+1 {{expects scale to have element type 'f32' (as input), found 'bf16'}}
+  %s, %y = graph.residual_layer_norm %x, %x, %g, %g eps 1.0e-12 : tensor<2x4x8xf32>, tensor<8xbf16>
+  return
+}
