@@ -381,28 +381,33 @@ LogicalResult ScaleOp::verify() {
 // Normalisation, softmax, dropout
 //===----------------------------------------------------------------------===//
 
-LogicalResult LayerNormOp::verify() {
-  RankedTensorType input = tensorOf(getInput());
+// graph.layer_norm's operands and epsilon (also graph.residual_layer_norm's).
+static LogicalResult verifyLayerNorm(Operation *op, Value inputValue,
+                                     Value scale, Value bias, double epsilon) {
+  RankedTensorType input = tensorOf(inputValue);
   if (input.getRank() < 1)
-    return emitOpError() << "expects an input of rank 1 or more";
+    return op->emitOpError() << "expects an input of rank 1 or more";
   int64_t width = input.getShape().back();
-  for (auto [name, value] : {std::pair<StringRef, Value>{"scale", getScale()},
-                             {"bias", getBias()}}) {
+  for (auto [name, value] :
+       {std::pair<StringRef, Value>{"scale", scale}, {"bias", bias}}) {
     ArrayRef<int64_t> shape = tensorOf(value).getShape();
     if (shape.size() != 1 || shape[0] != width)
-      return emitOpError() << "expects " << name << " of shape " << width
-                           << " (the input's last dimension), found "
-                           << shapeString(shape);
+      return op->emitOpError()
+             << "expects " << name << " of shape " << width
+             << " (the input's last dimension), found " << shapeString(shape);
   }
   if (failed(verifySameElementType(
-          *this,
-          {{"input", getInput()}, {"scale", getScale()}, {"bias", getBias()}})))
+          op, {{"input", inputValue}, {"scale", scale}, {"bias", bias}})))
     return failure();
-  double epsilon = getEpsilon().convertToDouble();
   if (!(epsilon > 0.0) || !std::isfinite(epsilon))
-    return emitOpError() << "epsilon must be positive and finite, found "
-                         << getEpsilon().convertToDouble();
+    return op->emitOpError()
+           << "epsilon must be positive and finite, found " << epsilon;
   return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  return verifyLayerNorm(*this, getInput(), getScale(), getBias(),
+                         getEpsilon().convertToDouble());
 }
 
 // graph.softmax's input and mask (also graph.softmax_dropout's).
@@ -456,26 +461,9 @@ LogicalResult SoftmaxDropoutOp::verify() {
 }
 
 LogicalResult ResidualLayerNormOp::verify() {
-  RankedTensorType input = tensorOf(getInput());
-  if (input.getRank() < 1)
-    return emitOpError() << "expects an input of rank 1 or more";
-  double epsilon = getEpsilon().convertToDouble();
-  if (!(epsilon > 0.0) || !std::isfinite(epsilon))
-    return emitOpError() << "epsilon must be positive and finite, found "
-                         << epsilon;
-  if (failed(verifySameElementType(
-          *this,
-          {{"input", getInput()}, {"scale", getScale()}, {"bias", getBias()}})))
+  if (failed(verifyLayerNorm(*this, getInput(), getScale(), getBias(),
+                             getEpsilon().convertToDouble())))
     return failure();
-  int64_t width = input.getShape().back();
-  for (auto [name, value] : {std::pair<StringRef, Value>{"scale", getScale()},
-                             {"bias", getBias()}}) {
-    ArrayRef<int64_t> shape = tensorOf(value).getShape();
-    if (shape.size() != 1 || shape[0] != width)
-      return emitOpError() << "expects " << name << " of shape " << width
-                           << " (the input's last dimension), found "
-                           << shapeString(shape);
-  }
   bool dropout = static_cast<bool>(getSeed());
   if (dropout != static_cast<bool>(getLayer()) ||
       dropout != static_cast<bool>(getSampleOffset()) ||

@@ -344,19 +344,6 @@ __global__ void softmaxGradKernel(const float *y, const float *dy, float *dx,
     dx[blockIdx.x * cols + c] = yr[c] * (dyr[c] - dot);
 }
 
-__global__ void dropoutKernel(const float *x, float *out, int64_t n,
-                              int64_t perSample, uint64_t seed,
-                              uint32_t purpose, uint32_t layer,
-                              uint64_t sampleOffset, float p) {
-  const float keep = 1.0f - p;
-  FERRY_FOR(i, n) {
-    uint64_t sample = sampleOffset + static_cast<uint64_t>(i / perSample);
-    bool kept = random::dropoutKeeps(seed, purpose, layer, sample,
-                                     static_cast<uint64_t>(i % perSample), p);
-    out[i] = kept ? x[i] / keep : 0.0f;
-  }
-}
-
 // The dropout of element i of a tensor with `perSample` elements per sample
 // (as dropoutKernel): kept elements scaled by 1 / (1 - p).
 struct DropoutSite {
@@ -365,6 +352,17 @@ struct DropoutSite {
   uint32_t purpose, layer;
   uint64_t sampleOffset;
   float p;
+  // perSample <= 0: the whole tensor of `count` elements is one sample.
+  static DropoutSite of(int64_t count, int64_t perSample, uint64_t seed,
+                        uint32_t purpose, uint32_t layer, uint64_t sampleOffset,
+                        float p) {
+    return DropoutSite{perSample > 0 ? perSample : count,
+                       seed,
+                       purpose,
+                       layer,
+                       sampleOffset,
+                       p};
+  }
   __device__ float operator()(float x, int64_t i) const {
     if (p == 0.0f)
       return x;
@@ -375,6 +373,11 @@ struct DropoutSite {
                : 0.0f;
   }
 };
+
+__global__ void dropoutKernel(const float *x, float *out, int64_t n,
+                              DropoutSite drop) {
+  FERRY_FOR(i, n) out[i] = drop(x[i], i);
+}
 
 // softmaxKernel, then the dropout of each probability: one block per row,
 // both written in the last pass.
@@ -957,8 +960,8 @@ void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
     return;
   }
   dropoutKernel<<<blocksFor(n), kThreads, 0, s>>>(
-      x, out, n, perSample > 0 ? perSample : n, seed, purpose, layer,
-      sampleOffset, p);
+      x, out, n,
+      DropoutSite::of(n, perSample, seed, purpose, layer, sampleOffset, p));
   check("dropout");
 }
 void softmaxDropout(cudaStream_t s, const float *x, const float *mask,
@@ -968,12 +971,8 @@ void softmaxDropout(cudaStream_t s, const float *x, const float *mask,
                     float p) {
   if (batch * rows <= 0)
     return;
-  DropoutSite drop{perSample > 0 ? perSample : batch * rows * cols,
-                   seed,
-                   purpose,
-                   layer,
-                   sampleOffset,
-                   p};
+  DropoutSite drop = DropoutSite::of(batch * rows * cols, perSample, seed,
+                                     purpose, layer, sampleOffset, p);
   softmaxDropoutKernel<<<static_cast<unsigned>(batch * rows), kThreads, 0, s>>>(
       x, mask, probs, out, rows, cols, drop);
   check("softmax_dropout");
@@ -986,12 +985,8 @@ void residualLayerNorm(cudaStream_t s, const float *input,
                        uint64_t sampleOffset, float p) {
   if (rows <= 0)
     return;
-  DropoutSite drop{perSample > 0 ? perSample : rows * cols,
-                   seed,
-                   purpose,
-                   layer,
-                   sampleOffset,
-                   p};
+  DropoutSite drop = DropoutSite::of(rows * cols, perSample, seed, purpose,
+                                     layer, sampleOffset, p);
   residualLayerNormKernel<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(
       input, residual, scale, bias, sum, out, cols, eps, drop);
   check("residual_layer_norm");
@@ -1002,12 +997,8 @@ void dropoutSoftmaxGrad(cudaStream_t s, const float *y, const float *dy,
                         uint32_t layer, uint64_t sampleOffset, float p) {
   if (rows <= 0)
     return;
-  DropoutSite drop{perSample > 0 ? perSample : rows * cols,
-                   seed,
-                   purpose,
-                   layer,
-                   sampleOffset,
-                   p};
+  DropoutSite drop = DropoutSite::of(rows * cols, perSample, seed, purpose,
+                                     layer, sampleOffset, p);
   dropoutSoftmaxGradKernel<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(
       y, dy, dx, cols, drop);
   check("dropout_softmax_grad");
