@@ -344,8 +344,8 @@ __global__ void softmaxGradKernel(const float *y, const float *dy, float *dx,
     dx[blockIdx.x * cols + c] = yr[c] * (dyr[c] - dot);
 }
 
-// The dropout of element i of a tensor with `perSample` elements per sample
-// (as dropoutKernel): kept elements scaled by 1 / (1 - p).
+// The dropout of element i of a tensor with `perSample` elements per sample,
+// the CPU's mask bits: kept elements scaled by 1 / (1 - p).
 struct DropoutSite {
   int64_t perSample;
   uint64_t seed;
