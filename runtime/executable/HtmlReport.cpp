@@ -90,6 +90,29 @@ std::string color(const std::string &phase) {
 
 } // namespace
 
+namespace {
+bool prefetches(const fxe::Executable &exe) {
+  std::string prefetch = exe.prefetch() ? exe.prefetch()->str() : "";
+  return prefetch.rfind("on", 0) == 0 || prefetch.rfind("reduced", 0) == 0;
+}
+} // namespace
+
+double ferry::modelledStepSeconds(const fxe::Executable &exe,
+                                  const std::string &program,
+                                  const ReportRates &rates,
+                                  double *matmulSeconds) {
+  double total = 0, matmuls = 0;
+  for (const fxe::Program *p : *exe.programs())
+    if (p->name()->str() == program && p->phases())
+      for (const Slot &s : schedule(*p, rates, prefetches(exe))) {
+        total += s.length;
+        matmuls += s.compute;
+      }
+  if (matmulSeconds)
+    *matmulSeconds = matmuls;
+  return total;
+}
+
 ReportRates ferry::defaultRates(const fxe::Executable &exe) {
   ReportRates r;
   if (exe.backend() && exe.backend()->str() == "cuda") {
@@ -112,8 +135,7 @@ std::string ferry::htmlReport(const fxe::Executable &exe,
     if (p->name()->str() == "train_step")
       train = p;
   std::string prefetch = exe.prefetch() ? exe.prefetch()->str() : "";
-  bool overlap =
-      prefetch.rfind("on", 0) == 0 || prefetch.rfind("reduced", 0) == 0;
+  bool overlap = prefetches(exe);
   std::string html;
   html += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
           "<title>ferry plan: " +

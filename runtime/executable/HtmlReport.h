@@ -26,6 +26,13 @@ struct ReportRates {
 // 50 GB/s each way, both directions at once).
 ReportRates defaultRates(const fxe::Executable &exe);
 
+// One step of `program` in the report's model: each phase lasts its matmul
+// time plus its transfer time, or the longer of the two when the plan
+// prefetches. `matmulSeconds` gets the matmuls alone. 0 without phases.
+double modelledStepSeconds(const fxe::Executable &exe,
+                           const std::string &program, const ReportRates &rates,
+                           double *matmulSeconds);
+
 // `title` names the executable; `budget` is the device budget from its
 // config (none: unlimited).
 std::string htmlReport(const fxe::Executable &exe, const std::string &title,

@@ -5,6 +5,7 @@
 #include "tools/ferry/Commands.h"
 #include "tools/ferry/LoadExecutable.h"
 
+#include "runtime/executable/HtmlReport.h"
 #include "runtime/executable/PlanReport.h"
 
 #include <cstdio>
@@ -52,6 +53,17 @@ int runPlan(const PlanOptions &opts) {
       std::printf("  no phases (execution.mode: resident): everything stays "
                   "on the device, nothing crosses the host link\n");
     std::fputs(table.c_str(), stdout);
+    if (!table.empty()) {
+      ReportRates rates = defaultRates(exe);
+      double matmuls = 0;
+      double step = modelledStepSeconds(exe, "train_step", rates, &matmuls);
+      std::printf(
+          "modelled step: %.3f s, the matmuls alone %.3f s (matmuls at %.0f "
+          "GFLOP/s, host link at %.0f GB/s%s; `ferry inspect --html` draws "
+          "it with --gflops/--link-gbps rates)\n",
+          step, matmuls, rates.flopsPerSecond / 1e9,
+          rates.linkBytesPerSecond / 1e9, rates.duplex ? " each way" : "");
+    }
     std::fputs(placementSummary(exe).c_str(), stdout);
     if (opts.buffers)
       std::fputs(bufferTable(exe).c_str(), stdout);
