@@ -732,6 +732,15 @@ void check(const char *what) {
                              " failed: " + cudaGetErrorString(e));
 }
 
+// One thread per element over n (grid-stride, capped grid), then the launch
+// check naming the kernel: the shape of every element-wise wrapper below.
+template <typename Kernel, typename... Args>
+void launchOver(cudaStream_t s, const char *what, int64_t n, Kernel kernel,
+                Args... args) {
+  kernel<<<blocksFor(n), kThreads, 0, s>>>(args...);
+  check(what);
+}
+
 void roundToHalf(cudaStream_t stream, const float *x, void *out, int64_t n,
                  bool fp16) {
   if (fp16)
@@ -800,34 +809,29 @@ unsigned takeIndexErrors() {
 }
 
 void fill(cudaStream_t s, float *out, int64_t n, float value) {
-  fillKernel<<<blocksFor(n), kThreads, 0, s>>>(out, n, value);
-  check("fill");
+  launchOver(s, "fill", n, fillKernel, out, n, value);
 }
 void iota(cudaStream_t s, int32_t *out, int64_t outer, int64_t size,
           int64_t inner) {
-  iotaKernel<<<blocksFor(outer * size * inner), kThreads, 0, s>>>(out, outer,
-                                                                  size, inner);
-  check("iota");
+  launchOver(s, "iota", outer * size * inner, iotaKernel, out, outer, size,
+             inner);
 }
 void attentionMask(cudaStream_t s, const int32_t *mask, float *out, int64_t n,
                    float fill) {
-  attentionMaskKernel<<<blocksFor(n), kThreads, 0, s>>>(mask, out, n, fill);
-  check("attention_mask");
+  launchOver(s, "attention_mask", n, attentionMaskKernel, mask, out, n, fill);
 }
 void embedding(cudaStream_t s, const float *table, const int32_t *ids,
                float *out, int64_t rows, int64_t width, int64_t vocab) {
-  embeddingKernel<<<blocksFor(rows * width), kThreads, 0, s>>>(
-      table, ids, out, rows, width, vocab);
-  check("embedding");
+  launchOver(s, "embedding", rows * width, embeddingKernel, table, ids, out,
+             rows, width, vocab);
 }
 void embeddingGrad(cudaStream_t s, const int32_t *ids, const float *dy,
                    float *dtable, int64_t rows, int64_t width, int64_t vocab,
                    bool accumulate) {
   if (!accumulate)
     cudaMemsetAsync(dtable, 0, static_cast<size_t>(vocab * width) * 4, s);
-  scatterAddRows<<<blocksFor(rows * width), kThreads, 0, s>>>(
-      ids, dy, dtable, rows, width, vocab);
-  check("embedding_grad");
+  launchOver(s, "embedding_grad", rows * width, scatterAddRows, ids, dy, dtable,
+             rows, width, vocab);
 }
 void gatherPositions(cudaStream_t s, const float *x, const int32_t *positions,
                      float *out, int64_t batch, int64_t seq,
@@ -848,53 +852,43 @@ void gatherPositionsGrad(cudaStream_t s, const int32_t *positions,
 }
 void take(cudaStream_t s, const float *x, float *out, int64_t outer,
           int64_t size, int64_t inner, int64_t index) {
-  takeKernel<<<blocksFor(outer * inner), kThreads, 0, s>>>(x, out, outer, size,
-                                                           inner, index);
-  check("take");
+  launchOver(s, "take", outer * inner, takeKernel, x, out, outer, size, inner,
+             index);
 }
 void takeGrad(cudaStream_t s, const float *dy, float *dx, int64_t outer,
               int64_t size, int64_t inner, int64_t index) {
-  takeGradKernel<<<blocksFor(outer * size * inner), kThreads, 0, s>>>(
-      dy, dx, outer, size, inner, index);
-  check("take_grad");
+  launchOver(s, "take_grad", outer * size * inner, takeGradKernel, dy, dx,
+             outer, size, inner, index);
 }
 void biasAdd(cudaStream_t s, const float *x, const float *bias, float *out,
              int64_t rows, int64_t cols) {
-  biasAddKernel<<<blocksFor(rows * cols), kThreads, 0, s>>>(x, bias, out, rows,
-                                                            cols);
-  check("bias_add");
+  launchOver(s, "bias_add", rows * cols, biasAddKernel, x, bias, out, rows,
+             cols);
 }
 void binary(cudaStream_t s, int32_t op, const float *a, const float *b,
             float *out, int64_t n) {
-  binaryKernel<<<blocksFor(n), kThreads, 0, s>>>(op, a, b, out, n);
-  check("binary");
+  launchOver(s, "binary", n, binaryKernel, op, a, b, out, n);
 }
 void accumulate(cudaStream_t s, float *dst, const float *src, int64_t n) {
-  accumulateKernel<<<blocksFor(n), kThreads, 0, s>>>(dst, src, n);
-  check("accumulate");
+  launchOver(s, "accumulate", n, accumulateKernel, dst, src, n);
 }
 void scale(cudaStream_t s, const float *x, float *out, int64_t n,
            float factor) {
-  scaleKernel<<<blocksFor(n), kThreads, 0, s>>>(x, out, n, factor);
-  check("scale");
+  launchOver(s, "scale", n, scaleKernel, x, out, n, factor);
 }
 void gelu(cudaStream_t s, const float *x, float *out, int64_t n) {
-  geluKernel<<<blocksFor(n), kThreads, 0, s>>>(x, out, n);
-  check("gelu");
+  launchOver(s, "gelu", n, geluKernel, x, out, n);
 }
 void geluGrad(cudaStream_t s, const float *x, const float *dy, float *dx,
               int64_t n) {
-  geluGradKernel<<<blocksFor(n), kThreads, 0, s>>>(x, dy, dx, n);
-  check("gelu_grad");
+  launchOver(s, "gelu_grad", n, geluGradKernel, x, dy, dx, n);
 }
 void tanhForward(cudaStream_t s, const float *x, float *out, int64_t n) {
-  tanhKernel<<<blocksFor(n), kThreads, 0, s>>>(x, out, n);
-  check("tanh");
+  launchOver(s, "tanh", n, tanhKernel, x, out, n);
 }
 void tanhGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
               int64_t n) {
-  tanhGradKernel<<<blocksFor(n), kThreads, 0, s>>>(y, dy, dx, n);
-  check("tanh_grad");
+  launchOver(s, "tanh_grad", n, tanhGradKernel, y, dy, dx, n);
 }
 void layerNorm(cudaStream_t s, const float *x, const float *scale,
                const float *bias, float *out, int64_t rows, int64_t cols,
@@ -959,10 +953,9 @@ void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
                       cudaMemcpyDeviceToDevice, s);
     return;
   }
-  dropoutKernel<<<blocksFor(n), kThreads, 0, s>>>(
-      x, out, n,
+  launchOver(
+      s, "dropout", n, dropoutKernel, x, out, n,
       DropoutSite::of(n, perSample, seed, purpose, layer, sampleOffset, p));
-  check("dropout");
 }
 void softmaxDropout(cudaStream_t s, const float *x, const float *mask,
                     float *probs, float *out, int64_t batch, int64_t rows,
@@ -1019,8 +1012,7 @@ void transpose(cudaStream_t s, const float *x, float *out, int32_t rank,
   }
   if (total <= 0)
     return;
-  transposeKernel<<<blocksFor(total), kThreads, 0, s>>>(x, out, total, shape);
-  check("transpose");
+  launchOver(s, "transpose", total, transposeKernel, x, out, total, shape);
 }
 void reduce(cudaStream_t s, int32_t kind, const float *x, float *out,
             int64_t outer, int64_t size, int64_t inner) {
@@ -1043,9 +1035,8 @@ void reduce(cudaStream_t s, int32_t kind, const float *x, float *out,
 }
 void broadcast(cudaStream_t s, const float *x, float *out, int64_t outer,
                int64_t size, int64_t inner) {
-  broadcastKernel<<<blocksFor(outer * size * inner), kThreads, 0, s>>>(
-      x, out, outer, size, inner);
-  check("broadcast");
+  launchOver(s, "broadcast", outer * size * inner, broadcastKernel, x, out,
+             outer, size, inner);
 }
 void softmaxCrossEntropy(cudaStream_t s, const float *logits,
                          const int32_t *labels, const float *weights,

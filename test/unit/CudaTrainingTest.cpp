@@ -49,32 +49,34 @@ void expectClose(const std::vector<double> &a, const std::vector<double> &b,
   }
 }
 
+// Every test trains on the GPU: skipped, with the CUDA runtime's reason,
+// only when no device is present.
+class CudaTraining : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ferry::CudaDeviceReport report = ferry::queryCudaDevices();
+    if (report.devices.empty())
+      GTEST_SKIP() << "no CUDA device: " << report.reason;
+  }
+};
+
 } // namespace
 
-TEST(CudaTraining, Fp32LossesMatchTheCpuBackend) {
-  ferry::CudaDeviceReport report = ferry::queryCudaDevices();
-  if (report.devices.empty())
-    GTEST_SKIP() << "no CUDA device: " << report.reason;
+TEST_F(CudaTraining, Fp32LossesMatchTheCpuBackend) {
   auto cpu = train("cpu", "--steps 20");
   auto gpu = train("cuda", "--steps 20 --set execution.backend=cuda "
                            "--set training.precision=fp32");
   expectClose(gpu, cpu, 1e-3);
 }
 
-TEST(CudaTraining, Bf16LossesWithinTwoPercentOfCpuFp32) {
-  ferry::CudaDeviceReport report = ferry::queryCudaDevices();
-  if (report.devices.empty())
-    GTEST_SKIP() << "no CUDA device: " << report.reason;
+TEST_F(CudaTraining, Bf16LossesWithinTwoPercentOfCpuFp32) {
   auto cpu = train("cpu-fp32", "--steps 20");
   auto gpu = train("cuda-bf16", "--steps 20 --set execution.backend=cuda "
                                 "--set training.precision=bf16");
   expectClose(gpu, cpu, 0.02);
 }
 
-TEST(CudaTraining, PhasedEqualsResidentOnTheGpu) {
-  ferry::CudaDeviceReport report = ferry::queryCudaDevices();
-  if (report.devices.empty())
-    GTEST_SKIP() << "no CUDA device: " << report.reason;
+TEST_F(CudaTraining, PhasedEqualsResidentOnTheGpu) {
   std::string common = "--steps 3 --set execution.backend=cuda "
                        "--set training.precision=fp32 "
                        "--set execution.micro_batch_size=4";
