@@ -556,6 +556,39 @@ void CpuBackend::checkExtents(const fxe::Instr &in,
           "executable is damaged or was edited: recompile it",
           kernelName(in.kernel()), need[b] * 4, b,
           in.buffers()->Get(b)->bytes()));
+  // Buffers a kernel may not be given overlapping (Kernels.def's rules).
+  auto range = [&](uint32_t b) {
+    const fxe::Ref *r = in.buffers()->Get(b);
+    int64_t begin = evaluate(r->offset(), registers);
+    return std::pair<int64_t, int64_t>{begin, begin + r->bytes()};
+  };
+  auto disjoint = [&](uint32_t written, uint32_t other) {
+    if (written >= nb || other >= nb)
+      return;
+    auto [a0, a1] = range(written);
+    auto [b0, b1] = range(other);
+    if (a0 < b1 && b0 < a1 && a0 < a1 && b0 < b1)
+      throw RuntimeError(fmt::format(
+          "kernel {} writes buffer {} (bytes [{}, {})) overlapping its buffer "
+          "{} (bytes [{}, {})), which it cannot do in place; the executable "
+          "is damaged or was edited: recompile it",
+          kernelName(in.kernel()), written, a0, a1, other, b0, b1));
+  };
+  struct Rule {
+    Kernel kernel;
+    uint32_t written, other;
+  };
+  static const Rule rules[] = {
+#define FERRY_KERNEL(Enum, name, doc)
+#define FERRY_KERNEL_DISJOINT(Enum, written, other)                            \
+  {Kernel::Enum, written, other},
+#include "runtime/executable/Kernels.def"
+#undef FERRY_KERNEL_DISJOINT
+#undef FERRY_KERNEL
+  };
+  for (const Rule &rule : rules)
+    if (rule.kernel == k)
+      disjoint(rule.written, rule.other);
 }
 
 // Phased execution's instructions: copies over the "host link", waits on

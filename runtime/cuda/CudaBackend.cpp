@@ -66,9 +66,11 @@ public:
                 "pinned host allocation for the remote buffers");
       std::memset(host_, 0, hostBytes_);
     }
-    checkCuda(cudaStreamCreate(&compute_), "stream creation");
-    checkCuda(cudaStreamCreate(&loads_), "stream creation");
-    checkCuda(cudaStreamCreate(&stores_), "stream creation");
+    // Non-blocking: work on the legacy default stream (a library's, or a
+    // synchronous copy) never serialises the three.
+    for (cudaStream_t *stream : {&compute_, &loads_, &stores_})
+      checkCuda(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking),
+                "stream creation");
     checkCuda(cudaMalloc(&scratch_, 4096 * sizeof(double)), "scratch");
     if (cublasCreate(&cublas_) != CUBLAS_STATUS_SUCCESS)
       throw RuntimeError("cuBLAS could not be initialised on this device");
@@ -214,10 +216,17 @@ private:
                              cudaStream_t stream) {
     size_t kept = 0;
     for (Transfer &t : inFlight_) {
-      if (cudaEventQuery(t.done) == cudaSuccess) {
+      cudaError_t state = cudaEventQuery(t.done);
+      if (state == cudaSuccess) {
         eventPool_.push_back(t.done);
         continue;
       }
+      if (state != cudaErrorNotReady)
+        checkCuda(state, "event query");
+      // "Not ready" is an answer, not a failure, but the runtime records it
+      // as the thread's last error: cleared here, as PyTorch does, so that
+      // nothing later reads it as its own.
+      (void)cudaGetLastError();
       inFlight_[kept++] = t;
     }
     inFlight_.resize(kept);

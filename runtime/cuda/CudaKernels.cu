@@ -4,6 +4,8 @@
 // come with the compiler's kernel grouping.
 #include "runtime/cuda/CudaKernels.h"
 
+#include "runtime/cuda/Launch.h"
+
 #include "runtime/random/Philox.h"
 
 #include <cublas_v2.h>
@@ -472,22 +474,27 @@ __device__ float reduceFinish(int32_t kind, double acc, int64_t size) {
 // x as [outer, size, inner], inner > 1: blocks of kColumnTile inner
 // columns x kRowLanes lanes over size; grid (column tiles, outer).
 __global__ void reduceColumnsKernel(int32_t kind, const float *x, float *out,
-                                    int64_t size, int64_t inner) {
+                                    int64_t outer, int64_t size,
+                                    int64_t inner) {
   __shared__ double partial[kRowLanes][kColumnTile];
-  int64_t o = blockIdx.y;
   int64_t c = blockIdx.x * static_cast<int64_t>(kColumnTile) + threadIdx.x;
-  double acc = kind == 2 ? -INFINITY : 0.0;
-  if (c < inner)
-    for (int64_t r = threadIdx.y; r < size; r += kRowLanes)
-      acc = reduceStep(kind, acc, x[(o * size + r) * inner + c]);
-  partial[threadIdx.y][threadIdx.x] = acc;
-  __syncthreads();
-  if (threadIdx.y == 0 && c < inner) {
-    for (int lane = 1; lane < kRowLanes; ++lane) {
-      double v = partial[lane][threadIdx.x];
-      acc = kind == 2 ? ((v > acc || v != v) && acc == acc ? v : acc) : acc + v;
+  // gridDim.y is capped at the hardware's 65535: blocks stride over outer.
+  for (int64_t o = blockIdx.y; o < outer; o += gridDim.y) {
+    double acc = kind == 2 ? -INFINITY : 0.0;
+    if (c < inner)
+      for (int64_t r = threadIdx.y; r < size; r += kRowLanes)
+        acc = reduceStep(kind, acc, x[(o * size + r) * inner + c]);
+    partial[threadIdx.y][threadIdx.x] = acc;
+    __syncthreads();
+    if (threadIdx.y == 0 && c < inner) {
+      for (int lane = 1; lane < kRowLanes; ++lane) {
+        double v = partial[lane][threadIdx.x];
+        acc = kind == 2 ? ((v > acc || v != v) && acc == acc ? v : acc)
+                        : acc + v;
+      }
+      out[o * inner + c] = reduceFinish(kind, acc, size);
     }
-    out[o * inner + c] = reduceFinish(kind, acc, size);
+    __syncthreads(); // partial is rewritten by the next slice
   }
 }
 
@@ -723,33 +730,39 @@ __global__ void lambApply(float *w, const float *m, const float *v, int64_t n,
   }
 }
 
-} // namespace
-
-void check(const char *what) {
-  cudaError_t e = cudaGetLastError();
+void checkCall(cudaError_t e, const char *what) {
   if (e != cudaSuccess)
-    throw std::runtime_error(std::string("CUDA kernel ") + what +
+    throw std::runtime_error(std::string("CUDA ") + what +
                              " failed: " + cudaGetErrorString(e));
 }
 
-// One thread per element over n (grid-stride, capped grid), then the launch
-// check naming the kernel: the shape of every element-wise wrapper below.
-template <typename Kernel, typename... Args>
-void launchOver(cudaStream_t s, const char *what, int64_t n, Kernel kernel,
-                Args... args) {
-  kernel<<<blocksFor(n), kThreads, 0, s>>>(args...);
-  check(what);
+// One thread per element over n (grid-stride, capped grid): the shape of
+// every element-wise wrapper below.
+template <typename... Params, typename... Args>
+void launchOver(cudaStream_t s, const char *what, int64_t n,
+                void (*kernel)(Params...), Args... args) {
+  launch(what, kernel, dim3(blocksFor(n)), dim3(kThreads), 0, s, args...);
 }
+
+// One block of kThreads per row: the row kernels (layer norm, softmax,
+// cross-entropy). Rows are the grid's x dimension.
+template <typename... Params, typename... Args>
+void launchRows(cudaStream_t s, const char *what, int64_t rows,
+                void (*kernel)(Params...), Args... args) {
+  launch(what, kernel, dim3(gridDimension(rows, kMaxGridX, what)),
+         dim3(kThreads), 0, s, args...);
+}
+
+} // namespace
 
 void roundToHalf(cudaStream_t stream, const float *x, void *out, int64_t n,
                  bool fp16) {
   if (fp16)
-    toFp16Kernel<<<blocksFor(n), kThreads, 0, stream>>>(
-        x, static_cast<__half *>(out), n);
+    launchOver(stream, "rounding to fp16", n, toFp16Kernel, x,
+               static_cast<__half *>(out), n);
   else
-    toBf16Kernel<<<blocksFor(n), kThreads, 0, stream>>>(
-        x, static_cast<__nv_bfloat16 *>(out), n);
-  check(fp16 ? "rounding to fp16" : "rounding to bf16");
+    launchOver(stream, "rounding to bf16", n, toBf16Kernel, x,
+               static_cast<__nv_bfloat16 *>(out), n);
 }
 
 void gemmEx(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
@@ -801,10 +814,10 @@ void gemmBf16(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
 
 unsigned takeIndexErrors() {
   unsigned errors = 0, zero = 0;
-  if (cudaMemcpyFromSymbol(&errors, indexErrors, sizeof(errors)) !=
-          cudaSuccess ||
-      cudaMemcpyToSymbol(indexErrors, &zero, sizeof(zero)) != cudaSuccess)
-    check("reading the index checks");
+  checkCall(cudaMemcpyFromSymbol(&errors, indexErrors, sizeof(errors)),
+            "reading the index checks");
+  checkCall(cudaMemcpyToSymbol(indexErrors, &zero, sizeof(zero)),
+            "clearing the index checks");
   return errors;
 }
 
@@ -829,26 +842,28 @@ void embeddingGrad(cudaStream_t s, const int32_t *ids, const float *dy,
                    float *dtable, int64_t rows, int64_t width, int64_t vocab,
                    bool accumulate) {
   if (!accumulate)
-    cudaMemsetAsync(dtable, 0, static_cast<size_t>(vocab * width) * 4, s);
+    checkCall(
+        cudaMemsetAsync(dtable, 0, static_cast<size_t>(vocab * width) * 4, s),
+        "embedding_grad (zeroing)");
   launchOver(s, "embedding_grad", rows * width, scatterAddRows, ids, dy, dtable,
              rows, width, vocab);
 }
 void gatherPositions(cudaStream_t s, const float *x, const int32_t *positions,
                      float *out, int64_t batch, int64_t seq,
                      int64_t predictions, int64_t width) {
-  gatherPositionsKernel<<<blocksFor(batch * predictions * width), kThreads, 0,
-                          s>>>(x, positions, out, batch, seq, predictions,
-                               width);
-  check("gather_positions");
+  launchOver(s, "gather_positions", batch * predictions * width,
+             gatherPositionsKernel, x, positions, out, batch, seq, predictions,
+             width);
 }
 void gatherPositionsGrad(cudaStream_t s, const int32_t *positions,
                          const float *dy, float *dx, int64_t batch, int64_t seq,
                          int64_t predictions, int64_t width) {
-  cudaMemsetAsync(dx, 0, static_cast<size_t>(batch * seq * width) * 4, s);
-  gatherPositionsGradKernel<<<blocksFor(batch * predictions * width), kThreads,
-                              0, s>>>(positions, dy, dx, batch, seq,
-                                      predictions, width);
-  check("gather_positions_grad");
+  checkCall(
+      cudaMemsetAsync(dx, 0, static_cast<size_t>(batch * seq * width) * 4, s),
+      "gather_positions_grad (zeroing)");
+  launchOver(s, "gather_positions_grad", batch * predictions * width,
+             gatherPositionsGradKernel, positions, dy, dx, batch, seq,
+             predictions, width);
 }
 void take(cudaStream_t s, const float *x, float *out, int64_t outer,
           int64_t size, int64_t inner, int64_t index) {
@@ -893,54 +908,50 @@ void tanhGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
 void layerNorm(cudaStream_t s, const float *x, const float *scale,
                const float *bias, float *out, int64_t rows, int64_t cols,
                float eps) {
-  if (rows <= 0)
+  if (rows <= 0 || cols <= 0)
     return;
-  layerNormKernel<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(
-      x, scale, bias, out, cols, eps);
-  check("layer_norm");
+  launchRows(s, "layer_norm", rows, layerNormKernel, x, scale, bias, out, cols,
+             eps);
 }
 void layerNormGrad(cudaStream_t s, const float *x, const float *scale,
                    const float *dy, float *dx, float *dscale, float *dbias,
                    int64_t rows, int64_t cols, float eps) {
+  if (cols <= 0) // nothing to write (a grid of 0 column tiles is invalid)
+    return;
   if (rows <= 0) { // no rows: zero parameter gradients, as the CPU
     fill(s, dscale, cols, 0.0f);
     fill(s, dbias, cols, 0.0f);
     return;
   }
-  layerNormGradRows<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(
-      x, scale, dy, dx, cols, eps);
+  launchRows(s, "layer_norm_grad", rows, layerNormGradRows, x, scale, dy, dx,
+             cols, eps);
   // The rows' statistics for the column pass, from the stream-ordered pool
   // (the backend keeps the pool's memory, so this does not reach the
   // driver after the first step).
   float *stats = nullptr;
-  if (cudaMallocAsync(&stats, static_cast<size_t>(2 * rows) * 4, s) !=
-      cudaSuccess)
-    check("layer_norm_grad (row statistics)");
-  rowStats<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(x, stats, cols,
-                                                            eps);
-  dim3 tile(kColumnTile, kRowLanes);
-  layerNormGradColumns<<<static_cast<unsigned>((cols + kColumnTile - 1) /
-                                               kColumnTile),
-                         tile, 0, s>>>(x, dy, dscale, dbias, rows, cols, eps,
-                                       stats);
-  cudaFreeAsync(stats, s);
-  check("layer_norm_grad");
+  checkCall(cudaMallocAsync(&stats, static_cast<size_t>(2 * rows) * 4, s),
+            "layer_norm_grad (row statistics)");
+  launchRows(s, "layer_norm_grad (row statistics)", rows, rowStats, x, stats,
+             cols, eps);
+  launch("layer_norm_grad (columns)", layerNormGradColumns,
+         dim3(gridDimension((cols + kColumnTile - 1) / kColumnTile, kMaxGridX,
+                            "layer_norm_grad")),
+         dim3(kColumnTile, kRowLanes), 0, s, x, dy, dscale, dbias, rows, cols,
+         eps, static_cast<const float *>(stats));
+  checkCall(cudaFreeAsync(stats, s), "layer_norm_grad (row statistics)");
 }
 void softmax(cudaStream_t s, const float *x, const float *mask, float *out,
              int64_t batch, int64_t rows, int64_t cols) {
-  if (batch * rows <= 0)
+  if (batch * rows <= 0 || cols <= 0)
     return;
-  softmaxKernel<<<static_cast<unsigned>(batch * rows), kThreads, 0, s>>>(
-      x, mask, out, rows, cols);
-  check("softmax");
+  launchRows(s, "softmax", batch * rows, softmaxKernel, x, mask, out, rows,
+             cols);
 }
 void softmaxGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
                  int64_t rows, int64_t cols) {
-  if (rows <= 0)
+  if (rows <= 0 || cols <= 0)
     return;
-  softmaxGradKernel<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(y, dy, dx,
-                                                                     cols);
-  check("softmax_grad");
+  launchRows(s, "softmax_grad", rows, softmaxGradKernel, y, dy, dx, cols);
 }
 void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
              int64_t perSample, uint64_t seed, uint32_t purpose, uint32_t layer,
@@ -949,8 +960,9 @@ void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
     return;
   if (p == 0.0f) {
     if (out != x)
-      cudaMemcpyAsync(out, x, static_cast<size_t>(n) * 4,
-                      cudaMemcpyDeviceToDevice, s);
+      checkCall(cudaMemcpyAsync(out, x, static_cast<size_t>(n) * 4,
+                                cudaMemcpyDeviceToDevice, s),
+                "dropout (copy)");
     return;
   }
   launchOver(
@@ -962,13 +974,12 @@ void softmaxDropout(cudaStream_t s, const float *x, const float *mask,
                     int64_t cols, int64_t perSample, uint64_t seed,
                     uint32_t purpose, uint32_t layer, uint64_t sampleOffset,
                     float p) {
-  if (batch * rows <= 0)
+  if (batch * rows <= 0 || cols <= 0)
     return;
   DropoutSite drop = DropoutSite::of(batch * rows * cols, perSample, seed,
                                      purpose, layer, sampleOffset, p);
-  softmaxDropoutKernel<<<static_cast<unsigned>(batch * rows), kThreads, 0, s>>>(
-      x, mask, probs, out, rows, cols, drop);
-  check("softmax_dropout");
+  launchRows(s, "softmax_dropout", batch * rows, softmaxDropoutKernel, x, mask,
+             probs, out, rows, cols, drop);
 }
 void residualLayerNorm(cudaStream_t s, const float *input,
                        const float *residual, const float *scale,
@@ -976,25 +987,23 @@ void residualLayerNorm(cudaStream_t s, const float *input,
                        int64_t cols, float eps, int64_t perSample,
                        uint64_t seed, uint32_t purpose, uint32_t layer,
                        uint64_t sampleOffset, float p) {
-  if (rows <= 0)
+  if (rows <= 0 || cols <= 0)
     return;
   DropoutSite drop = DropoutSite::of(rows * cols, perSample, seed, purpose,
                                      layer, sampleOffset, p);
-  residualLayerNormKernel<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(
-      input, residual, scale, bias, sum, out, cols, eps, drop);
-  check("residual_layer_norm");
+  launchRows(s, "residual_layer_norm", rows, residualLayerNormKernel, input,
+             residual, scale, bias, sum, out, cols, eps, drop);
 }
 void dropoutSoftmaxGrad(cudaStream_t s, const float *y, const float *dy,
                         float *dx, int64_t rows, int64_t cols,
                         int64_t perSample, uint64_t seed, uint32_t purpose,
                         uint32_t layer, uint64_t sampleOffset, float p) {
-  if (rows <= 0)
+  if (rows <= 0 || cols <= 0)
     return;
   DropoutSite drop = DropoutSite::of(rows * cols, perSample, seed, purpose,
                                      layer, sampleOffset, p);
-  dropoutSoftmaxGradKernel<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(
-      y, dy, dx, cols, drop);
-  check("dropout_softmax_grad");
+  launchRows(s, "dropout_softmax_grad", rows, dropoutSoftmaxGradKernel, y, dy,
+             dx, cols, drop);
 }
 void transpose(cudaStream_t s, const float *x, float *out, int32_t rank,
                const int64_t *dims, const int64_t *perm) {
@@ -1023,15 +1032,17 @@ void reduce(cudaStream_t s, int32_t kind, const float *x, float *out,
     return;
   }
   if (inner == 1) {
-    reduceRowsKernel<<<static_cast<unsigned>(outer), kThreads, 0, s>>>(
-        kind, x, out, size);
+    launchRows(s, "reduce (rows)", outer, reduceRowsKernel, kind, x, out,
+               size);
   } else {
-    dim3 grid(static_cast<unsigned>((inner + kColumnTile - 1) / kColumnTile),
-              static_cast<unsigned>(outer));
-    reduceColumnsKernel<<<grid, dim3(kColumnTile, kRowLanes), 0, s>>>(
-        kind, x, out, size, inner);
+    // Outer slices beyond the y limit are strided over by the blocks.
+    dim3 grid(gridDimension((inner + kColumnTile - 1) / kColumnTile,
+                            kMaxGridX, "reduce"),
+              static_cast<unsigned>(std::min(outer, kMaxGridYZ)));
+    launch("reduce (columns)", reduceColumnsKernel, grid,
+           dim3(kColumnTile, kRowLanes), 0, s, kind, x, out, outer, size,
+           inner);
   }
-  check("reduce");
 }
 void broadcast(cudaStream_t s, const float *x, float *out, int64_t outer,
                int64_t size, int64_t inner) {
@@ -1042,12 +1053,11 @@ void softmaxCrossEntropy(cudaStream_t s, const float *logits,
                          const int32_t *labels, const float *weights,
                          float *out, int64_t rows, int64_t cols,
                          int64_t classes) {
-  cudaMemsetAsync(out, 0, 4, s);
+  checkCall(cudaMemsetAsync(out, 0, 4, s), "softmax_cross_entropy (zeroing)");
   if (rows <= 0)
     return;
-  crossEntropyKernel<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(
-      logits, labels, weights, out, cols, classes);
-  check("softmax_cross_entropy");
+  launchRows(s, "softmax_cross_entropy", rows, crossEntropyKernel, logits,
+             labels, weights, out, cols, classes);
 }
 void softmaxCrossEntropyGrad(cudaStream_t s, const float *logits,
                              const int32_t *labels, const float *weights,
@@ -1055,31 +1065,31 @@ void softmaxCrossEntropyGrad(cudaStream_t s, const float *logits,
                              int64_t cols, int64_t classes) {
   if (rows <= 0)
     return;
-  crossEntropyGradKernel<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(
-      logits, labels, weights, dloss, dlogits, cols, classes);
-  check("softmax_cross_entropy_grad");
+  launchRows(s, "softmax_cross_entropy_grad", rows, crossEntropyGradKernel,
+             logits, labels, weights, dloss, dlogits, cols, classes);
 }
 void argmaxCorrect(cudaStream_t s, const float *logits, const int32_t *labels,
                    const float *weights, float *out, int64_t rows, int64_t cols,
                    int64_t classes) {
-  cudaMemsetAsync(out, 0, 4, s);
+  checkCall(cudaMemsetAsync(out, 0, 4, s), "argmax_correct (zeroing)");
   if (rows <= 0 || classes <= 0)
     return;
-  argmaxCorrectKernel<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(
-      logits, labels, weights, out, cols, classes);
-  check("argmax_correct");
+  launchRows(s, "argmax_correct", rows, argmaxCorrectKernel, logits, labels,
+             weights, out, cols, classes);
 }
 void globalNorm(cudaStream_t s, const float *const *tensors,
                 const int64_t *sizes, int64_t count, float *out,
                 double *scratch) {
-  cudaMemsetAsync(scratch, 0, sizeof(double), s);
+  checkCall(cudaMemsetAsync(scratch, 0, sizeof(double), s),
+            "global_norm (zeroing)");
   for (int64_t t = 0; t < count; ++t)
     if (sizes[t] > 0)
       // A few blocks per SM, each striding: few atomics on one address.
-      sumSquaresKernel<<<std::min(blocksFor(sizes[t]), 1024), kThreads, 0, s>>>(
-          tensors[t], sizes[t], scratch);
-  sqrtKernel<<<1, 1, 0, s>>>(scratch, out);
-  check("global_norm");
+      launch("global_norm", sumSquaresKernel,
+             dim3(std::min(blocksFor(sizes[t]), 1024)), dim3(kThreads), 0, s,
+             tensors[t], sizes[t], scratch);
+  launch("global_norm (sqrt)", sqrtKernel, dim3(1), dim3(1), 0, s,
+         static_cast<const double *>(scratch), out);
 }
 void adamUpdate(cudaStream_t s, float *w, const float *g, float *m, float *v,
                 int64_t n, int64_t segments, const float *lr,
@@ -1098,19 +1108,22 @@ void adamUpdate(cudaStream_t s, float *w, const float *g, float *m, float *v,
           params.applyWeightDecay ? params.weightDecay : 0.0f,
           clipNorm};
   if (!params.lamb) {
-    adamwKernel<<<blocksFor(n * segments), kThreads, 0, s>>>(
-        w, g, m, v, n * segments, lr, globalNorm, k, params.lossScale);
-    check("optimizer_update (AdamW)");
+    launchOver(s, "optimizer_update (AdamW)", n * segments, adamwKernel, w, g,
+               m, v, n * segments, lr, globalNorm, k, params.lossScale);
     return;
   }
-  cudaMemsetAsync(scratch, 0, static_cast<size_t>(2 * segments) * 8, s);
+  checkCall(
+      cudaMemsetAsync(scratch, 0, static_cast<size_t>(2 * segments) * 8, s),
+      "optimizer_update (zeroing)");
   dim3 grid(static_cast<unsigned>(std::min<int64_t>(blocksFor(n), 1024)),
-            static_cast<unsigned>(segments));
-  lambMoments<<<grid, kThreads, 0, s>>>(w, g, m, v, n, globalNorm, k, scratch,
-                                        segments, params.lossScale);
-  lambApply<<<grid, kThreads, 0, s>>>(w, m, v, n, lr, k, scratch, segments,
-                                      globalNorm, params.lossScale);
-  check("optimizer_update (LAMB)");
+            gridDimension(segments, kMaxGridYZ, "optimizer_update"));
+  launch("optimizer_update (LAMB moments)", lambMoments, grid, dim3(kThreads),
+         0, s, w, g, m, v, n, globalNorm, k, scratch, segments,
+         params.lossScale);
+  launch("optimizer_update (LAMB apply)", lambApply, grid, dim3(kThreads), 0,
+         s, w, static_cast<const float *>(m), static_cast<const float *>(v), n,
+         lr, k, static_cast<const double *>(scratch), segments, globalNorm,
+         params.lossScale);
 }
 
 } // namespace ferry::cuda

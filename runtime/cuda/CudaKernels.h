@@ -19,8 +19,9 @@ typedef struct cublasContext *cublasHandle_t;
 namespace ferry::cuda {
 
 // Launch or cuBLAS failures throw std::runtime_error naming the kernel and
-// the CUDA error.
-void check(const char *what);
+// the CUDA error. Kernels are launched through runtime/cuda/Launch.h, which
+// checks each launch's own return value (never a stale error of an earlier
+// call), and every runtime call's result is checked where it is made.
 
 // x rounded (to nearest even) to bf16, or to fp16 with `fp16`, into `out`
 // (2 bytes per element).

@@ -54,8 +54,8 @@ LtGemm::~LtGemm() {
 }
 
 bool LtGemm::run(const GemmCall &g, cudaStream_t stream) {
-  int align = std::min({alignmentOf(g.a), alignmentOf(g.b), alignmentOf(g.c),
-                        g.epilogue ? alignmentOf(g.vector) : 256});
+  int align = std::min({alignmentOf(g.a), alignmentOf(g.b), alignmentOf(g.c)});
+  int vectorAlign = g.epilogue ? alignmentOf(g.vector) : 0;
   Key key{g.batch,
           g.m,
           g.n,
@@ -67,7 +67,8 @@ bool LtGemm::run(const GemmCall &g, cudaStream_t stream) {
           g.inputType,
           g.epilogue,
           g.workspaceBytes,
-          align};
+          align,
+          vectorAlign};
   std::unique_ptr<Plan> &slot = plans_[key];
   if (!slot) {
     auto plan = std::make_unique<Plan>();
@@ -98,6 +99,12 @@ bool LtGemm::run(const GemmCall &g, cudaStream_t stream) {
                                            &epilogue, sizeof(epilogue)),
             "epilogue");
     if (g.epilogue) {
+      // The heuristic reads the bias pointer's value for the alignment its
+      // algorithm may assume: set before the query (the key holds it).
+      checkLt(cublasLtMatmulDescSetAttribute(plan->desc,
+                                             CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                             &g.vector, sizeof(g.vector)),
+              "bias pointer");
       cudaDataType_t biasType = CUDA_R_32F;
       checkLt(cublasLtMatmulDescSetAttribute(
                   plan->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &biasType,

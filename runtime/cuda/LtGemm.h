@@ -48,9 +48,10 @@ public:
 private:
   struct Plan;
   // Shapes, transposes, strides, types, epilogue, beta != 0, workspace
-  // bytes and the pointers' alignments: what the algorithm choice depends on.
+  // bytes, the matrices' alignment and the bias vector's: what the
+  // algorithm choice depends on (an algorithm may assume each).
   using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int, int64_t,
-                         int64_t, int64_t, int, int, size_t, int>;
+                         int64_t, int64_t, int, int, size_t, int, int>;
   cublasLtHandle_t handle_ = nullptr;
   std::map<Key, std::unique_ptr<Plan>> plans_;
 };

@@ -1,0 +1,155 @@
+// ferry's CUDA simulator: cuBLAS's cublasGemmStridedBatchedEx, as NVIDIA's
+// cuBLAS documentation specifies it (section "cublasGemmStridedBatchedEx"):
+// the argument checks return its documented statuses, the arithmetic is
+// fp32 through OpenBLAS. Test-only.
+#include "Blas.h"
+#include "Sim.h"
+
+#include <cblas.h>
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <vector>
+
+struct cublasContext {
+  cudaStream_t stream = nullptr;
+};
+
+namespace cudasim {
+
+size_t elementBytes(cudaDataType_t type) {
+  return type == CUDA_R_32F ? 4 : 2;
+}
+bool knownType(cudaDataType_t type) {
+  return type == CUDA_R_32F || type == CUDA_R_16F || type == CUDA_R_16BF;
+}
+
+float loadAsFloat(const void *base, int64_t i, cudaDataType_t type) {
+  switch (type) {
+  case CUDA_R_16BF:
+    return __bfloat162float(static_cast<const __nv_bfloat16 *>(base)[i]);
+  case CUDA_R_16F:
+    return __half2float(static_cast<const __half *>(base)[i]);
+  default:
+    return static_cast<const float *>(base)[i];
+  }
+}
+
+void gemmColumnMajor(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                     float alpha, const void *a, int64_t lda, const void *b,
+                     int64_t ldb, cudaDataType_t inputType, float beta,
+                     float *c, int64_t ldc) {
+  if (beta == 0.0f)
+    for (int64_t j = 0; j < n; ++j)
+      std::memset(c + j * ldc, 0, static_cast<size_t>(m) * 4);
+  if (m == 0 || n == 0 || k == 0) {
+    if (beta != 0.0f && beta != 1.0f)
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < m; ++i)
+          c[j * ldc + i] *= beta;
+    return;
+  }
+  std::vector<float> wideA, wideB;
+  const float *fa = static_cast<const float *>(a);
+  const float *fb = static_cast<const float *>(b);
+  if (inputType != CUDA_R_32F) {
+    int64_t spanA = spanOf(transA ? k : m, transA ? m : k, lda);
+    int64_t spanB = spanOf(transB ? n : k, transB ? k : n, ldb);
+    wideA.resize(static_cast<size_t>(spanA));
+    wideB.resize(static_cast<size_t>(spanB));
+    for (int64_t i = 0; i < spanA; ++i)
+      wideA[i] = loadAsFloat(a, i, inputType);
+    for (int64_t i = 0; i < spanB; ++i)
+      wideB[i] = loadAsFloat(b, i, inputType);
+    fa = wideA.data();
+    fb = wideB.data();
+  }
+  cblas_sgemm(CblasColMajor, transA ? CblasTrans : CblasNoTrans,
+              transB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k), alpha, fa,
+              static_cast<int>(lda), fb, static_cast<int>(ldb),
+              beta == 0.0f ? 0.0f : beta, c, static_cast<int>(ldc));
+}
+
+namespace {
+std::set<cublasHandle_t> &handles() {
+  static std::set<cublasHandle_t> all;
+  return all;
+}
+} // namespace
+
+} // namespace cudasim
+
+using namespace cudasim;
+
+cublasStatus_t cublasCreate(cublasHandle_t *handle) {
+  if (!handle)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  *handle = new cublasContext;
+  handles().insert(*handle);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasDestroy(cublasHandle_t handle) {
+  if (!handles().erase(handle))
+    return CUBLAS_STATUS_NOT_INITIALIZED;
+  delete handle;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream) {
+  if (!handles().count(handle))
+    return CUBLAS_STATUS_NOT_INITIALIZED;
+  handle->stream = stream;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasGemmStridedBatchedEx(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+    int m, int n, int k, const void *alpha, const void *A, cudaDataType Atype,
+    int lda, long long int strideA, const void *B, cudaDataType Btype, int ldb,
+    long long int strideB, const void *beta, void *C, cudaDataType Ctype,
+    int ldc, long long int strideC, int batchCount,
+    cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+  if (!handles().count(handle))
+    return CUBLAS_STATUS_NOT_INITIALIZED;
+  // The documented INVALID_VALUE conditions.
+  bool ta = transa != CUBLAS_OP_N, tb = transb != CUBLAS_OP_N;
+  if ((transa != CUBLAS_OP_N && transa != CUBLAS_OP_T) ||
+      (transb != CUBLAS_OP_N && transb != CUBLAS_OP_T) || m < 0 || n < 0 ||
+      k < 0 || batchCount < 0 || !alpha || !beta ||
+      lda < std::max(1, ta ? k : m) || ldb < std::max(1, tb ? n : k) ||
+      ldc < std::max(1, m))
+    return CUBLAS_STATUS_INVALID_VALUE;
+  // Types: A and B alike; with CUBLAS_COMPUTE_32F, fp32 C for every input
+  // type ferry uses (the table of cublasGemmEx).
+  if (computeType != CUBLAS_COMPUTE_32F || Atype != Btype ||
+      !knownType(Atype) || Ctype != CUDA_R_32F || algo != CUBLAS_GEMM_DEFAULT)
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  if (m == 0 || n == 0 || batchCount == 0)
+    return CUBLAS_STATUS_SUCCESS;
+  float a = *static_cast<const float *>(alpha);
+  float b = *static_cast<const float *>(beta);
+  size_t in = elementBytes(Atype);
+  // Every matrix of the batch must lie in device memory.
+  for (int i = 0; i < batchCount; ++i) {
+    if (k > 0) {
+      requireDevice(static_cast<const char *>(A) + i * strideA * in,
+                    spanOf(ta ? k : m, ta ? m : k, lda) * in, "cuBLAS gemm A");
+      requireDevice(static_cast<const char *>(B) + i * strideB * in,
+                    spanOf(tb ? n : k, tb ? k : n, ldb) * in, "cuBLAS gemm B");
+    }
+    requireDevice(static_cast<char *>(C) + i * strideC * 4,
+                  spanOf(m, n, ldc) * 4, "cuBLAS gemm C");
+  }
+  enqueue(handle->stream, "cublasGemmStridedBatchedEx", [=] {
+    for (int i = 0; i < batchCount; ++i)
+      gemmColumnMajor(ta, tb, m, n, k, a,
+                      static_cast<const char *>(A) + i * strideA * in, lda,
+                      static_cast<const char *>(B) + i * strideB * in, ldb,
+                      Atype, b, static_cast<float *>(C) + i * strideC, ldc);
+  });
+  return CUBLAS_STATUS_SUCCESS;
+}

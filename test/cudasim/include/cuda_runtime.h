@@ -1,0 +1,176 @@
+// ferry's CUDA simulator: the CUDA runtime API that ferry calls, executed on
+// the CPU (test/cudasim/Runtime.cpp). Test-only: never linked into `ferry`.
+// Signatures and error codes follow NVIDIA's CUDA Runtime API reference;
+// every call sets or leaves the thread's last error as it documents (an
+// error return is recorded, cudaGetLastError returns and clears it).
+#pragma once
+
+#include "cudasim/Device.h"
+
+#include <cstddef>
+#include <functional>
+#include <tuple>
+#include <utility>
+
+typedef struct CUstream_st *cudaStream_t;
+typedef struct CUevent_st *cudaEvent_t;
+typedef struct CUmemPoolHandle_st *cudaMemPool_t;
+
+enum cudaError {
+  cudaSuccess = 0,
+  cudaErrorInvalidValue = 1,
+  cudaErrorMemoryAllocation = 2,
+  cudaErrorInitializationError = 3,
+  cudaErrorInvalidConfiguration = 9,
+  cudaErrorInvalidDevicePointer = 17,
+  cudaErrorInvalidMemcpyDirection = 21,
+  cudaErrorInsufficientDriver = 35,
+  cudaErrorNoDevice = 100,
+  cudaErrorInvalidDevice = 101,
+  cudaErrorInvalidResourceHandle = 400,
+  cudaErrorNotReady = 600,
+  cudaErrorLaunchFailure = 719,
+};
+typedef enum cudaError cudaError_t;
+
+enum cudaMemcpyKind {
+  cudaMemcpyHostToHost = 0,
+  cudaMemcpyHostToDevice = 1,
+  cudaMemcpyDeviceToHost = 2,
+  cudaMemcpyDeviceToDevice = 3,
+  cudaMemcpyDefault = 4,
+};
+
+enum cudaMemPoolAttr {
+  cudaMemPoolReuseFollowEventDependencies = 1,
+  cudaMemPoolReuseAllowOpportunistic = 2,
+  cudaMemPoolReuseAllowInternalDependencies = 3,
+  cudaMemPoolAttrReleaseThreshold = 4,
+};
+
+#define cudaStreamDefault 0x00
+#define cudaStreamNonBlocking 0x01
+#define cudaEventDefault 0x00
+#define cudaEventBlockingSync 0x01
+#define cudaEventDisableTiming 0x02
+#define cudaHostAllocDefault 0x00
+#define cudaHostAllocPortable 0x01
+
+struct cudaDeviceProp {
+  char name[256];
+  size_t totalGlobalMem;
+  size_t sharedMemPerBlock;
+  int warpSize;
+  int maxThreadsPerBlock;
+  int maxThreadsDim[3];
+  int maxGridSize[3];
+  int major, minor;
+  int multiProcessorCount;
+};
+
+struct cudaLaunchAttribute;
+struct cudaLaunchConfig_t {
+  dim3 gridDim;
+  dim3 blockDim;
+  size_t dynamicSmemBytes;
+  cudaStream_t stream;
+  cudaLaunchAttribute *attrs;
+  unsigned int numAttrs;
+};
+
+const char *cudaGetErrorString(cudaError_t error);
+const char *cudaGetErrorName(cudaError_t error);
+cudaError_t cudaGetLastError();
+cudaError_t cudaPeekAtLastError();
+
+cudaError_t cudaGetDeviceCount(int *count);
+cudaError_t cudaGetDevice(int *device);
+cudaError_t cudaSetDevice(int device);
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device);
+cudaError_t cudaDeviceSynchronize();
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *pool, int device);
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr,
+                                    void *value);
+
+cudaError_t cudaMalloc(void **pointer, size_t bytes);
+cudaError_t cudaFree(void *pointer);
+cudaError_t cudaHostAlloc(void **pointer, size_t bytes, unsigned int flags);
+cudaError_t cudaMallocHost(void **pointer, size_t bytes);
+cudaError_t cudaFreeHost(void *pointer);
+cudaError_t cudaMallocAsync(void **pointer, size_t bytes, cudaStream_t stream);
+cudaError_t cudaFreeAsync(void *pointer, cudaStream_t stream);
+
+// The typed overloads cuda_runtime.h offers C++ callers.
+template <typename T> cudaError_t cudaMalloc(T **pointer, size_t bytes) {
+  return cudaMalloc(reinterpret_cast<void **>(pointer), bytes);
+}
+template <typename T>
+cudaError_t cudaHostAlloc(T **pointer, size_t bytes, unsigned int flags) {
+  return cudaHostAlloc(reinterpret_cast<void **>(pointer), bytes, flags);
+}
+template <typename T>
+cudaError_t cudaMallocAsync(T **pointer, size_t bytes, cudaStream_t stream) {
+  return cudaMallocAsync(reinterpret_cast<void **>(pointer), bytes, stream);
+}
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes,
+                       cudaMemcpyKind kind);
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
+                            cudaMemcpyKind kind, cudaStream_t stream = 0);
+cudaError_t cudaMemset(void *pointer, int value, size_t bytes);
+cudaError_t cudaMemsetAsync(void *pointer, int value, size_t bytes,
+                            cudaStream_t stream = 0);
+
+cudaError_t cudaStreamCreate(cudaStream_t *stream);
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream,
+                                      unsigned int flags);
+cudaError_t cudaStreamDestroy(cudaStream_t stream);
+cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+cudaError_t cudaStreamQuery(cudaStream_t stream);
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
+                                unsigned int flags = 0);
+
+cudaError_t cudaEventCreate(cudaEvent_t *event);
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags);
+cudaError_t cudaEventDestroy(cudaEvent_t event);
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream = 0);
+cudaError_t cudaEventQuery(cudaEvent_t event);
+cudaError_t cudaEventSynchronize(cudaEvent_t event);
+
+// Copies to and from a __device__ variable (synchronous, on the legacy
+// default stream, as documented).
+cudaError_t cudaSimCopySymbol(void *dst, const void *src, size_t bytes);
+template <typename T>
+cudaError_t cudaMemcpyFromSymbol(void *dst, const T &symbol, size_t bytes,
+                                 size_t offset = 0,
+                                 cudaMemcpyKind = cudaMemcpyDeviceToHost) {
+  if (offset + bytes > sizeof(T))
+    return cudaSimCopySymbol(nullptr, nullptr, ~size_t(0));
+  return cudaSimCopySymbol(
+      dst, reinterpret_cast<const char *>(&symbol) + offset, bytes);
+}
+template <typename T>
+cudaError_t cudaMemcpyToSymbol(const T &symbol, const void *src, size_t bytes,
+                               size_t offset = 0,
+                               cudaMemcpyKind = cudaMemcpyHostToDevice) {
+  if (offset + bytes > sizeof(T))
+    return cudaSimCopySymbol(nullptr, nullptr, ~size_t(0));
+  return cudaSimCopySymbol(
+      const_cast<char *>(reinterpret_cast<const char *>(&symbol)) + offset,
+      src, bytes);
+}
+
+// Kernel launches: the grid is checked against the hardware's limits now
+// (an invalid configuration is returned, as the runtime does) and queued on
+// the stream; it runs when the simulated device reaches it.
+cudaError_t cudaSimLaunch(const cudaLaunchConfig_t &config,
+                          std::function<void()> body);
+// ferry's launch point names the next launch for the simulator's messages.
+void cudaSimNameNextLaunch(const char *name);
+
+template <typename... Params, typename... Args>
+cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t *config,
+                               void (*kernel)(Params...), Args &&...args) {
+  std::tuple<std::decay_t<Params>...> bound(std::forward<Args>(args)...);
+  return cudaSimLaunch(*config, [kernel, bound]() { std::apply(kernel, bound); });
+}
