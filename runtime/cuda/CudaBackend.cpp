@@ -61,6 +61,9 @@ public:
             .c_str());
     checkCuda(cudaMemset(arena_, 0, std::max<uint64_t>(arenaBytes_, 64)),
               "arena clear");
+    // The clear runs on the legacy stream, which the non-blocking streams
+    // below do not wait for: finish it before any of them starts.
+    checkCuda(cudaDeviceSynchronize(), "arena clear");
     if (hostBytes_ > 0) {
       checkCuda(cudaHostAlloc(&host_, hostBytes_, cudaHostAllocDefault),
                 "pinned host allocation for the remote buffers");

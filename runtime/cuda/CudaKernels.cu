@@ -45,7 +45,7 @@ __device__ T blockReduce(T v, T *shared, T identity, Op op) {
     shared[warp] = v;
   __syncthreads();
   T total = identity;
-  for (int w = 0; w < (blockDim.x + 31) / 32; ++w)
+  for (unsigned w = 0; w < (blockDim.x + 31) / 32; ++w)
     total = op(total, shared[w]);
   return total;
 }
@@ -604,7 +604,7 @@ __global__ void argmaxCorrectKernel(const float *logits, const int32_t *labels,
   index[threadIdx.x] = at;
   nanIndex[threadIdx.x] = nan;
   __syncthreads();
-  for (int half = blockDim.x / 2; half > 0; half /= 2) {
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
     if (threadIdx.x < half) {
       int64_t n = nanIndex[threadIdx.x + half], mine = nanIndex[threadIdx.x];
       if (n >= 0 && (mine < 0 || n < mine))
@@ -770,6 +770,11 @@ void gemmEx(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
             float alpha, const void *a, int64_t strideA, const void *b,
             int64_t strideB, float beta, float *c, int64_t strideC,
             int inputType) {
+  // cuBLAS takes int dimensions: a larger one would wrap.
+  for (int64_t v : {batch, m, n, k})
+    if (v > 2147483647)
+      throw std::runtime_error("cuBLAS gemm: a dimension of " +
+                               std::to_string(v) + " exceeds cuBLAS's int");
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
   cudaDataType_t type = inputType == 1   ? CUDA_R_16BF
                         : inputType == 2 ? CUDA_R_16F

@@ -121,6 +121,10 @@ bool LtGemm::run(const GemmCall &g, cudaStream_t stream) {
     checkLt(cublasLtMatrixLayoutCreate(&plan->c, CUDA_R_32F, g.n, g.m, g.n),
             "layout");
     if (g.batch > 1) {
+      if (g.batch > INT32_MAX)
+        throw std::runtime_error("cuBLASLt: a batch of " +
+                                 std::to_string(g.batch) +
+                                 " exceeds its int32 batch count");
       int32_t count = static_cast<int32_t>(g.batch);
       std::pair<cublasLtMatrixLayout_t, int64_t> layouts[] = {
           {plan->a, g.strideB}, {plan->b, g.strideA}, {plan->c, g.strideC}};

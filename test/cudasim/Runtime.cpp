@@ -129,10 +129,14 @@ void progress() {
 
 uintptr_t address(const void *p) { return reinterpret_cast<uintptr_t>(p); }
 
+// CUDA's allocation routines return addresses aligned to at least 256
+// bytes (CUDA C++ Programming Guide, "Device Memory Accesses"); ASan still
+// knows the exact size, so a read one past the end is reported.
 char *allocate(size_t bytes, Allocation::Kind kind) {
-  char *p = static_cast<char *>(std::malloc(bytes ? bytes : 1));
-  if (!p)
+  void *raw = nullptr;
+  if (posix_memalign(&raw, 256, bytes ? bytes : 1) != 0)
     return nullptr;
+  char *p = static_cast<char *>(raw);
   std::memset(p, 0xff, bytes);
   device().allocations[address(p)] = Allocation{p, bytes, kind};
   return p;
@@ -228,6 +232,15 @@ void requireDevice(const void *p, size_t bytes, const char *what) {
 void enqueue(cudaStream_t stream, const char *what, std::function<void()> run,
              std::shared_ptr<bool> alsoAfter) {
   CUstream_st *s = streamOf(stream);
+  // ferry's programs run on non-blocking streams; work on the legacy stream
+  // while they still have work is ordered with none of it: a race ferry
+  // never means (a stream argument forgotten somewhere).
+  if (s->legacy)
+    for (CUstream_st *other : device().streams)
+      if (!other->blocking && !other->queue.empty())
+        fail(std::string(what) + " on the legacy default stream while a " +
+             "non-blocking stream still has work queued: the two are not " +
+             "ordered (pass the stream, or synchronise first)");
   Work work;
   work.what = what;
   work.run = std::move(run);

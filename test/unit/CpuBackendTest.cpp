@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 using namespace ferry;
 
 namespace {
@@ -111,6 +113,32 @@ TEST(CpuBackend, GemmReachingPastItsBufferIsRefused) {
   EXPECT_EQ(runError(p.finish(192, 0)),
             "kernel gemm needs 64 bytes in buffer 2 but was given 32; "
             "the executable is damaged or was edited: recompile it");
+}
+
+TEST(CpuBackend, KernelsThatCannotRunInPlaceRefuseAliasedBuffers) {
+  // layer_norm_grad writes dx while other threads still read x and dy
+  // (Kernels.def: FERRY_KERNEL_DISJOINT): dx at x's bytes is refused on
+  // both backends; separate buffers run.
+  auto program = [](int64_t dxOffset) {
+    auto p = std::make_unique<ProgramBuilder>();
+    // [x 2x4, scale 4, dy 2x4, dx 2x4, dscale 4, dbias 4] floats.
+    p->kernel(kLayerNormGrad,
+              {{0, 32, {}},
+               {32, 16, {}},
+               {48, 32, {}},
+               {dxOffset, 32, {}},
+               {112, 16, {}},
+               {128, 16, {}}},
+              {2, 4}, {1e-5});
+    return p;
+  };
+  auto aliased = program(0);
+  EXPECT_EQ(runError(aliased->finish(144, 0)),
+            "kernel layer_norm_grad writes buffer 3 (bytes [0, 32)) "
+            "overlapping its buffer 0 (bytes [0, 32)), which it cannot do in "
+            "place; the executable is damaged or was edited: recompile it");
+  auto separate = program(80);
+  EXPECT_EQ(runError(separate->finish(144, 0)), "");
 }
 
 TEST(CpuBackend, AddressOutsideTheArenaIsRefused) {

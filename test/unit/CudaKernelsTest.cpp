@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -65,14 +66,21 @@ protected:
       x = d(rng);
     return v;
   }
+  // Relative L2 over the whole tensor within `tol`, and every element
+  // within max(1e-3, 100 tol) of its reference (relative to max(1, |ref|)):
+  // a few wrong elements or columns cannot hide in a large tensor's norm.
   static void expectClose(const std::vector<float> &got,
                           const std::vector<float> &want, double tol,
                           const char *what) {
     ASSERT_EQ(got.size(), want.size()) << what;
-    double diff = 0, norm = 0;
+    double diff = 0, norm = 0, elementTol = std::max(1e-3, 100 * tol);
     for (size_t i = 0; i < got.size(); ++i) {
       ASSERT_FALSE(std::isnan(got[i])) << what << " NaN at " << i;
-      diff += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+      double d = std::abs(double(got[i]) - want[i]);
+      ASSERT_LE(d, elementTol * std::max(1.0, std::abs(double(want[i]))))
+          << what << ": element " << i << " is " << got[i] << ", want "
+          << want[i];
+      diff += d * d;
       norm += double(want[i]) * want[i];
     }
     ASSERT_GT(norm, 0.0) << what << ": the reference is all zeros";
@@ -529,4 +537,89 @@ TEST_F(CudaKernels, GlobalNormAndOptimizers) {
     expectClose(host(dm, m.size()), m, 1e-6, "optimizer m");
     expectClose(host(dv, v.size()), v, 1e-6, "optimizer v");
   }
+}
+
+// reduce over [outer, size, inner] with more outer slices than a grid's y
+// dimension may hold (65535): the blocks stride over them.
+TEST_F(CudaKernels, ReduceWithMoreOuterSlicesThanTheGridHolds) {
+  int64_t outer = 70000, size = 3, inner = 2;
+  auto x = random(outer * size * inner);
+  std::vector<float> want(outer * inner);
+  cpu::reduce(cpu::Reduce::Sum, x.data(), want.data(), outer, size, inner);
+  float *out = device(std::vector<float>(outer * inner));
+  cuda::reduce(stream, 0, device(x), out, outer, size, inner);
+  expectClose(host(out, want.size()), want, 1e-6, "reduce (70000 slices)");
+}
+
+// Empty sizes launch nothing (a grid of 0 blocks is an invalid
+// configuration) and leave the CPU's results.
+TEST_F(CudaKernels, EmptySizesLaunchNothing) {
+  float *dscale = device(std::vector<float>(4, 7.0f));
+  float *dbias = device(std::vector<float>(4, 7.0f));
+  float *any = device(std::vector<float>(4, 1.0f));
+  EXPECT_NO_THROW(cuda::layerNormGrad(stream, any, any, any, any, dscale,
+                                      dbias, 3, 0, 1e-5f));
+  EXPECT_NO_THROW(cuda::layerNormGrad(stream, any, any, any, any, dscale,
+                                      dbias, 0, 4, 1e-5f));
+  EXPECT_EQ(host(dscale, 4), std::vector<float>(4, 0.0f)); // as the CPU
+  EXPECT_NO_THROW(cuda::softmax(stream, any, nullptr, any, 2, 2, 0));
+  EXPECT_NO_THROW(cuda::reduce(stream, 0, any, any, 0, 2, 2));
+  EXPECT_NO_THROW(cuda::layerNorm(stream, any, any, any, any, 2, 0, 1e-5f));
+}
+
+// The bias pointer is only as aligned as the arena makes it (64 bytes):
+// the algorithm cuBLASLt picks must not assume more. Two calls that differ
+// only in the bias vector's alignment (the first 256-byte aligned) both run.
+TEST_F(CudaKernels, LtGemmBiasAlignedToOnly64Bytes) {
+  cuda::LtGemm lt;
+  float *workspace = device(std::vector<float>(1 << 20));
+  int64_t m = 8, n = 64, k = 16;
+  auto a = random(m * k), b = random(k * n), bias = random(n + 64);
+  char *base = reinterpret_cast<char *>(device(bias));
+  // A copy of the bias vector at a 256-byte and at a 64-byte aligned
+  // address inside one allocation.
+  char *aligned = base + (256 - reinterpret_cast<uintptr_t>(base) % 256) % 256;
+  std::vector<float> want(m * n);
+  cpu::gemm(1, m, n, k, false, false, 1.0f, a.data(), m * k, b.data(), k * n,
+            0.0f, want.data(), m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      want[i * n + j] += bias[j];
+  float *da = device(a), *db = device(b);
+  for (int64_t offset : {0, 64}) {
+    float *vector = reinterpret_cast<float *>(aligned + offset);
+    cudaMemcpy(vector, bias.data(), n * 4, cudaMemcpyHostToDevice);
+    float *c = device(std::vector<float>(m * n));
+    cuda::GemmCall g;
+    g.m = m, g.n = n, g.k = k, g.a = da, g.b = db, g.c = c;
+    g.strideA = m * k, g.strideB = k * n, g.strideC = m * n;
+    g.epilogue = 1, g.vector = vector;
+    g.workspace = workspace, g.workspaceBytes = 4u << 20;
+    ASSERT_TRUE(lt.run(g, stream)) << "offset " << offset;
+    expectClose(host(c, want.size()), want, 1e-5, "bias epilogue");
+  }
+}
+
+// A probe of the runtime's last-error rule: an event query that answers
+// "not ready" must not make the next launch fail (ferry clears it; its
+// launches check their own result).
+TEST_F(CudaKernels, EventQueryNotReadyDoesNotFailTheNextLaunch) {
+#ifdef FERRY_CUDA_SIM
+  int64_t n = 1 << 12; // the simulator queues work lazily: never ready yet
+#else
+  int64_t n = 1 << 22;
+#endif
+  float *x = device(std::vector<float>(n, 1.0f));
+  cudaEvent_t e;
+  ASSERT_EQ(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), cudaSuccess);
+  for (int i = 0; i < 64; ++i) // enough work to still be running
+    cuda::scale(stream, x, x, n, 1.0f);
+  ASSERT_EQ(cudaEventRecord(e, stream), cudaSuccess);
+  cudaError_t q = cudaEventQuery(e);
+  EXPECT_TRUE(q == cudaSuccess || q == cudaErrorNotReady) << q;
+  if (q == cudaErrorNotReady)
+    (void)cudaGetLastError(); // what ferry's backend does
+  EXPECT_NO_THROW(cuda::fill(stream, x, n, 2.0f));
+  cudaEventDestroy(e);
+  EXPECT_EQ(host(x, 1)[0], 2.0f);
 }

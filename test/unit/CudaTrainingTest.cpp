@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #ifndef FERRY_CLI
 #define FERRY_CLI "ferry" // the simulated build runs "ferry-cudasim"
 #endif
@@ -56,7 +58,9 @@ struct TrainingRun {
 // Trains with `binary` (ferry for the CPU backend, FERRY_CLI for CUDA).
 TrainingRun train(const std::string &binary, const std::string &name,
           const std::string &sets, int steps) {
-  std::string dir = "/tmp/ferry-" + std::string(FERRY_CLI) + "-" + name;
+  // Per process: ctest runs seeds and variants of one test side by side.
+  std::string dir = "/tmp/ferry-" + std::string(FERRY_CLI) + "-" +
+                    std::to_string(getpid()) + "-" + name;
   std::string metrics = dir + ".jsonl";
   std::string command = "rm -rf " + dir + " && " +
                         std::string(FERRY_BINARY_DIR) + "/" + binary +
