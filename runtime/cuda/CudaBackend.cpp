@@ -137,6 +137,9 @@ public:
       checkCuda(cudaMemcpy(arena_ + s->offset() + offset, src, bytes,
                            cudaMemcpyHostToDevice),
                 "copy of a state to the device");
+    // From pageable memory cudaMemcpy may return before the bytes reach the
+    // device, and the non-blocking compute stream does not wait for it.
+    checkCuda(cudaDeviceSynchronize(), "copy of a state to the device");
   }
 
   void run(const std::string &name,

@@ -823,6 +823,9 @@ unsigned takeIndexErrors() {
             "reading the index checks");
   checkCall(cudaMemcpyToSymbol(indexErrors, &zero, sizeof(zero)),
             "clearing the index checks");
+  // The copy from the host may still be in flight on return, and the next
+  // program's kernels (on a non-blocking stream) do not wait for it.
+  checkCall(cudaDeviceSynchronize(), "clearing the index checks");
   return errors;
 }
 

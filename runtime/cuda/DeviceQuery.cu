@@ -27,7 +27,7 @@ CudaDeviceReport queryCudaDevices() {
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, i) != cudaSuccess)
       continue;
-    char line[256];
+    char line[sizeof prop.name + 64];
     std::snprintf(line, sizeof line, "%s (sm_%d%d, %.1f GiB)", prop.name,
                   prop.major, prop.minor,
                   static_cast<double>(prop.totalGlobalMem) / (1 << 30));

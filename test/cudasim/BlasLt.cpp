@@ -345,6 +345,9 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t op,
     }
     requireDevice(static_cast<char *>(D) + i * d->stride * 4,
                   spanOf(d->rows, d->cols, d->ld) * 4, "cuBLASLt D");
+    if (*static_cast<const float *>(beta) != 0.0f && C != D)
+      requireDevice(static_cast<const char *>(C) + i * c->stride * 4,
+                    spanOf(c->rows, c->cols, c->ld) * 4, "cuBLASLt C");
   }
   if (promise.workspace > 0)
     requireDevice(workspace, promise.workspace, "cuBLASLt workspace");

@@ -169,9 +169,7 @@ bool BlockRunner::completeShuffles() {
              " threads (a partial warp needs a partial mask)");
       SimThread &other = threads[warp * 32 + lane];
       if (other.status == SimThread::Done)
-        fail("the warp shuffle at " + at(t.file, t.line) + " of " + where(t) +
-             " names lane " + std::to_string(lane) + " in its mask, which " +
-             "has exited");
+        continue; // exited lanes of the mask need not take part (sm_70+)
       if (other.status != SimThread::AtShuffle) {
         complete = false;
         break;
@@ -191,6 +189,8 @@ bool BlockRunner::completeShuffles() {
       if (!(t.mask >> lane & 1u))
         continue;
       SimThread &me = threads[base + lane];
+      if (me.status != SimThread::AtShuffle)
+        continue; // exited
       int w = me.width;
       if (w <= 0 || w > 32 || (w & (w - 1)))
         fail("warp shuffle width " + std::to_string(w) + " at " +
@@ -199,9 +199,11 @@ bool BlockRunner::completeShuffles() {
           inSegment = static_cast<int>(lane) % w;
       int source = static_cast<int>(lane);
       switch (me.kind) {
-      case kShflXor:
-        source = segment + ((inSegment ^ me.operand) & (w - 1));
+      case kShflXor: { // a later segment's lane: the lane's own value
+        int j = static_cast<int>(lane) ^ (me.operand & 31);
+        source = j < segment + w ? j : static_cast<int>(lane);
         break;
+      }
       case kShflDown:
         if (inSegment + me.operand < w)
           source = static_cast<int>(lane) + me.operand;
@@ -214,14 +216,17 @@ bool BlockRunner::completeShuffles() {
         source = segment + (me.operand & (w - 1));
         break;
       }
-      if (!(t.mask >> source & 1u))
+      if (!(t.mask >> source & 1u) ||
+          threads[base + source].status != SimThread::AtShuffle)
         fail("the warp shuffle at " + at(me.file, me.line) + " of " +
              where(me) + " reads lane " + std::to_string(source) +
-             ", which is not in its mask (the value is undefined)");
+             ", which is not in its mask or has exited (the value is "
+             "undefined)");
       me.result = threads[base + source].bits;
     }
     for (unsigned lane = 0; lane < 32; ++lane)
-      if (t.mask >> lane & 1u)
+      if (t.mask >> lane & 1u &&
+          threads[base + lane].status == SimThread::AtShuffle)
         threads[base + lane].status = SimThread::Runnable;
     any = true;
   }

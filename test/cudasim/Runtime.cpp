@@ -10,6 +10,10 @@
 // order. A missing wait then shows as a wrong result under some seed.
 #include "Sim.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -35,6 +39,10 @@ struct Work {
 
 struct CUstream_st {
   bool legacy = false, blocking = true;
+  bool destroyed = false; // its handle is gone; its queued work still runs
+  // Work queued, and how much of it the host has seen finish (by waiting
+  // on the stream or the device): what is ordered for the host.
+  uint64_t issued = 0, observed = 0;
   std::deque<cudasim::Work> queue;
   std::shared_ptr<bool> lastDone; // the most recent work's completion
 };
@@ -79,7 +87,8 @@ CUstream_st *streamOf(cudaStream_t s) { return s ? s : &device().legacy; }
 
 bool knownStream(cudaStream_t s) {
   auto &all = device().streams;
-  return !s || std::find(all.begin(), all.end(), s) != all.end();
+  return !s || (std::find(all.begin(), all.end(), s) != all.end() &&
+                !s->destroyed);
 }
 
 // Runs one piece of ready work, chosen with the seed; false if none is ready.
@@ -101,8 +110,16 @@ bool step() {
   s->queue.pop_front();
   work.run();
   *work.done = true;
+  if (s->destroyed && s->queue.empty()) { // released once its work is done
+    auto &all = device().streams;
+    all.erase(std::find(all.begin(), all.end(), s));
+    delete s;
+  }
   return true;
 }
+
+// The host has seen all the stream's work so far finish.
+void observe(CUstream_st *s) { s->observed = s->issued; }
 
 bool idle() {
   for (CUstream_st *s : device().streams)
@@ -129,6 +146,17 @@ void progress() {
 
 uintptr_t address(const void *p) { return reinterpret_cast<uintptr_t>(p); }
 
+#if defined(__SANITIZE_ADDRESS__)
+void poison(void *p, size_t bytes, bool on) {
+  if (on)
+    __asan_poison_memory_region(p, bytes);
+  else
+    __asan_unpoison_memory_region(p, bytes);
+}
+#else
+void poison(void *, size_t, bool) {}
+#endif
+
 // CUDA's allocation routines return addresses aligned to at least 256
 // bytes (CUDA C++ Programming Guide, "Device Memory Accesses"); ASan still
 // knows the exact size, so a read one past the end is reported.
@@ -148,11 +176,54 @@ void release(void *p, Allocation::Kind kind, const char *what) {
     fail(std::string(what) + " of a pointer that is not the start of a " +
          (kind == Allocation::Device ? "device" : "pinned host") +
          " allocation");
+  poison(p, it->second.bytes, false);
   device().allocations.erase(it);
   std::free(p);
 }
 
-void syncAll() { runUntil(idle, "device synchronisation"); }
+void syncAll() {
+  runUntil(idle, "device synchronisation");
+  for (CUstream_st *s : device().streams)
+    observe(s);
+}
+
+bool overlap(const void *dst, const void *src, size_t bytes) {
+  auto d = static_cast<const char *>(dst), t = static_cast<const char *>(src);
+  return d != t && t < d + bytes && d < t + bytes;
+}
+
+// A synchronous copy on the legacy stream, with the host synchronisation
+// the CUDA Runtime API documents ("API synchronization behavior"): from
+// pageable host memory to the device, the host waits for the stream's
+// earlier work, stages the source and returns before the copy reaches the
+// device; from pinned memory to the device, and from the device to the
+// host, it returns when the copy is done; device to device, at once.
+// (Symbols are device memory that the simulator keeps in host variables:
+// the direction comes from the caller there.)
+void legacyCopy(void *dst, const void *src, size_t bytes, const char *what) {
+  const Allocation *from = findAllocation(src, bytes);
+  const Allocation *to = findAllocation(dst, bytes);
+  bool srcDevice = from && from->kind == Allocation::Device;
+  bool dstDevice = to && to->kind == Allocation::Device;
+  bool symbolToDevice = std::strcmp(what, "cudaMemcpyToSymbol") == 0;
+  if ((dstDevice || symbolToDevice) && !srcDevice && !from) {
+    std::shared_ptr<bool> before = device().legacy.lastDone;
+    if (before)
+      runUntil([&] { return *before; }, what);
+    observe(&device().legacy);
+    auto staged = std::make_shared<std::vector<char>>(
+        static_cast<const char *>(src), static_cast<const char *>(src) + bytes);
+    enqueue(nullptr, what,
+            [=] { std::memcpy(dst, staged->data(), bytes); });
+    return;
+  }
+  enqueue(nullptr, what, [=] { std::memcpy(dst, src, bytes); });
+  if (srcDevice && dstDevice)
+    return;
+  std::shared_ptr<bool> done = device().legacy.lastDone;
+  runUntil([&] { return *done; }, what);
+  observe(&device().legacy);
+}
 
 // Where a copy's side lies: device memory, pinned host or pageable host.
 enum class Side { Device, Pinned, Pageable };
@@ -232,15 +303,23 @@ void requireDevice(const void *p, size_t bytes, const char *what) {
 void enqueue(cudaStream_t stream, const char *what, std::function<void()> run,
              std::shared_ptr<bool> alsoAfter) {
   CUstream_st *s = streamOf(stream);
-  // ferry's programs run on non-blocking streams; work on the legacy stream
-  // while they still have work is ordered with none of it: a race ferry
-  // never means (a stream argument forgotten somewhere).
+  // ferry's programs run on non-blocking streams, which the legacy stream
+  // does not order: work on one after work on the other that the host has
+  // not seen finish (whether or not the simulator happened to run it yet)
+  // is a race ferry never means: a forgotten stream argument, or a
+  // synchronous copy that returns before its bytes arrive.
   if (s->legacy)
     for (CUstream_st *other : device().streams)
-      if (!other->blocking && !other->queue.empty())
-        fail(std::string(what) + " on the legacy default stream while a " +
-             "non-blocking stream still has work queued: the two are not " +
-             "ordered (pass the stream, or synchronise first)");
+      if (!other->blocking && other->observed < other->issued)
+        fail(std::string(what) + " on the legacy default stream after work " +
+             "on a non-blocking stream that the host has not waited for: " +
+             "the two are not ordered (pass the stream, or synchronise "
+             "first)");
+  if (!s->blocking && device().legacy.observed < device().legacy.issued)
+    fail(std::string(what) + " on a non-blocking stream after work on the " +
+         "legacy default stream that the host has not waited for: the two " +
+         "are not ordered (synchronise after the legacy stream's work)");
+  ++s->issued;
   Work work;
   work.what = what;
   work.run = std::move(run);
@@ -385,9 +464,15 @@ cudaError_t cudaMallocAsync(void **p, size_t bytes, cudaStream_t s) {
   if (!p || !knownStream(s))
     return result(cudaErrorInvalidValue);
   // The memory exists at once, but only work ordered after this call on
-  // the stream may touch it; its contents are undefined (0xFF here).
-  *p = allocate(bytes, Allocation::Device);
-  return *p ? cudaSuccess : result(cudaErrorMemoryAllocation);
+  // the stream may touch it: poisoned for ASan until the stream gets here.
+  // Its contents are undefined (0xFF here).
+  char *memory = allocate(bytes, Allocation::Device);
+  if (!memory)
+    return result(cudaErrorMemoryAllocation);
+  poison(memory, bytes, true);
+  enqueue(s, "cudaMallocAsync", [memory, bytes] { poison(memory, bytes, false); });
+  *p = memory;
+  return cudaSuccess;
 }
 cudaError_t cudaFreeAsync(void *p, cudaStream_t s) {
   if (!knownStream(s))
@@ -406,10 +491,9 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes,
   if (bytes == 0)
     return cudaSuccess;
   checkCopy(dst, src, bytes, kind, false);
-  // Synchronous: on the legacy stream, and the host waits for it.
-  enqueue(nullptr, "cudaMemcpy", [=] { std::memmove(dst, src, bytes); });
-  std::shared_ptr<bool> done = device().legacy.lastDone;
-  runUntil([&] { return *done; }, "cudaMemcpy");
+  if (overlap(dst, src, bytes))
+    fail("cudaMemcpy between overlapping ranges (undefined)");
+  legacyCopy(dst, src, bytes, "cudaMemcpy");
   return cudaSuccess;
 }
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
@@ -440,14 +524,12 @@ cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t s) {
   enqueue(s, "cudaMemset", [=] { std::memset(p, value, bytes); });
   return cudaSuccess;
 }
-cudaError_t cudaSimCopySymbol(void *dst, const void *src, size_t bytes) {
+cudaError_t cudaSimCopySymbol(void *dst, const void *src, size_t bytes,
+                              bool toDevice) {
   if (bytes == ~size_t(0))
     return result(cudaErrorInvalidValue);
-  // Synchronous, on the legacy stream.
-  enqueue(nullptr, "cudaMemcpyToSymbol/FromSymbol",
-          [=] { std::memcpy(dst, src, bytes); });
-  std::shared_ptr<bool> done = device().legacy.lastDone;
-  runUntil([&] { return *done; }, "a copy to or from a symbol");
+  legacyCopy(dst, src, bytes,
+             toDevice ? "cudaMemcpyToSymbol" : "cudaMemcpyFromSymbol");
   return cudaSuccess;
 }
 
@@ -466,8 +548,12 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags) {
 cudaError_t cudaStreamDestroy(cudaStream_t s) {
   if (!s || !knownStream(s))
     return result(cudaErrorInvalidResourceHandle);
-  // Work already queued still completes (as documented).
-  runUntil([s] { return s->queue.empty(); }, "cudaStreamDestroy");
+  // Returns at once; work already queued still completes and the stream
+  // is released after it (as documented).
+  if (!s->queue.empty()) {
+    s->destroyed = true;
+    return cudaSuccess;
+  }
   auto &all = device().streams;
   all.erase(std::find(all.begin(), all.end(), s));
   delete s;
@@ -477,11 +563,24 @@ cudaError_t cudaStreamSynchronize(cudaStream_t s) {
   if (!knownStream(s))
     return result(cudaErrorInvalidResourceHandle);
   CUstream_st *stream = streamOf(s);
-  std::shared_ptr<bool> done = stream->lastDone;
-  if (stream->legacy) // the legacy stream also waits for blocking streams
-    runUntil(idle, "cudaStreamSynchronize");
-  else if (done)
-    runUntil([&] { return *done; }, "cudaStreamSynchronize");
+  // The legacy stream's work also waits for the blocking streams' (not
+  // the non-blocking ones').
+  std::vector<std::shared_ptr<bool>> waits;
+  for (CUstream_st *other : device().streams)
+    if ((other == stream || (stream->legacy && other->blocking)) &&
+        other->lastDone)
+      waits.push_back(other->lastDone);
+  runUntil(
+      [&] {
+        for (const auto &flag : waits)
+          if (!*flag)
+            return false;
+        return true;
+      },
+      "cudaStreamSynchronize");
+  for (CUstream_st *other : device().streams)
+    if (other == stream || (stream->legacy && other->blocking))
+      observe(other);
   return cudaSuccess;
 }
 cudaError_t cudaStreamQuery(cudaStream_t s) {
@@ -543,9 +642,29 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e) {
 void cudaSimNameNextLaunch(const char *name) { tNextLaunchName = name; }
 
 cudaError_t cudaSimLaunch(const cudaLaunchConfig_t &config,
+                          const std::vector<const void *> &pointers,
                           std::function<void()> body) {
   std::string name = tNextLaunchName.empty() ? "(unnamed)" : tNextLaunchName;
   tNextLaunchName.clear();
+  // Pointer arguments must point into memory the device can reach: a
+  // device allocation or pinned host memory (mapped under unified
+  // addressing), up to one past its end; null is a kernel's "absent".
+  for (size_t i = 0; i < pointers.size(); ++i) {
+    const void *p = pointers[i];
+    if (!p)
+      continue;
+    auto &all = device().allocations;
+    auto it = all.upper_bound(address(p));
+    bool inside = false;
+    if (it != all.begin()) {
+      --it;
+      inside = address(p) <= it->first + it->second.bytes;
+    }
+    if (!inside)
+      fail("kernel " + name + ": pointer argument " + std::to_string(i) +
+           " is not in device memory or pinned host memory (a host "
+           "pointer, or memory already freed)");
+  }
   const dim3 &g = config.gridDim, &b = config.blockDim;
   // The hardware's limits (compute capability 9.0): an invalid
   // configuration is returned, not run.

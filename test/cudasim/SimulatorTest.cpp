@@ -76,6 +76,21 @@ __global__ void readPastEndKernel(const float *x, float *out, int n) {
   out[threadIdx.x] = x[n + threadIdx.x]; // x has n elements
 }
 
+// The upper half-warp exits; the lower half exchanges with `laneMask`.
+__global__ void halfWarpExitsKernel(int *out, int laneMask) {
+  if (threadIdx.x >= 16)
+    return;
+  out[threadIdx.x] =
+      __shfl_xor_sync(0xffffffffu, static_cast<int>(threadIdx.x), laneMask);
+}
+
+// Width 8: lanes exchange inside their group of 8; an xor reaching a later
+// group returns the lane's own value (CUDA's __shfl_xor_sync).
+__global__ void segmentedXorKernel(int *out, int laneMask) {
+  out[threadIdx.x] = __shfl_xor_sync(
+      0xffffffffu, static_cast<int>(threadIdx.x), laneMask, 8);
+}
+
 __global__ void fillKernel(float *out, int n, float value) {
   for (int i = threadIdx.x; i < n; i += blockDim.x)
     out[i] = value;
@@ -148,6 +163,89 @@ TEST(CudaSimulatorDeathTest, PartialWarpWithFullMask) {
         cudaDeviceSynchronize();
       },
       "names lane 16 of a warp of 16 threads");
+}
+
+TEST(CudaSimulator, ExitedLanesNeedNotJoinAShuffle) {
+  int *out = deviceArray<int>(32);
+  launch("half warp", halfWarpExitsKernel, dim3(1), dim3(32), 0, nullptr, out,
+         1);
+  std::vector<int> got = toHost(out, 16);
+  for (int t = 0; t < 16; ++t)
+    EXPECT_EQ(got[t], t ^ 1);
+  cudaFree(out);
+}
+
+TEST(CudaSimulatorDeathTest, ReadingAnExitedLane) {
+  EXPECT_DEATH(
+      {
+        int *out = deviceArray<int>(32);
+        launch("half warp", halfWarpExitsKernel, dim3(1), dim3(32), 0,
+               nullptr, out, 16);
+        cudaDeviceSynchronize();
+      },
+      "reads lane 16, which is not in its mask or has exited");
+}
+
+TEST(CudaSimulator, SegmentedXorKeepsLaterSegmentsOut) {
+  int *out = deviceArray<int>(32);
+  for (int laneMask : {3, 8}) {
+    launch("segmented xor", segmentedXorKernel, dim3(1), dim3(32), 0, nullptr,
+           out, laneMask);
+    std::vector<int> got = toHost(out, 32);
+    for (int t = 0; t < 32; ++t) {
+      int j = t ^ laneMask; // a later group of 8: the lane's own value
+      EXPECT_EQ(got[t], j < t / 8 * 8 + 8 ? j : t) << laneMask << " " << t;
+    }
+  }
+  cudaFree(out);
+}
+
+TEST(CudaSimulatorDeathTest, HostPointerPassedToAKernel) {
+  EXPECT_DEATH(
+      {
+        std::vector<float> host(32);
+        launch("fill", fillKernel, dim3(1), dim3(32), 0, nullptr, host.data(),
+               32, 1.0f);
+      },
+      "pointer argument 0 is not in device memory");
+}
+
+TEST(CudaSimulatorDeathTest, StreamOrderedMemoryUsedOutOfOrder) {
+  // Memory from cudaMallocAsync on stream a, filled by a kernel on stream b
+  // with no event between them: ASan reports the poisoned bytes whenever b
+  // runs first, so run until some seed does.
+  EXPECT_DEATH(
+      {
+        cudaStream_t a;
+        cudaStream_t b;
+        cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking);
+        cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking);
+        for (int i = 0; i < 64; ++i) {
+          cudaStreamSynchronize(a); // a's queue holds only the allocation
+          float *p = nullptr;
+          cudaMallocAsync(&p, 128, a);
+          launch("fill", fillKernel, dim3(1), dim3(32), 0, b, p, 32, 1.0f);
+          cudaDeviceSynchronize();
+          cudaFree(p);
+        }
+      },
+      "use-after-poison");
+}
+
+TEST(CudaSimulatorDeathTest, NonBlockingWorkBehindPendingLegacyWork) {
+  // A synchronous copy from pageable memory may return before it reaches
+  // the device; a non-blocking stream does not wait for it.
+  EXPECT_DEATH(
+      {
+        float *x = deviceArray<float>(32);
+        std::vector<float> host(32, 1.0f);
+        cudaMemcpy(x, host.data(), 128, cudaMemcpyHostToDevice);
+        cudaStream_t s;
+        cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+        launch("fill", fillKernel, dim3(1), dim3(32), 0, s, x, 32, 2.0f);
+      },
+      "on a non-blocking stream after work on the legacy default stream that "
+      "the host has not waited for");
 }
 
 TEST(CudaSimulator, LaunchLimitsAreErrorsAndTheLastErrorIsKept) {
@@ -303,12 +401,14 @@ TEST(CudaSimulator, HalfConversionsAreNvidiasBitForBit) {
   for (uint32_t x = 0; x < 0x10000; ++x) {
     __half h{static_cast<uint16_t>(x)};
     float f = __half2float(h);
-    if (!std::isnan(f))
+    if (!std::isnan(f)) {
       ASSERT_EQ(__float2half_rn(f).__x, x) << std::hex << x;
+    }
     __nv_bfloat16 b{static_cast<uint16_t>(x)};
     float g = __bfloat162float(b);
-    if (!std::isnan(g))
+    if (!std::isnan(g)) {
       ASSERT_EQ(__float2bfloat16_rn(g).__x, x) << std::hex << x;
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 #include <functional>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 typedef struct CUstream_st *cudaStream_t;
 typedef struct CUevent_st *cudaEvent_t;
@@ -139,32 +140,39 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event);
 
 // Copies to and from a __device__ variable (synchronous, on the legacy
 // default stream, as documented).
-cudaError_t cudaSimCopySymbol(void *dst, const void *src, size_t bytes);
+cudaError_t cudaSimCopySymbol(void *dst, const void *src, size_t bytes,
+                              bool toDevice);
 template <typename T>
 cudaError_t cudaMemcpyFromSymbol(void *dst, const T &symbol, size_t bytes,
                                  size_t offset = 0,
                                  cudaMemcpyKind = cudaMemcpyDeviceToHost) {
   if (offset + bytes > sizeof(T))
-    return cudaSimCopySymbol(nullptr, nullptr, ~size_t(0));
+    return cudaSimCopySymbol(nullptr, nullptr, ~size_t(0), false);
   return cudaSimCopySymbol(
-      dst, reinterpret_cast<const char *>(&symbol) + offset, bytes);
+      dst, reinterpret_cast<const char *>(&symbol) + offset, bytes, false);
 }
 template <typename T>
 cudaError_t cudaMemcpyToSymbol(const T &symbol, const void *src, size_t bytes,
                                size_t offset = 0,
                                cudaMemcpyKind = cudaMemcpyHostToDevice) {
   if (offset + bytes > sizeof(T))
-    return cudaSimCopySymbol(nullptr, nullptr, ~size_t(0));
+    return cudaSimCopySymbol(nullptr, nullptr, ~size_t(0), true);
   return cudaSimCopySymbol(
       const_cast<char *>(reinterpret_cast<const char *>(&symbol)) + offset,
-      src, bytes);
+      src, bytes, true);
 }
 
 // Kernel launches: the grid is checked against the hardware's limits now
 // (an invalid configuration is returned, as the runtime does) and queued on
 // the stream; it runs when the simulated device reaches it.
 cudaError_t cudaSimLaunch(const cudaLaunchConfig_t &config,
+                          const std::vector<const void *> &pointers,
                           std::function<void()> body);
+template <typename T>
+void cudaSimNotePointer(std::vector<const void *> &pointers, const T &value) {
+  if constexpr (std::is_pointer_v<T>)
+    pointers.push_back(static_cast<const void *>(value));
+}
 // ferry's launch point names the next launch for the simulator's messages.
 void cudaSimNameNextLaunch(const char *name);
 
@@ -172,5 +180,9 @@ template <typename... Params, typename... Args>
 cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t *config,
                                void (*kernel)(Params...), Args &&...args) {
   std::tuple<std::decay_t<Params>...> bound(std::forward<Args>(args)...);
-  return cudaSimLaunch(*config, [kernel, bound]() { std::apply(kernel, bound); });
+  std::vector<const void *> pointers;
+  std::apply([&](const auto &...value) { (cudaSimNotePointer(pointers, value), ...); },
+             bound);
+  return cudaSimLaunch(*config, pointers,
+                       [kernel, bound]() { std::apply(kernel, bound); });
 }
