@@ -489,8 +489,8 @@ __global__ void reduceColumnsKernel(int32_t kind, const float *x, float *out,
     if (threadIdx.y == 0 && c < inner) {
       for (int lane = 1; lane < kRowLanes; ++lane) {
         double v = partial[lane][threadIdx.x];
-        acc = kind == 2 ? ((v > acc || v != v) && acc == acc ? v : acc)
-                        : acc + v;
+        acc =
+            kind == 2 ? ((v > acc || v != v) && acc == acc ? v : acc) : acc + v;
       }
       out[o * inner + c] = reduceFinish(kind, acc, size);
     }
@@ -1040,12 +1040,11 @@ void reduce(cudaStream_t s, int32_t kind, const float *x, float *out,
     return;
   }
   if (inner == 1) {
-    launchRows(s, "reduce (rows)", outer, reduceRowsKernel, kind, x, out,
-               size);
+    launchRows(s, "reduce (rows)", outer, reduceRowsKernel, kind, x, out, size);
   } else {
     // Outer slices beyond the y limit are strided over by the blocks.
-    dim3 grid(gridDimension((inner + kColumnTile - 1) / kColumnTile,
-                            kMaxGridX, "reduce"),
+    dim3 grid(gridDimension((inner + kColumnTile - 1) / kColumnTile, kMaxGridX,
+                            "reduce"),
               static_cast<unsigned>(std::min(outer, kMaxGridYZ)));
     launch("reduce (columns)", reduceColumnsKernel, grid,
            dim3(kColumnTile, kRowLanes), 0, s, kind, x, out, outer, size,
@@ -1128,9 +1127,9 @@ void adamUpdate(cudaStream_t s, float *w, const float *g, float *m, float *v,
   launch("optimizer_update (LAMB moments)", lambMoments, grid, dim3(kThreads),
          0, s, w, g, m, v, n, globalNorm, k, scratch, segments,
          params.lossScale);
-  launch("optimizer_update (LAMB apply)", lambApply, grid, dim3(kThreads), 0,
-         s, w, static_cast<const float *>(m), static_cast<const float *>(v), n,
-         lr, k, static_cast<const double *>(scratch), segments, globalNorm,
+  launch("optimizer_update (LAMB apply)", lambApply, grid, dim3(kThreads), 0, s,
+         w, static_cast<const float *>(m), static_cast<const float *>(v), n, lr,
+         k, static_cast<const double *>(scratch), segments, globalNorm,
          params.lossScale);
 }
 

@@ -19,9 +19,7 @@ struct cublasContext {
 
 namespace cudasim {
 
-size_t elementBytes(cudaDataType_t type) {
-  return type == CUDA_R_32F ? 4 : 2;
-}
+size_t elementBytes(cudaDataType_t type) { return type == CUDA_R_32F ? 4 : 2; }
 bool knownType(cudaDataType_t type) {
   return type == CUDA_R_32F || type == CUDA_R_16F || type == CUDA_R_16BF;
 }

@@ -120,8 +120,8 @@ cublasStatus_t shapeOf(cublasLtMatmulDesc_t op, cublasLtMatrixLayout_t a,
   s.batch = d->batch;
   s.in = a->type;
   s.out = d->type;
-  s.bias = op->biasType == -1 ? d->type
-                              : static_cast<cudaDataType_t>(op->biasType);
+  s.bias =
+      op->biasType == -1 ? d->type : static_cast<cudaDataType_t>(op->biasType);
   switch (op->epilogue) {
   case CUBLASLT_EPILOGUE_DEFAULT:
     break;
@@ -224,8 +224,8 @@ cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t l,
   case CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET:
     return setValue(l->stride, buf, size);
   default:
-    fail("cublasLtMatrixLayoutSetAttribute: attribute " +
-         std::to_string(attr) + " is not simulated");
+    fail("cublasLtMatrixLayoutSetAttribute: attribute " + std::to_string(attr) +
+         " is not simulated");
   }
 }
 
@@ -239,9 +239,10 @@ cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t p) {
   delete p;
   return CUBLAS_STATUS_SUCCESS;
 }
-cublasStatus_t cublasLtMatmulPreferenceSetAttribute(
-    cublasLtMatmulPreference_t p, cublasLtMatmulPreferenceAttributes_t attr,
-    const void *buf, size_t size) {
+cublasStatus_t
+cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t p,
+                                     cublasLtMatmulPreferenceAttributes_t attr,
+                                     const void *buf, size_t size) {
   if (!p)
     return CUBLAS_STATUS_INVALID_VALUE;
   switch (attr) {
@@ -279,9 +280,8 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
   std::memcpy(promise.alignment, pref->alignment, sizeof promise.alignment);
   // The bias pointer is not read here, but its value sets the alignment
   // the algorithm expects (unset: null, aligned to anything: 256 bytes).
-  promise.biasAlignment = op->epilogue == CUBLASLT_EPILOGUE_DEFAULT
-                              ? 0
-                              : alignmentOf(op->bias);
+  promise.biasAlignment =
+      op->epilogue == CUBLASLT_EPILOGUE_DEFAULT ? 0 : alignmentOf(op->bias);
   // The simulated algorithm takes up to 1 MiB of the workspace it is
   // offered and scribbles over it, so a workspace that overlaps live data
   // shows.
@@ -303,9 +303,8 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t op,
                               cublasLtMatrixLayout_t b, const void *beta,
                               const void *C, cublasLtMatrixLayout_t c, void *D,
                               cublasLtMatrixLayout_t d,
-                              const cublasLtMatmulAlgo_t *algo,
-                              void *workspace, size_t workspaceBytes,
-                              cudaStream_t stream) {
+                              const cublasLtMatmulAlgo_t *algo, void *workspace,
+                              size_t workspaceBytes, cudaStream_t stream) {
   if (!handles().count(handle))
     return CUBLAS_STATUS_NOT_INITIALIZED;
   if (!alpha || !beta || !A || !B || !D || !algo)

@@ -87,8 +87,8 @@ CUstream_st *streamOf(cudaStream_t s) { return s ? s : &device().legacy; }
 
 bool knownStream(cudaStream_t s) {
   auto &all = device().streams;
-  return !s || (std::find(all.begin(), all.end(), s) != all.end() &&
-                !s->destroyed);
+  return !s ||
+         (std::find(all.begin(), all.end(), s) != all.end() && !s->destroyed);
 }
 
 // Runs one piece of ready work, chosen with the seed; false if none is ready.
@@ -213,8 +213,7 @@ void legacyCopy(void *dst, const void *src, size_t bytes, const char *what) {
     observe(&device().legacy);
     auto staged = std::make_shared<std::vector<char>>(
         static_cast<const char *>(src), static_cast<const char *>(src) + bytes);
-    enqueue(nullptr, what,
-            [=] { std::memcpy(dst, staged->data(), bytes); });
+    enqueue(nullptr, what, [=] { std::memcpy(dst, staged->data(), bytes); });
     return;
   }
   enqueue(nullptr, what, [=] { std::memcpy(dst, src, bytes); });
@@ -249,20 +248,25 @@ void checkCopy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
   Side d = sideOf(dst, bytes, "copy destination");
   Side s = sideOf(src, bytes, "copy source");
   auto name = [](Side x) {
-    return x == Side::Device ? "device" : x == Side::Pinned ? "pinned host"
-                                                            : "pageable host";
+    return x == Side::Device   ? "device"
+           : x == Side::Pinned ? "pinned host"
+                               : "pageable host";
   };
   bool dstDevice = d == Side::Device, srcDevice = s == Side::Device;
-  bool wantDst = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
-  bool wantSrc = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
-  if (kind != cudaMemcpyDefault && (dstDevice != wantDst || srcDevice != wantSrc))
+  bool wantDst =
+      kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+  bool wantSrc =
+      kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+  if (kind != cudaMemcpyDefault &&
+      (dstDevice != wantDst || srcDevice != wantSrc))
     fail("a copy of kind " + std::to_string(kind) + " from " + name(s) +
          " memory to " + name(d) + " memory (the kind does not match)");
   if (async && (s == Side::Pageable || d == Side::Pageable) &&
       (srcDevice || dstDevice))
-    fail(std::string("an asynchronous copy between the device and pageable ") +
-         "host memory: ferry promises pinned memory (cudaHostAlloc) for every " +
-         "asynchronous copy, which can only overlap compute from pinned memory");
+    fail(
+        std::string("an asynchronous copy between the device and pageable ") +
+        "host memory: ferry promises pinned memory (cudaHostAlloc) for every " +
+        "asynchronous copy, which can only overlap compute from pinned memory");
 }
 
 } // namespace
@@ -346,29 +350,47 @@ using namespace cudasim;
 
 const char *cudaGetErrorName(cudaError_t e) {
   switch (e) {
-  case cudaSuccess: return "cudaSuccess";
-  case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
-  case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
-  case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
-  case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
-  case cudaErrorNotReady: return "cudaErrorNotReady";
-  case cudaErrorNoDevice: return "cudaErrorNoDevice";
-  case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
-  default: return "cudaErrorUnknown";
+  case cudaSuccess:
+    return "cudaSuccess";
+  case cudaErrorInvalidValue:
+    return "cudaErrorInvalidValue";
+  case cudaErrorMemoryAllocation:
+    return "cudaErrorMemoryAllocation";
+  case cudaErrorInvalidConfiguration:
+    return "cudaErrorInvalidConfiguration";
+  case cudaErrorInvalidResourceHandle:
+    return "cudaErrorInvalidResourceHandle";
+  case cudaErrorNotReady:
+    return "cudaErrorNotReady";
+  case cudaErrorNoDevice:
+    return "cudaErrorNoDevice";
+  case cudaErrorInvalidDevice:
+    return "cudaErrorInvalidDevice";
+  default:
+    return "cudaErrorUnknown";
   }
 }
 
 const char *cudaGetErrorString(cudaError_t e) {
   switch (e) {
-  case cudaSuccess: return "no error";
-  case cudaErrorInvalidValue: return "invalid argument";
-  case cudaErrorMemoryAllocation: return "out of memory";
-  case cudaErrorInvalidConfiguration: return "invalid configuration argument";
-  case cudaErrorInvalidResourceHandle: return "invalid resource handle";
-  case cudaErrorNotReady: return "device not ready";
-  case cudaErrorNoDevice: return "no CUDA-capable device is detected";
-  case cudaErrorInvalidDevice: return "invalid device ordinal";
-  default: return "unknown error";
+  case cudaSuccess:
+    return "no error";
+  case cudaErrorInvalidValue:
+    return "invalid argument";
+  case cudaErrorMemoryAllocation:
+    return "out of memory";
+  case cudaErrorInvalidConfiguration:
+    return "invalid configuration argument";
+  case cudaErrorInvalidResourceHandle:
+    return "invalid resource handle";
+  case cudaErrorNotReady:
+    return "device not ready";
+  case cudaErrorNoDevice:
+    return "no CUDA-capable device is detected";
+  case cudaErrorInvalidDevice:
+    return "invalid device ordinal";
+  default:
+    return "unknown error";
   }
 }
 
@@ -470,7 +492,8 @@ cudaError_t cudaMallocAsync(void **p, size_t bytes, cudaStream_t s) {
   if (!memory)
     return result(cudaErrorMemoryAllocation);
   poison(memory, bytes, true);
-  enqueue(s, "cudaMallocAsync", [memory, bytes] { poison(memory, bytes, false); });
+  enqueue(s, "cudaMallocAsync",
+          [memory, bytes] { poison(memory, bytes, false); });
   *p = memory;
   return cudaSuccess;
 }
@@ -594,7 +617,8 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
     return result(cudaErrorInvalidResourceHandle);
   // Waits for the event's most recent record at the time of this call; an
   // event never recorded is no wait at all.
-  enqueue(s, "cudaStreamWaitEvent", [] {}, e->recorded);
+  enqueue(
+      s, "cudaStreamWaitEvent", [] {}, e->recorded);
   return cudaSuccess;
 }
 
@@ -627,8 +651,7 @@ cudaError_t cudaEventQuery(cudaEvent_t e) {
   progress();
   // "Not ready" is returned as an error, and recorded as the thread's last
   // error like every other (PyTorch clears it after each query for this).
-  return !e->recorded || *e->recorded ? cudaSuccess
-                                      : result(cudaErrorNotReady);
+  return !e->recorded || *e->recorded ? cudaSuccess : result(cudaErrorNotReady);
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
   if (!e || !device().events.count(e))
@@ -679,10 +702,10 @@ cudaError_t cudaSimLaunch(const cudaLaunchConfig_t &config,
     return result(cudaErrorInvalidResourceHandle);
   dim3 grid = g, block = b;
   size_t shared = config.dynamicSmemBytes;
-  enqueue(config.stream, "kernel", [grid, block, shared, name,
-                                    body = std::move(body)] {
-    runGrid(grid, block, shared, body, name);
-  });
+  enqueue(config.stream, "kernel",
+          [grid, block, shared, name, body = std::move(body)] {
+            runGrid(grid, block, shared, body, name);
+          });
   return cudaSuccess;
 }
 

@@ -87,8 +87,8 @@ __global__ void halfWarpExitsKernel(int *out, int laneMask) {
 // Width 8: lanes exchange inside their group of 8; an xor reaching a later
 // group returns the lane's own value (CUDA's __shfl_xor_sync).
 __global__ void segmentedXorKernel(int *out, int laneMask) {
-  out[threadIdx.x] = __shfl_xor_sync(
-      0xffffffffu, static_cast<int>(threadIdx.x), laneMask, 8);
+  out[threadIdx.x] =
+      __shfl_xor_sync(0xffffffffu, static_cast<int>(threadIdx.x), laneMask, 8);
 }
 
 __global__ void fillKernel(float *out, int n, float value) {
@@ -138,8 +138,8 @@ TEST(CudaSimulatorDeathTest, ThreadsAtDifferentBarriers) {
   EXPECT_DEATH(
       {
         int *out = deviceArray<int>(32);
-        launch("two barriers", twoBarriersKernel, dim3(1), dim3(32), 0,
-               nullptr, out);
+        launch("two barriers", twoBarriersKernel, dim3(1), dim3(32), 0, nullptr,
+               out);
         cudaDeviceSynchronize();
       },
       "wait at different __syncthreads");
@@ -179,8 +179,8 @@ TEST(CudaSimulatorDeathTest, ReadingAnExitedLane) {
   EXPECT_DEATH(
       {
         int *out = deviceArray<int>(32);
-        launch("half warp", halfWarpExitsKernel, dim3(1), dim3(32), 0,
-               nullptr, out, 16);
+        launch("half warp", halfWarpExitsKernel, dim3(1), dim3(32), 0, nullptr,
+               out, 16);
         cudaDeviceSynchronize();
       },
       "reads lane 16, which is not in its mask or has exited");
@@ -275,9 +275,9 @@ TEST(CudaSimulator, LaunchLimitsAreErrorsAndTheLastErrorIsKept) {
                       out, 4, 1.0f),
                std::runtime_error);
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
-  EXPECT_THROW(launch("empty", fillKernel, dim3(0), dim3(32), 0, nullptr, out,
-                      4, 1.0f),
-               std::logic_error);
+  EXPECT_THROW(
+      launch("empty", fillKernel, dim3(0), dim3(32), 0, nullptr, out, 4, 1.0f),
+      std::logic_error);
   cudaFree(out);
 }
 
@@ -436,8 +436,8 @@ struct Lt {
   }
   cublasStatus_t heuristic(cublasLtMatmulHeuristicResult_t &r) {
     int n = 0;
-    return cublasLtMatmulAlgoGetHeuristic(handle, desc, a, b, c, c, pref, 1,
-                                          &r, &n);
+    return cublasLtMatmulAlgoGetHeuristic(handle, desc, a, b, c, c, pref, 1, &r,
+                                          &n);
   }
 };
 } // namespace

@@ -557,10 +557,10 @@ TEST_F(CudaKernels, EmptySizesLaunchNothing) {
   float *dscale = device(std::vector<float>(4, 7.0f));
   float *dbias = device(std::vector<float>(4, 7.0f));
   float *any = device(std::vector<float>(4, 1.0f));
-  EXPECT_NO_THROW(cuda::layerNormGrad(stream, any, any, any, any, dscale,
-                                      dbias, 3, 0, 1e-5f));
-  EXPECT_NO_THROW(cuda::layerNormGrad(stream, any, any, any, any, dscale,
-                                      dbias, 0, 4, 1e-5f));
+  EXPECT_NO_THROW(cuda::layerNormGrad(stream, any, any, any, any, dscale, dbias,
+                                      3, 0, 1e-5f));
+  EXPECT_NO_THROW(cuda::layerNormGrad(stream, any, any, any, any, dscale, dbias,
+                                      0, 4, 1e-5f));
   EXPECT_EQ(host(dscale, 4), std::vector<float>(4, 0.0f)); // as the CPU
   EXPECT_NO_THROW(cuda::softmax(stream, any, nullptr, any, 2, 2, 0));
   EXPECT_NO_THROW(cuda::reduce(stream, 0, any, any, 0, 2, 2));

@@ -57,18 +57,17 @@ struct TrainingRun {
 
 // Trains with `binary` (ferry for the CPU backend, FERRY_CLI for CUDA).
 TrainingRun train(const std::string &binary, const std::string &name,
-          const std::string &sets, int steps) {
+                  const std::string &sets, int steps) {
   // Per process: ctest runs seeds and variants of one test side by side.
   std::string dir = "/tmp/ferry-" + std::string(FERRY_CLI) + "-" +
                     std::to_string(getpid()) + "-" + name;
   std::string metrics = dir + ".jsonl";
-  std::string command = "rm -rf " + dir + " && " +
-                        std::string(FERRY_BINARY_DIR) + "/" + binary +
-                        " train " + FERRY_SOURCE_DIR +
-                        "/configs/bert-tiny.yaml --log-every 0 --no-cache " +
-                        kShape + sets + " --steps " + std::to_string(steps) +
-                        " --save " + dir + " --metrics " + metrics +
-                        " > /dev/null";
+  std::string command =
+      "rm -rf " + dir + " && " + std::string(FERRY_BINARY_DIR) + "/" + binary +
+      " train " + FERRY_SOURCE_DIR +
+      "/configs/bert-tiny.yaml --log-every 0 --no-cache " + kShape + sets +
+      " --steps " + std::to_string(steps) + " --save " + dir + " --metrics " +
+      metrics + " > /dev/null";
   std::remove(metrics.c_str());
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
   char step[32];
@@ -111,8 +110,8 @@ void expectSameTensors(const TrainingRun &got, const TrainingRun &want,
       ASSERT_FALSE(std::isnan(x[i])) << t.name << " NaN at " << i;
       diff += (double(x[i]) - y[i]) * (double(x[i]) - y[i]);
       norm += double(y[i]) * y[i];
-      largest = std::max({largest, std::abs(double(x[i])),
-                          std::abs(double(y[i]))});
+      largest =
+          std::max({largest, std::abs(double(x[i])), std::abs(double(y[i]))});
     }
     bool analyticZero =
         t.name.find("attention.self.key.bias") != std::string::npos;
@@ -144,9 +143,9 @@ protected:
 
 TEST_F(CudaTraining, Fp32MatchesTheCpuBackend) {
   TrainingRun cpu = train("ferry", "cpu", "", 20);
-  TrainingRun gpu = train(FERRY_CLI, "cuda",
-                  "--set execution.backend=cuda --set training.precision=fp32",
-                  20);
+  TrainingRun gpu =
+      train(FERRY_CLI, "cuda",
+            "--set execution.backend=cuda --set training.precision=fp32", 20);
   expectClose(gpu.losses, cpu.losses, 1e-3);
   expectSameTensors(gpu, cpu, "model.safetensors", 1e-3);
   expectSameTensors(gpu, cpu, "optimizer.safetensors", 1e-3);
@@ -154,9 +153,9 @@ TEST_F(CudaTraining, Fp32MatchesTheCpuBackend) {
 
 TEST_F(CudaTraining, Bf16LossesWithinTwoPercentOfCpuFp32) {
   TrainingRun cpu = train("ferry", "cpu-fp32", "", 20);
-  TrainingRun gpu = train(FERRY_CLI, "cuda-bf16",
-                  "--set execution.backend=cuda --set training.precision=bf16",
-                  20);
+  TrainingRun gpu =
+      train(FERRY_CLI, "cuda-bf16",
+            "--set execution.backend=cuda --set training.precision=bf16", 20);
   expectClose(gpu.losses, cpu.losses, 0.02);
   expectSameTensors(gpu, cpu, "model.safetensors", 0.02, 1e-4);
 }
@@ -167,10 +166,10 @@ TEST_F(CudaTraining, PhasedEqualsResident) {
                        "--set execution.micro_batch_size=2";
   TrainingRun resident = train(FERRY_CLI, "resident", common, 8);
   TrainingRun phased = train(FERRY_CLI, "phased",
-                     common + " --set execution.mode=phased --set "
-                              "execution.recompute=layer --set "
-                              "execution.device_memory_limit=2MiB",
-                     8);
+                             common + " --set execution.mode=phased --set "
+                                      "execution.recompute=layer --set "
+                                      "execution.device_memory_limit=2MiB",
+                             8);
   expectClose(phased.losses, resident.losses, 1e-5);
   expectSameTensors(phased, resident, "model.safetensors", 1e-5);
   expectSameTensors(phased, resident, "optimizer.safetensors", 1e-5);

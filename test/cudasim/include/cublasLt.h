@@ -91,9 +91,10 @@ cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t layout,
                                  const void *buf, size_t sizeInBytes);
 cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t *pref);
 cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t pref);
-cublasStatus_t cublasLtMatmulPreferenceSetAttribute(
-    cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttributes_t attr,
-    const void *buf, size_t sizeInBytes);
+cublasStatus_t
+cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t pref,
+                                     cublasLtMatmulPreferenceAttributes_t attr,
+                                     const void *buf, size_t sizeInBytes);
 cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
     cublasLtHandle_t handle, cublasLtMatmulDesc_t operationDesc,
     cublasLtMatrixLayout_t Adesc, cublasLtMatrixLayout_t Bdesc,
@@ -101,10 +102,12 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
     cublasLtMatmulPreference_t preference, int requestedAlgoCount,
     cublasLtMatmulHeuristicResult_t heuristicResultsArray[],
     int *returnAlgoCount);
-cublasStatus_t cublasLtMatmul(
-    cublasLtHandle_t handle, cublasLtMatmulDesc_t computeDesc,
-    const void *alpha, const void *A, cublasLtMatrixLayout_t Adesc,
-    const void *B, cublasLtMatrixLayout_t Bdesc, const void *beta,
-    const void *C, cublasLtMatrixLayout_t Cdesc, void *D,
-    cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t *algo,
-    void *workspace, size_t workspaceSizeInBytes, cudaStream_t stream);
+cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle,
+                              cublasLtMatmulDesc_t computeDesc,
+                              const void *alpha, const void *A,
+                              cublasLtMatrixLayout_t Adesc, const void *B,
+                              cublasLtMatrixLayout_t Bdesc, const void *beta,
+                              const void *C, cublasLtMatrixLayout_t Cdesc,
+                              void *D, cublasLtMatrixLayout_t Ddesc,
+                              const cublasLtMatmulAlgo_t *algo, void *workspace,
+                              size_t workspaceSizeInBytes, cudaStream_t stream);

@@ -123,8 +123,7 @@ cudaError_t cudaMemsetAsync(void *pointer, int value, size_t bytes,
                             cudaStream_t stream = 0);
 
 cudaError_t cudaStreamCreate(cudaStream_t *stream);
-cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream,
-                                      unsigned int flags);
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags);
 cudaError_t cudaStreamDestroy(cudaStream_t stream);
 cudaError_t cudaStreamSynchronize(cudaStream_t stream);
 cudaError_t cudaStreamQuery(cudaStream_t stream);
@@ -158,8 +157,8 @@ cudaError_t cudaMemcpyToSymbol(const T &symbol, const void *src, size_t bytes,
   if (offset + bytes > sizeof(T))
     return cudaSimCopySymbol(nullptr, nullptr, ~size_t(0), true);
   return cudaSimCopySymbol(
-      const_cast<char *>(reinterpret_cast<const char *>(&symbol)) + offset,
-      src, bytes, true);
+      const_cast<char *>(reinterpret_cast<const char *>(&symbol)) + offset, src,
+      bytes, true);
 }
 
 // Kernel launches: the grid is checked against the hardware's limits now
@@ -181,8 +180,9 @@ cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t *config,
                                void (*kernel)(Params...), Args &&...args) {
   std::tuple<std::decay_t<Params>...> bound(std::forward<Args>(args)...);
   std::vector<const void *> pointers;
-  std::apply([&](const auto &...value) { (cudaSimNotePointer(pointers, value), ...); },
-             bound);
+  std::apply(
+      [&](const auto &...value) { (cudaSimNotePointer(pointers, value), ...); },
+      bound);
   return cudaSimLaunch(*config, pointers,
                        [kernel, bound]() { std::apply(kernel, bound); });
 }

@@ -4,8 +4,8 @@
 // with the host C++ compiler. Test-only: never linked into `ferry`.
 //
 // Each simulated thread of a block is a fiber (test/cudasim/Grid.cpp);
-// threadIdx and friends hold the running fiber's values. `__shared__` variables are
-// `static thread_local`: one copy per OS thread, and the blocks of a grid
+// threadIdx and friends hold the running fiber's values. `__shared__` variables
+// are `static thread_local`: one copy per OS thread, and the blocks of a grid
 // run one after another on one OS thread, so each block has its own use of
 // them (as on the GPU, their contents are undefined when a block starts).
 // Static shared memory's 48 KiB limit is enforced by ptxas when nvcc builds
@@ -65,8 +65,8 @@ inline void __syncthreads(const char *file = __builtin_FILE(),
 
 namespace cudasim {
 template <typename T>
-T shuffleValue(unsigned mask, T value, ShuffleKind kind, int operand,
-               int width, const char *file, int line) {
+T shuffleValue(unsigned mask, T value, ShuffleKind kind, int operand, int width,
+               const char *file, int line) {
   static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8,
                 "warp shuffles move values of at most 8 bytes");
   uint64_t bits = 0;
@@ -128,7 +128,9 @@ template <typename T> inline T atomicMax(T *address, T value) {
 // Device math that the host library lacks. NVIDIA documents the device
 // functions by their error bounds in ULPs, not by their bits: the host's
 // functions stand in, and the tests' tolerances cover those bounds.
-inline float normcdff(float x) { return 0.5f * erfcf(-x * 0.70710678118654752f); }
+inline float normcdff(float x) {
+  return 0.5f * erfcf(-x * 0.70710678118654752f);
+}
 inline double normcdf(double x) { return 0.5 * erfc(-x * 0.70710678118654752); }
 inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 inline double rsqrt(double x) { return 1.0 / sqrt(x); }

@@ -34,7 +34,7 @@ inline float floatOf(uint32_t u) {
 inline uint32_t roundNearestEven(uint32_t kept, uint32_t remainder,
                                  uint32_t half) {
   return (remainder > half || (remainder == half && (kept & 1u))) ? kept + 1
-                                                                   : kept;
+                                                                  : kept;
 }
 } // namespace cudasim
 
@@ -53,8 +53,8 @@ inline __half __float2half_rn(float f) {
   uint32_t x = cudasim::bitsOf(f);
   uint32_t u = x & 0x7fffffffu, sign = (x >> 16) & 0x8000u;
   if (u >= 0x7f800000u) // infinity keeps its sign; NaN is canonical
-    return {static_cast<uint16_t>(u == 0x7f800000u ? (sign | 0x7c00u)
-                                                   : 0x7fffu)};
+    return {
+        static_cast<uint16_t>(u == 0x7f800000u ? (sign | 0x7c00u) : 0x7fffu)};
   if (u > 0x477fefffu) // rounds past the largest finite half: infinity
     return {static_cast<uint16_t>(sign | 0x7c00u)};
   if (u >= 0x38800000u) // a normal half: 13 mantissa bits dropped
