@@ -279,9 +279,8 @@ uint64_t shuffle(unsigned mask, uint64_t bits, ShuffleKind kind, int operand,
   return t->result;
 }
 
-void runGrid(const dim3 &grid, const dim3 &block, size_t sharedBytes,
+void runGrid(const dim3 &grid, const dim3 &block,
              const std::function<void()> &body, const std::string &kernel) {
-  (void)sharedBytes;
   static thread_local BlockRunner runner;
   if (tRunner)
     fail("kernel " + kernel + " launched from inside kernel " +

@@ -192,38 +192,6 @@ bool overlap(const void *dst, const void *src, size_t bytes) {
   return d != t && t < d + bytes && d < t + bytes;
 }
 
-// A synchronous copy on the legacy stream, with the host synchronisation
-// the CUDA Runtime API documents ("API synchronization behavior"): from
-// pageable host memory to the device, the host waits for the stream's
-// earlier work, stages the source and returns before the copy reaches the
-// device; from pinned memory to the device, and from the device to the
-// host, it returns when the copy is done; device to device, at once.
-// (Symbols are device memory that the simulator keeps in host variables:
-// the direction comes from the caller there.)
-void legacyCopy(void *dst, const void *src, size_t bytes, const char *what) {
-  const Allocation *from = findAllocation(src, bytes);
-  const Allocation *to = findAllocation(dst, bytes);
-  bool srcDevice = from && from->kind == Allocation::Device;
-  bool dstDevice = to && to->kind == Allocation::Device;
-  bool symbolToDevice = std::strcmp(what, "cudaMemcpyToSymbol") == 0;
-  if ((dstDevice || symbolToDevice) && !srcDevice && !from) {
-    std::shared_ptr<bool> before = device().legacy.lastDone;
-    if (before)
-      runUntil([&] { return *before; }, what);
-    observe(&device().legacy);
-    auto staged = std::make_shared<std::vector<char>>(
-        static_cast<const char *>(src), static_cast<const char *>(src) + bytes);
-    enqueue(nullptr, what, [=] { std::memcpy(dst, staged->data(), bytes); });
-    return;
-  }
-  enqueue(nullptr, what, [=] { std::memcpy(dst, src, bytes); });
-  if (srcDevice && dstDevice)
-    return;
-  std::shared_ptr<bool> done = device().legacy.lastDone;
-  runUntil([&] { return *done; }, what);
-  observe(&device().legacy);
-}
-
 // Where a copy's side lies: device memory, pinned host or pageable host.
 enum class Side { Device, Pinned, Pageable };
 Side sideOf(const void *p, size_t bytes, const char *what) {
@@ -243,8 +211,37 @@ Side sideOf(const void *p, size_t bytes, const char *what) {
   return Side::Pageable;
 }
 
-void checkCopy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
-               bool async) {
+// A synchronous copy on the legacy stream, with the host synchronisation
+// the CUDA Runtime API documents ("API synchronization behavior"): from
+// pageable host memory to the device, the host waits for the stream's
+// earlier work, stages the source and returns before the copy reaches the
+// device; from pinned memory to the device, and from the device to the
+// host, it returns when the copy is done; device to device, at once.
+// The callers say where each side lies (symbols are device memory that the
+// simulator keeps in host variables).
+void legacyCopy(void *dst, const void *src, size_t bytes, const char *what,
+                Side from, Side to) {
+  if (to == Side::Device && from == Side::Pageable) {
+    std::shared_ptr<bool> before = device().legacy.lastDone;
+    if (before)
+      runUntil([&] { return *before; }, what);
+    observe(&device().legacy);
+    auto staged = std::make_shared<std::vector<char>>(
+        static_cast<const char *>(src), static_cast<const char *>(src) + bytes);
+    enqueue(nullptr, what, [=] { std::memcpy(dst, staged->data(), bytes); });
+    return;
+  }
+  enqueue(nullptr, what, [=] { std::memcpy(dst, src, bytes); });
+  if (from == Side::Device && to == Side::Device)
+    return;
+  std::shared_ptr<bool> done = device().legacy.lastDone;
+  runUntil([&] { return *done; }, what);
+  observe(&device().legacy);
+}
+
+// Checks a copy's direction and memory; returns the sides {from, to}.
+std::pair<Side, Side> checkCopy(void *dst, const void *src, size_t bytes,
+                                cudaMemcpyKind kind, bool async) {
   Side d = sideOf(dst, bytes, "copy destination");
   Side s = sideOf(src, bytes, "copy source");
   auto name = [](Side x) {
@@ -267,6 +264,7 @@ void checkCopy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
         std::string("an asynchronous copy between the device and pageable ") +
         "host memory: ferry promises pinned memory (cudaHostAlloc) for every " +
         "asynchronous copy, which can only overlap compute from pinned memory");
+  return {s, d};
 }
 
 } // namespace
@@ -513,10 +511,10 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes,
                        cudaMemcpyKind kind) {
   if (bytes == 0)
     return cudaSuccess;
-  checkCopy(dst, src, bytes, kind, false);
+  auto [from, to] = checkCopy(dst, src, bytes, kind, false);
   if (overlap(dst, src, bytes))
     fail("cudaMemcpy between overlapping ranges (undefined)");
-  legacyCopy(dst, src, bytes, "cudaMemcpy");
+  legacyCopy(dst, src, bytes, "cudaMemcpy", from, to);
   return cudaSuccess;
 }
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
@@ -526,13 +524,9 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
   if (bytes == 0)
     return cudaSuccess;
   checkCopy(dst, src, bytes, kind, true);
-  enqueue(s, "cudaMemcpyAsync", [=] {
-    if (static_cast<const char *>(src) < static_cast<char *>(dst) + bytes &&
-        static_cast<char *>(dst) < static_cast<const char *>(src) + bytes &&
-        dst != src)
-      fail("cudaMemcpyAsync between overlapping ranges (undefined)");
-    std::memcpy(dst, src, bytes);
-  });
+  if (overlap(dst, src, bytes))
+    fail("cudaMemcpyAsync between overlapping ranges (undefined)");
+  enqueue(s, "cudaMemcpyAsync", [=] { std::memcpy(dst, src, bytes); });
   return cudaSuccess;
 }
 cudaError_t cudaMemset(void *p, int value, size_t bytes) {
@@ -551,8 +545,12 @@ cudaError_t cudaSimCopySymbol(void *dst, const void *src, size_t bytes,
                               bool toDevice) {
   if (bytes == ~size_t(0))
     return result(cudaErrorInvalidValue);
-  legacyCopy(dst, src, bytes,
-             toDevice ? "cudaMemcpyToSymbol" : "cudaMemcpyFromSymbol");
+  if (toDevice)
+    legacyCopy(dst, src, bytes, "cudaMemcpyToSymbol", Side::Pageable,
+               Side::Device);
+  else
+    legacyCopy(dst, src, bytes, "cudaMemcpyFromSymbol", Side::Device,
+               Side::Pageable);
   return cudaSuccess;
 }
 
@@ -700,11 +698,13 @@ cudaError_t cudaSimLaunch(const cudaLaunchConfig_t &config,
     return result(cudaErrorInvalidValue); // no opt-in attribute is set
   if (!knownStream(config.stream))
     return result(cudaErrorInvalidResourceHandle);
+  if (config.dynamicSmemBytes > 0) // extern __shared__ has no stand-in
+    fail("kernel " + name + ": dynamic shared memory is not simulated (no " +
+         "ferry kernel uses it; add it to test/cudasim first)");
   dim3 grid = g, block = b;
-  size_t shared = config.dynamicSmemBytes;
   enqueue(config.stream, "kernel",
-          [grid, block, shared, name, body = std::move(body)] {
-            runGrid(grid, block, shared, body, name);
+          [grid, block, name, body = std::move(body)] {
+            runGrid(grid, block, body, name);
           });
   return cudaSuccess;
 }

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <random>
 #include <string>
 
 namespace cudasim {
@@ -36,7 +35,7 @@ struct Random {
 Random &rng();
 
 // Runs a grid on this OS thread, block after block in a seeded order.
-void runGrid(const dim3 &grid, const dim3 &block, size_t sharedBytes,
+void runGrid(const dim3 &grid, const dim3 &block,
              const std::function<void()> &body, const std::string &kernel);
 
 // Device memory: the allocation holding [p, p + bytes), or null.

@@ -9,7 +9,8 @@
 // run one after another on one OS thread, so each block has its own use of
 // them (as on the GPU, their contents are undefined when a block starts).
 // Static shared memory's 48 KiB limit is enforced by ptxas when nvcc builds
-// the same sources; dynamic shared memory is checked at launch.
+// the same sources; dynamic shared memory is checked against its limit at
+// launch and otherwise refused (no ferry kernel uses it).
 #pragma once
 
 #include <cmath>
