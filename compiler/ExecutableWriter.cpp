@@ -13,24 +13,13 @@
 #include "runtime/executable/Executable_generated.h"
 
 #include "ferry/Version.h"
+#include "runtime/executable/KernelTable.h"
 #include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
 using namespace ferry;
 
 namespace {
-
-const llvm::StringMap<uint16_t> &kernelIndex() {
-  static const llvm::StringMap<uint16_t> index = [] {
-    llvm::StringMap<uint16_t> m;
-    uint16_t i = 0;
-#define FERRY_KERNEL(Enum, name, doc) m[name] = i++;
-#include "runtime/executable/Kernels.def"
-#undef FERRY_KERNEL
-    return m;
-  }();
-  return index;
-}
 
 fxe::Role roleOf(StringRef role) {
   if (role == "parameter")
@@ -90,7 +79,8 @@ public:
       auto intsV = fbb.CreateVector(ints);
       auto floatsV = fbb.CreateVector(floats);
       fxe::InstrBuilder ib(fbb);
-      ib.add_kernel(kernelIndex().lookup(kernel.getKernel()));
+      ib.add_kernel(static_cast<uint16_t>(
+          *kernels::kernelByName(kernel.getKernel().str())));
       ib.add_buffers(refsV);
       ib.add_ints(intsV);
       ib.add_floats(floatsV);

@@ -1,6 +1,7 @@
 //===- GraphCompile.cpp - config -> verified graph IR ---------------------===//
 
 #include "compiler/GraphCompile.h"
+#include "runtime/ByteSize.h"
 
 #include "compiler/CompileSession.h"
 #include "compiler/ExecutableWriter.h"

@@ -27,6 +27,7 @@
 #include "dialects/graph/GraphOps.h"
 #include "dialects/rt/RtDialect.h"
 #include "passes/Analysis/MemoryPlan.h"
+#include "runtime/executable/KernelTable.h"
 #include "runtime/random/Philox.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -1004,51 +1005,20 @@ void computeLiveness(std::vector<Buffer> &buffers,
 // times), else the innermost loop inside the phase whose counter the address
 // uses (a micro-batch's activation row).
 
-// Whether instruction `in` reads / writes its buffer `b`.
+// Whether instruction `in` reads / writes its buffer `b`: the roles
+// Kernels.def declares, resolved against the call's constant parameters.
 void accessOf(const Instr &in, size_t b, bool &reads, bool &writes) {
-  size_t n = in.buffers.size();
-  const std::string &k = in.kernel;
-  auto flag = [&](size_t i) { return i < in.ints.size() && in.ints[i].c != 0; };
-  if (k == "gemm") { // [a, b, c, (workspace)]
-    writes = b >= 2;
-    reads = b < 2 || (b == 2 && flag(9));
+  std::optional<kernels::Kernel> kernel = kernels::kernelByName(in.kernel);
+  if (!kernel || b >= in.buffers.size()) { // not a call: assume both
+    reads = writes = true;
     return;
   }
-  if (k == "gemm_epilogue") { // [a, b, c, bias / bias gradient, (workspace)]
-    bool biasGrad = in.ints.size() > 11 && in.ints[11].c == 2;
-    writes = b == 2 || b == 4 || (b == 3 && biasGrad);
-    reads = b < 2 || (b == 2 && flag(9)) || (b == 3 && !biasGrad);
-    return;
-  }
-  if (k == "optimizer_update") {
-    writes = b == 0 || b == 2 || b == 3;
-    reads = true;
-    return;
-  }
-  if (k == "residual_layer_norm") { // [input, residual, scale, bias, sum, out]
-    writes = b >= 4;
-    reads = b < 4;
-    return;
-  }
-  if (k == "softmax_dropout") { // [x, mask, probs, out]
-    writes = b >= 2;
-    reads = b < 2;
-    return;
-  }
-  if (k == "layer_norm_grad") {
-    writes = b >= 3;
-    reads = b < 3;
-    return;
-  }
-  if (k == "global_norm" || k == "fill" || k == "learning_rate" ||
-      k == "iota" || k == "copy") {
-    writes = b + 1 == n;
-    reads = !writes;
-    return;
-  }
-  writes = b + 1 == n;
-  reads = !writes || k == "accumulate" || (k == "gemm" && flag(9)) ||
-          (k == "embedding_grad" && flag(3));
+  std::vector<int64_t> ints;
+  for (const Affine &a : in.ints)
+    ints.push_back(a.c);
+  kernels::Resolved r = kernels::resolve(*kernel, ints, in.buffers.size());
+  reads = r.buffers[b].reads;
+  writes = r.buffers[b].writes;
 }
 
 struct Node {

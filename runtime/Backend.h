@@ -5,6 +5,7 @@
 // implement it; createBackend picks by the executable's backend.
 #pragma once
 
+#include "runtime/Error.h"
 #include "runtime/executable/ExecutableFile.h"
 
 #include <cstdint>
@@ -16,11 +17,6 @@
 #include <vector>
 
 namespace ferry {
-
-class RuntimeError : public std::runtime_error {
-public:
-  using std::runtime_error::runtime_error;
-};
 
 class Backend {
 public:
@@ -72,11 +68,6 @@ protected:
 // (seed, name, layer entry, element), zeros, ones; padded vocabulary rows 0):
 // the same on every backend.
 void initialStateValues(const fxe::State *s, uint64_t seed, void *out);
-
-// c + sum coeffs[r] * registers[r], with overflow checks (an address or a
-// parameter of an instruction).
-int64_t evaluateAffine(const fxe::Affine *a,
-                       const std::vector<int64_t> &registers);
 
 // Replays instructions [begin, end) of a program: loops set their counter
 // (and parity) registers and run their bodies; every kernel instruction goes

@@ -2,9 +2,10 @@
 
 #include "dialects/rt/RtDialect.h"
 
+#include "runtime/executable/KernelTable.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace ferry::rt;
@@ -22,12 +23,9 @@ void RtDialect::initialize() {
 }
 
 LogicalResult KernelOp::verify() {
-  bool known = llvm::StringSwitch<bool>(getKernel())
-#define FERRY_KERNEL(Enum, name, doc) .Case(name, true)
-#include "runtime/executable/Kernels.def"
-#undef FERRY_KERNEL
-                   .Default(false);
-  if (!known)
+  std::optional<kernels::Kernel> kernel =
+      kernels::kernelByName(getKernel().str());
+  if (!kernel)
     return emitOpError() << "unknown kernel '" << getKernel()
                          << "' (runtime/executable/Kernels.def lists them)";
   for (Attribute a : getBuffers()) {
@@ -44,5 +42,15 @@ LogicalResult KernelOp::verify() {
                               "coefficients...>, found "
                            << a;
   }
+  // The calling convention of Kernels.def: at least the required operands.
+  const kernels::Signature &sig = kernels::signature(*kernel);
+  if (getBuffers().size() < sig.minBuffers || getInts().size() < sig.minInts ||
+      getFloats().size() < static_cast<int64_t>(sig.minFloats))
+    return emitOpError() << "kernel '" << getKernel() << "' takes at least "
+                         << sig.minBuffers << " buffers, " << sig.minInts
+                         << " ints and " << sig.minFloats << " floats, given "
+                         << getBuffers().size() << ", " << getInts().size()
+                         << " and " << getFloats().size()
+                         << " (docs/kernels.md)";
   return success();
 }

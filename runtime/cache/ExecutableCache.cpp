@@ -2,6 +2,7 @@
 #include "runtime/cache/ExecutableCache.h"
 
 #include "runtime/AtomicFile.h"
+#include "runtime/ByteSize.h"
 #include "runtime/config/Config.h"
 
 #include <openssl/evp.h>

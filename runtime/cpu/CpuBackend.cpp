@@ -1,9 +1,12 @@
 // Replays rt programs on the CPU: resolves each instruction's affine addresses
 // and parameters against the registers and calls the kernel (CpuKernels.h).
 #include "runtime/cpu/CpuBackend.h"
+#include "runtime/ByteSize.h"
 
 #include "runtime/config/Config.h"
 #include "runtime/cpu/CpuKernels.h"
+#include "runtime/executable/KernelTable.h"
+#include "runtime/executable/Validate.h"
 #include "runtime/random/Philox.h"
 
 #include <fmt/format.h>
@@ -17,228 +20,19 @@ using namespace ferry;
 
 namespace {
 
-enum class Kernel : uint16_t {
-#define FERRY_KERNEL(Enum, name, doc) Enum,
-#include "runtime/executable/Kernels.def"
-#undef FERRY_KERNEL
-  Count
-};
-
-const char *kernelName(uint16_t k) {
-  static const char *names[] = {
-#define FERRY_KERNEL(Enum, name, doc) name,
-#include "runtime/executable/Kernels.def"
-#undef FERRY_KERNEL
-  };
-  return k < static_cast<uint16_t>(Kernel::Count) ? names[k] : "?";
-}
-
-// Minimum buffers, ints and floats each kernel reads (GlobalNorm and
-// Transpose take more, checked against their counts).
-struct Arity {
-  int buffers, ints, floats;
-};
-Arity arity(Kernel k) {
-  switch (k) {
-  case Kernel::Copy:
-    return {2, 1, 0};
-  case Kernel::Fill:
-    return {1, 1, 1};
-  case Kernel::Gemm:
-    return {3, 10, 1};
-  case Kernel::GemmEpilogue:
-    return {4, 12, 1};
-  case Kernel::Iota:
-    return {1, 3, 0};
-  case Kernel::AttentionMask:
-    return {2, 1, 1};
-  case Kernel::Embedding:
-    return {3, 3, 0};
-  case Kernel::EmbeddingGrad:
-    return {3, 3, 0};
-  case Kernel::GatherPositions:
-    return {3, 4, 0};
-  case Kernel::GatherPositionsGrad:
-    return {3, 4, 0};
-  case Kernel::Take:
-    return {2, 4, 0};
-  case Kernel::TakeGrad:
-    return {2, 4, 0};
-  case Kernel::BiasAdd:
-    return {3, 2, 0};
-  case Kernel::Add:
-  case Kernel::Sub:
-  case Kernel::Mul:
-  case Kernel::Div:
-    return {3, 1, 0};
-  case Kernel::Accumulate:
-    return {2, 1, 0};
-  case Kernel::Scale:
-    return {2, 1, 1};
-  case Kernel::Gelu:
-  case Kernel::Tanh:
-    return {2, 1, 0};
-  case Kernel::GeluGrad:
-  case Kernel::TanhGrad:
-    return {3, 1, 0};
-  case Kernel::LayerNorm:
-    return {4, 2, 1};
-  case Kernel::LayerNormGrad:
-    return {6, 2, 1};
-  case Kernel::Softmax:
-    return {3, 3, 0};
-  case Kernel::SoftmaxGrad:
-    return {3, 2, 0};
-  case Kernel::Dropout:
-    return {2, 6, 1};
-  case Kernel::SoftmaxDropout:
-    return {4, 9, 1};
-  case Kernel::ResidualLayerNorm:
-    return {6, 8, 2};
-  case Kernel::DropoutSoftmaxGrad:
-    return {3, 8, 1};
-  case Kernel::Transpose:
-    return {2, 1, 0};
-  case Kernel::Reduce:
-    return {2, 4, 0};
-  case Kernel::Broadcast:
-    return {2, 3, 0};
-  case Kernel::SoftmaxCrossEntropy:
-    return {4, 3, 0};
-  case Kernel::SoftmaxCrossEntropyGrad:
-    return {5, 3, 0};
-  case Kernel::ArgmaxCorrect:
-    return {4, 3, 0};
-  case Kernel::GlobalNorm:
-    return {1, 0, 0};
-  case Kernel::LearningRate:
-    return {1, 5, 2};
-  case Kernel::OptimizerUpdate:
-    return {6, 4, 5};
-  case Kernel::Load:
-  case Kernel::Store:
-    return {2, 2, 0};
-  case Kernel::Wait:
-  case Kernel::PhaseBegin:
-  case Kernel::PhaseEnd:
-    return {0, 1, 0};
-  case Kernel::Count:
-    break;
-  }
-  return {0, 0, 0};
-}
+using kernels::Kernel;
+using kernels::kernelName;
 
 int64_t evaluate(const fxe::Affine *a, const std::vector<int64_t> &registers) {
-  int64_t v = a->constant();
-  if (const auto *coeffs = a->coeffs())
-    for (flatbuffers::uoffset_t r = 0; r < coeffs->size(); ++r)
-      if (int64_t c = coeffs->Get(r)) {
-        int64_t term = 0;
-        if (__builtin_mul_overflow(c, registers[r], &term) ||
-            __builtin_add_overflow(v, term, &v))
-          throw RuntimeError("an address or parameter of the program "
-                             "overflows 64 bits; the executable is damaged: "
-                             "recompile it");
-      }
-  return v;
+  return evaluateAffine(a, registers);
 }
 
 } // namespace
 
-int64_t ferry::evaluateAffine(const fxe::Affine *a,
-                              const std::vector<int64_t> &registers) {
-  return evaluate(a, registers);
-}
-
-// The checks every backend runs on load (CpuBackend::validate).
-void CpuBackend::validate(const fxe::Executable &exe_,
-                          std::optional<uint64_t> limitBytes) {
-  uint64_t arenaBytes_ = static_cast<uint64_t>(exe_.arena_bytes());
-  if (limitBytes && arenaBytes_ > *limitBytes)
-    throw RuntimeError(fmt::format(
-        "the executable needs {} of device memory ({} bytes) but "
-        "execution.device_memory_limit is {}; raise the limit or recompile "
-        "for a smaller plan",
-        formatByteSize(arenaBytes_), arenaBytes_, formatByteSize(*limitBytes)));
-  // States: inside the arena (or host memory), sized as their shape says.
-  if (exe_.state_bytes() < 0 ||
-      static_cast<uint64_t>(exe_.state_bytes()) > arenaBytes_ ||
-      exe_.host_bytes() < 0)
-    throw RuntimeError("the executable's states end outside its arena");
-  for (const fxe::State *s : *exe_.states()) {
-    int64_t elements = 1;
-    for (int64_t d : *s->shape())
-      if (d < 0 || __builtin_mul_overflow(elements, d, &elements))
-        throw RuntimeError("state " + s->name()->str() + " has a bad shape");
-    if (s->offset() < 0 || s->bytes() != elements * 4 ||
-        s->offset() + s->bytes() >
-            (s->host() ? exe_.host_bytes() : exe_.state_bytes()) ||
-        (s->stacked() && (s->shape()->size() == 0 || s->shape()->Get(0) < 1)))
-      throw RuntimeError(fmt::format(
-          "state {} (offset {}, {} bytes) does not fit the executable's "
-          "layout; the executable is damaged: recompile it",
-          s->name()->str(), s->offset(), s->bytes()));
-  }
-  // Check every instruction once, so a damaged or foreign program fails here
-  // with its position rather than in a kernel.
-  for (const fxe::Program *p : *exe_.programs()) {
-    if (p->registers() < 0 ||
-        p->inputs()->size() > static_cast<uint32_t>(p->registers()))
-      throw RuntimeError("program " + p->name()->str() +
-                         " has fewer registers than inputs");
-    // Ends of the enclosing loop bodies, to check nesting.
-    std::vector<size_t> bodyEnds = {p->instrs()->size()};
-    for (flatbuffers::uoffset_t i = 0; i < p->instrs()->size(); ++i) {
-      while (bodyEnds.size() > 1 && i >= bodyEnds.back())
-        bodyEnds.pop_back();
-      const fxe::Instr *in = p->instrs()->Get(i);
-      auto where = [&] {
-        return fmt::format("program {} instruction {}", p->name()->str(), i);
-      };
-      if (in->loop_count() > 0) {
-        if (in->loop_body() < 0 ||
-            i + 1 + static_cast<uint64_t>(in->loop_body()) > bodyEnds.back() ||
-            in->loop_register() < 0 || in->loop_register() >= p->registers() ||
-            in->loop_parity_register() < -1 ||
-            in->loop_parity_register() >= p->registers())
-          throw RuntimeError(where() + ": malformed loop");
-        bodyEnds.push_back(i + 1 + in->loop_body());
-        continue;
-      }
-      if (in->kernel() >= static_cast<uint16_t>(Kernel::Count))
-        throw RuntimeError(fmt::format(
-            "{}: unknown kernel {}; the executable needs a newer ferry",
-            where(), in->kernel()));
-      Arity a = arity(static_cast<Kernel>(in->kernel()));
-      int nb = in->buffers() ? in->buffers()->size() : 0;
-      int ni = in->ints() ? in->ints()->size() : 0;
-      int nf = in->floats() ? in->floats()->size() : 0;
-      if (nb < a.buffers || ni < a.ints || nf < a.floats)
-        throw RuntimeError(fmt::format(
-            "{}: kernel {} needs at least {} buffers, {} ints, {} floats; has "
-            "{}, {}, {}",
-            where(), kernelName(in->kernel()), a.buffers, a.ints, a.floats, nb,
-            ni, nf));
-      for (int b = 0; b < nb; ++b) {
-        const fxe::Ref *r = in->buffers()->Get(b);
-        if (!r->offset())
-          throw RuntimeError(where() + ": buffer without an offset");
-        if (const auto *c = r->offset()->coeffs();
-            c && c->size() > static_cast<uint32_t>(p->registers()))
-          throw RuntimeError(where() + ": address uses an unknown register");
-      }
-      for (int k = 0; k < ni; ++k)
-        if (const auto *c = in->ints()->Get(k)->coeffs();
-            c && c->size() > static_cast<uint32_t>(p->registers()))
-          throw RuntimeError(where() + ": parameter uses an unknown register");
-    }
-  }
-}
-
 CpuBackend::CpuBackend(const fxe::Executable &executable,
                        std::optional<uint64_t> limitBytes)
     : Backend(executable) {
-  validate(executable, limitBytes);
+  validateExecutable(executable, limitBytes);
   arenaBytes_ = static_cast<uint64_t>(exe_.arena_bytes());
   hostBytes_ = static_cast<uint64_t>(exe_.host_bytes());
   size_t bytes = (arenaBytes_ + 63) / 64 * 64;
@@ -394,203 +188,6 @@ void CpuBackend::checkIndices(const char *what, const int32_t *values,
           what, values[i], i, limit));
 }
 
-// Each kernel's reach, from its integer parameters, against the byte ranges
-// it was given: a damaged or hand-edited program fails here, naming the
-// kernel, instead of reading or writing outside its buffers. Also checks the
-// index inputs a kernel dereferences (positions, labels).
-void CpuBackend::checkExtents(const fxe::Instr &in,
-                              const std::vector<int64_t> &registers) {
-  auto I = [&](size_t k) { return evaluate(in.ints()->Get(k), registers); };
-  size_t nb = in.buffers()->size();
-  std::vector<int64_t> need(nb, 0); // elements of 4 bytes
-  auto all = [&](int64_t n) { std::fill(need.begin(), need.end(), n); };
-  Kernel k = static_cast<Kernel>(in.kernel());
-  switch (k) {
-  case Kernel::Copy:
-    need = {(I(0) + 3) / 4, (I(0) + 3) / 4};
-    break;
-  case Kernel::Fill:
-  case Kernel::Add:
-  case Kernel::Sub:
-  case Kernel::Mul:
-  case Kernel::Div:
-  case Kernel::Accumulate:
-  case Kernel::Scale:
-  case Kernel::Gelu:
-  case Kernel::GeluGrad:
-  case Kernel::Tanh:
-  case Kernel::TanhGrad:
-  case Kernel::AttentionMask:
-  case Kernel::Dropout:
-    all(I(0));
-    break;
-  case Kernel::Gemm:
-  case Kernel::GemmEpilogue: {
-    int64_t batch = I(0), m = I(1), n = I(2), kk = I(3);
-    need = {(batch - 1) * I(6) + m * kk, (batch - 1) * I(7) + kk * n,
-            (batch - 1) * I(8) + m * n};
-    if (k == Kernel::GemmEpilogue) {
-      if (I(11) == 2 && (batch != 1 || I(4) == 0))
-        throw RuntimeError("gemm_epilogue: a bias gradient needs one "
-                           "transposed A (batch 1); the executable is "
-                           "damaged: recompile it");
-      need.push_back(I(11) == 2 ? m : n);
-    }
-    break;
-  }
-  case Kernel::Iota:
-    all(I(0) * I(1) * I(2));
-    break;
-  case Kernel::Embedding:
-    need = {I(2) * I(1), I(0), I(0) * I(1)};
-    break;
-  case Kernel::EmbeddingGrad:
-    need = {I(0), I(0) * I(1), I(2) * I(1)};
-    break;
-  case Kernel::GatherPositions:
-    need = {I(0) * I(1) * I(3), I(0) * I(2), I(0) * I(2) * I(3)};
-    break;
-  case Kernel::GatherPositionsGrad:
-    need = {I(0) * I(2), I(0) * I(2) * I(3), I(0) * I(1) * I(3)};
-    break;
-  case Kernel::Take:
-    need = {I(0) * I(1) * I(2), I(0) * I(2)};
-    break;
-  case Kernel::TakeGrad:
-    need = {I(0) * I(2), I(0) * I(1) * I(2)};
-    break;
-  case Kernel::BiasAdd:
-    need = {I(0) * I(1), I(1), I(0) * I(1)};
-    break;
-  case Kernel::LayerNorm:
-    need = {I(0) * I(1), I(1), I(1), I(0) * I(1)};
-    break;
-  case Kernel::LayerNormGrad:
-    need = {I(0) * I(1), I(1), I(0) * I(1), I(0) * I(1), I(1), I(1)};
-    break;
-  case Kernel::Softmax:
-    need = {I(0) * I(1) * I(2), I(0) * I(2), I(0) * I(1) * I(2)};
-    break;
-  case Kernel::SoftmaxDropout: {
-    int64_t n = I(0) * I(1) * I(2);
-    if (I(3) != n)
-      throw RuntimeError("softmax_dropout: the dropout's count differs from "
-                         "the softmax's; the executable is damaged: "
-                         "recompile it");
-    need = {n, I(0) * I(2), n, n};
-    break;
-  }
-  case Kernel::ResidualLayerNorm: {
-    int64_t n = I(0) * I(1);
-    if (I(2) != n)
-      throw RuntimeError("residual_layer_norm: the dropout's count differs "
-                         "from the rows; the executable is damaged: "
-                         "recompile it");
-    need = {n, n, I(1), I(1), n, n};
-    break;
-  }
-  case Kernel::DropoutSoftmaxGrad:
-    if (I(2) != I(0) * I(1))
-      throw RuntimeError("dropout_softmax_grad: the dropout's count differs "
-                         "from the softmax's; the executable is damaged: "
-                         "recompile it");
-    all(I(0) * I(1));
-    break;
-  case Kernel::SoftmaxGrad:
-    all(I(0) * I(1));
-    break;
-  case Kernel::Transpose: {
-    int64_t rank = I(0), n = 1;
-    if (rank < 1 || rank > 6 ||
-        in.ints()->size() < static_cast<uint32_t>(1 + 2 * rank))
-      throw RuntimeError("transpose with a malformed shape");
-    bool seen[6] = {};
-    for (int64_t d = 0; d < rank; ++d) {
-      int64_t p = I(1 + rank + d);
-      if (p < 0 || p >= rank || seen[p])
-        throw RuntimeError("transpose with a permutation that is not one");
-      seen[p] = true;
-      n *= I(1 + d);
-    }
-    all(n);
-    break;
-  }
-  case Kernel::Reduce:
-    need = {I(1) * I(2) * I(3), I(1) * I(3)};
-    break;
-  case Kernel::Broadcast:
-    need = {I(0) * I(2), I(0) * I(1) * I(2)};
-    break;
-  case Kernel::SoftmaxCrossEntropy:
-  case Kernel::ArgmaxCorrect:
-    need = {I(0) * I(1), I(0), I(0), 1};
-    break;
-  case Kernel::SoftmaxCrossEntropyGrad:
-    need = {I(0) * I(1), I(0), I(0), 1, I(0) * I(1)};
-    break;
-  case Kernel::GlobalNorm:
-    for (size_t t = 0; t + 1 < nb; ++t)
-      need[t] = I(t);
-    need[nb - 1] = 1;
-    break;
-  case Kernel::LearningRate:
-    need = {1};
-    break;
-  case Kernel::OptimizerUpdate: {
-    int64_t n = I(0) * I(1);
-    need = {n, n, n, n, 1, 1};
-    break;
-  }
-  case Kernel::Load: // checked in transfer()
-  case Kernel::Store:
-  case Kernel::Wait:
-  case Kernel::PhaseBegin:
-  case Kernel::PhaseEnd:
-  case Kernel::Count:
-    break;
-  }
-  for (size_t b = 0; b < nb && b < need.size(); ++b)
-    if (need[b] < 0 || need[b] * 4 > in.buffers()->Get(b)->bytes())
-      throw RuntimeError(fmt::format(
-          "kernel {} needs {} bytes in buffer {} but was given {}; the "
-          "executable is damaged or was edited: recompile it",
-          kernelName(in.kernel()), need[b] * 4, b,
-          in.buffers()->Get(b)->bytes()));
-  // Buffers a kernel may not be given overlapping (Kernels.def's rules).
-  auto range = [&](uint32_t b) {
-    const fxe::Ref *r = in.buffers()->Get(b);
-    int64_t begin = evaluate(r->offset(), registers);
-    return std::pair<int64_t, int64_t>{begin, begin + r->bytes()};
-  };
-  auto disjoint = [&](uint32_t written, uint32_t other) {
-    if (written >= nb || other >= nb)
-      return;
-    auto [a0, a1] = range(written);
-    auto [b0, b1] = range(other);
-    if (a0 < b1 && b0 < a1 && a0 < a1 && b0 < b1)
-      throw RuntimeError(fmt::format(
-          "kernel {} writes buffer {} (bytes [{}, {})) overlapping its buffer "
-          "{} (bytes [{}, {})), which it cannot do in place; the executable "
-          "is damaged or was edited: recompile it",
-          kernelName(in.kernel()), written, a0, a1, other, b0, b1));
-  };
-  struct Rule {
-    Kernel kernel;
-    uint32_t written, other;
-  };
-  static const Rule rules[] = {
-#define FERRY_KERNEL(Enum, name, doc)
-#define FERRY_KERNEL_DISJOINT(Enum, written, other)                            \
-  {Kernel::Enum, written, other},
-#include "runtime/executable/Kernels.def"
-#undef FERRY_KERNEL_DISJOINT
-#undef FERRY_KERNEL
-  };
-  for (const Rule &rule : rules)
-    if (rule.kernel == k)
-      disjoint(rule.written, rule.other);
-}
-
 // Phased execution's instructions: copies over the "host link", waits on
 // them, and phase markers (timed while profiling).
 void CpuBackend::transfer(const fxe::Instr &in,
@@ -682,7 +279,7 @@ void CpuBackend::execute(const fxe::Instr &in,
   }
   auto I = [&](size_t k) { return evaluate(in.ints()->Get(k), registers); };
   auto F = [&](size_t k) { return in.floats()->Get(k); };
-  checkExtents(in, registers);
+  checkKernelCall(in, registers);
   auto f = [&](size_t b) { return reinterpret_cast<float *>(buf[b]); };
   auto i32 = [&](size_t b) { return reinterpret_cast<int32_t *>(buf[b]); };
 

@@ -23,20 +23,11 @@ namespace ferry {
 
 class CpuBackend : public Backend {
 public:
-  // Checks every instruction (kernel index, buffer and parameter counts) and
-  // allocates the arena; throws RuntimeError when it exceeds `limitBytes`.
+  // Validates the executable (runtime/executable/Validate.h) and allocates
+  // the arena; throws RuntimeError when it exceeds `limitBytes`.
   CpuBackend(const fxe::Executable &executable,
              std::optional<uint64_t> limitBytes);
   ~CpuBackend() override;
-  // What the constructor checks before allocating: the budget, every
-  // state's layout, every instruction (kernel known, enough buffers and
-  // parameters, loops nested, registers in range). Other backends run it too.
-  // Each kernel's reach, from its integers, against the byte ranges it was
-  // given (both backends check every kernel instruction before running it).
-  static void checkExtents(const fxe::Instr &instr,
-                           const std::vector<int64_t> &registers);
-  static void validate(const fxe::Executable &executable,
-                       std::optional<uint64_t> limitBytes);
 
   void initialiseStates(uint64_t seed) override;
   void run(const std::string &program,

@@ -6,6 +6,8 @@
 // except for float reassociation in reductions.
 #pragma once
 
+#include "runtime/kernels/LearningRate.h"
+
 #include <cstdint>
 
 namespace ferry::cpu {
@@ -143,11 +145,8 @@ void argmaxCorrect(const float *logits, const int32_t *labels,
 void globalNorm(const float *const *tensors, const int64_t *sizes,
                 int64_t count, float *out);
 
-// Learning rate for s = updates already applied (ARCHITECTURE.md, "Learning
-// rate"); kind 0 = poly, 1 = constant.
-float learningRate(int32_t kind, double lr, int64_t warmupSteps,
-                   int64_t startWarmupStep, double power, int64_t totalSteps,
-                   int64_t s);
+// The learning-rate schedule (runtime/kernels/LearningRate.h).
+using ferry::learningRate;
 
 struct AdamParams {
   float beta1, beta2, epsilon, weightDecay;

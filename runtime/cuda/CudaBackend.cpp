@@ -5,12 +5,14 @@
 // event, each wait a stream-wait on that event, so copies overlap compute as
 // the compiler scheduled them, and loads overlap stores.
 #include "runtime/cuda/CudaBackend.h"
+#include "runtime/ByteSize.h"
 
 #include "runtime/config/Config.h"
-#include "runtime/cpu/CpuBackend.h"
-#include "runtime/cpu/CpuKernels.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/LtGemm.h"
+#include "runtime/executable/KernelTable.h"
+#include "runtime/executable/Validate.h"
+#include "runtime/kernels/LearningRate.h"
 #include "runtime/random/Philox.h"
 
 #include <cublas_v2.h>
@@ -27,12 +29,7 @@ using namespace ferry;
 
 namespace {
 
-enum class Kernel : uint16_t {
-#define FERRY_KERNEL(Enum, name, doc) Enum,
-#include "runtime/executable/Kernels.def"
-#undef FERRY_KERNEL
-  Count
-};
+using kernels::Kernel;
 
 void checkCuda(cudaError_t e, const char *what) {
   if (e != cudaSuccess)
@@ -44,7 +41,7 @@ class CudaBackend : public Backend {
 public:
   CudaBackend(const fxe::Executable &exe, std::optional<uint64_t> limitBytes)
       : Backend(exe) {
-    CpuBackend::validate(exe, limitBytes);
+    validateExecutable(exe, limitBytes);
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0)
@@ -328,8 +325,8 @@ private:
     default:
       break;
     }
-    // The CPU backend's checks of each kernel's reach against its buffers.
-    CpuBackend::checkExtents(in, registers);
+    // Each buffer's reach, the kernel's checks and its disjoint buffers.
+    checkKernelCall(in, registers);
     size_t nb = in.buffers() ? in.buffers()->size() : 0;
     std::vector<char *> buf(nb);
     for (size_t b = 0; b < nb; ++b)
@@ -587,8 +584,8 @@ private:
     case Kernel::LearningRate:
       // A scalar of the step: computed on the host, written on the stream.
       cuda::fill(s, f(0), 1,
-                 cpu::learningRate(static_cast<int32_t>(I(0)), F(0), I(1), I(2),
-                                   F(1), I(3), I(4)));
+                 learningRate(static_cast<int32_t>(I(0)), F(0), I(1), I(2),
+                              F(1), I(3), I(4)));
       break;
     case Kernel::OptimizerUpdate: {
       cuda::AdamParams params{static_cast<float>(F(0)),

@@ -2,6 +2,7 @@
 // Hand-written SVG: the page must open offline in any browser, so no chart
 // library or script is pulled in.
 #include "runtime/executable/HtmlReport.h"
+#include "runtime/ByteSize.h"
 
 #include "runtime/config/Config.h"
 #include "runtime/executable/PlanReport.h"

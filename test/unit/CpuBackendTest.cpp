@@ -117,7 +117,7 @@ TEST(CpuBackend, GemmReachingPastItsBufferIsRefused) {
 
 TEST(CpuBackend, KernelsThatCannotRunInPlaceRefuseAliasedBuffers) {
   // layer_norm_grad writes dx while other threads still read x and dy
-  // (Kernels.def: FERRY_KERNEL_DISJOINT): dx at x's bytes is refused on
+  // (Kernels.def: FERRY_DISJOINT): dx at x's bytes is refused on
   // both backends; separate buffers run.
   auto program = [](int64_t dxOffset) {
     auto p = std::make_unique<ProgramBuilder>();

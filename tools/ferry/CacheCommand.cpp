@@ -1,5 +1,6 @@
 // `ferry cache list|stats|clear`: the compiled-executable cache
 // (FERRY_CACHE_DIR, default ~/.cache/ferry; bounded by FERRY_CACHE_MAX_SIZE).
+#include "runtime/ByteSize.h"
 #include "tools/ferry/Commands.h"
 
 #include "runtime/cache/ExecutableCache.h"

@@ -1,11 +1,13 @@
 // `ferry inspect FILE.fxe`: what an executable holds: its build, backend,
 // arena plan, parameter count, states by role and each program's kernels.
+#include "runtime/ByteSize.h"
 #include "tools/ferry/Commands.h"
 
 #include "runtime/AtomicFile.h"
 #include "runtime/config/Config.h"
 #include "runtime/executable/ExecutableFile.h"
 #include "runtime/executable/HtmlReport.h"
+#include "runtime/executable/KernelTable.h"
 #include "runtime/executable/PlanReport.h"
 
 #include <cstdio>
@@ -15,15 +17,6 @@
 
 namespace ferry::cli {
 namespace {
-
-const char *kernelName(uint16_t k) {
-  static const char *names[] = {
-#define FERRY_KERNEL(Enum, name, doc) name,
-#include "runtime/executable/Kernels.def"
-#undef FERRY_KERNEL
-  };
-  return k < sizeof(names) / sizeof(names[0]) ? names[k] : "unknown";
-}
 
 struct InspectOptions {
   std::string path;
@@ -97,7 +90,7 @@ int runInspect(const InspectOptions &opts) {
         if (in->loop_count() > 0)
           ++loops;
         else
-          ++kernels[kernelName(in->kernel())];
+          ++kernels[kernels::kernelName(in->kernel())];
       }
       std::printf("  program %s: %u instructions (%d loops), temporaries %s\n",
                   p->name()->c_str(), p->instrs()->size(), loops,

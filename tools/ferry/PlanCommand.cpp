@@ -2,6 +2,7 @@
 // prints the plan: per phase of phased execution the bytes over the host
 // link each way, matmul FLOPs and peak device bytes, with totals, and where
 // the states live (device or host memory) under the device budget.
+#include "runtime/ByteSize.h"
 #include "tools/ferry/Commands.h"
 #include "tools/ferry/LoadExecutable.h"
 

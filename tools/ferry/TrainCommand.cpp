@@ -5,6 +5,7 @@
 // progress line every N updates, writing every update's metrics as JSON
 // lines, evaluating and checkpointing as the config says. SIGINT/SIGTERM end
 // the run after the current update, with a checkpoint when saving.
+#include "runtime/ByteSize.h"
 #include "tools/ferry/Commands.h"
 #include "tools/ferry/LoadExecutable.h"
 
