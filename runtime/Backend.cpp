@@ -1,14 +1,11 @@
-// Backend selection, and what every backend shares.
+// What every backend shares: state lookup, program entry, initial values.
+// Choosing a backend is the registry's (backend/Registry.h).
 #include "runtime/Backend.h"
 
-#include "runtime/cpu/CpuBackend.h"
 #include "runtime/random/Philox.h"
 
 #include <algorithm>
 #include <cstring>
-#ifdef FERRY_HAVE_CUDA
-#include "runtime/cuda/CudaBackend.h"
-#endif
 
 using namespace ferry;
 
@@ -64,25 +61,4 @@ const fxe::Program &Backend::program(const std::string &name,
     return *p;
   }
   throw RuntimeError("the executable has no program '" + name + "'");
-}
-
-std::unique_ptr<Backend>
-ferry::createBackend(const fxe::Executable &executable,
-                     std::optional<uint64_t> limitBytes) {
-  std::string kind = executable.backend() ? executable.backend()->str() : "";
-  if (kind == "cpu")
-    return std::make_unique<CpuBackend>(executable, limitBytes);
-  if (kind == "cuda") {
-#ifdef FERRY_HAVE_CUDA
-    return createCudaBackend(executable, limitBytes);
-#else
-    throw RuntimeError("the executable was compiled for execution.backend "
-                       "cuda, but this ferry was built without the CUDA "
-                       "backend (-DFERRY_ENABLE_CUDA=OFF); rebuild with it or "
-                       "recompile for execution.backend cpu");
-#endif
-  }
-  throw RuntimeError("the executable names backend '" + kind +
-                     "', which this ferry does not know (cpu, cuda); "
-                     "recompile it with this ferry");
 }

@@ -2,7 +2,8 @@
 // of an executable, initialise its states, copy a state's bytes in and out
 // (the states may live on a device), and report memory and transfers. The
 // CPU backend (cpu/CpuBackend) and the CUDA backend (cuda/CudaBackend)
-// implement it; createBackend picks by the executable's backend.
+// implement it; createBackend (backend/Registry.h) picks by the executable's
+// backend.
 #pragma once
 
 #include "runtime/Error.h"
@@ -92,11 +93,5 @@ void replayInstrs(const flatbuffers::Vector<flatbuffers::Offset<fxe::Instr>> &v,
     execute(*in, registers);
   }
 }
-
-// The backend the executable was compiled for; throws RuntimeError when it
-// is not built in or has no device (naming why), or when the arena exceeds
-// `limitBytes`.
-std::unique_ptr<Backend> createBackend(const fxe::Executable &executable,
-                                       std::optional<uint64_t> limitBytes);
 
 } // namespace ferry

@@ -5,9 +5,7 @@
 
 #include <fmt/format.h>
 
-#ifdef FERRY_HAVE_CUDA
-#include "runtime/cuda/DeviceQuery.h"
-#endif
+#include "runtime/backend/Registry.h"
 #ifdef FERRY_HAVE_MPI
 #include <mpi.h>
 #endif
@@ -37,27 +35,31 @@ BuildInfo buildInfo() {
   return info;
 }
 
-std::string describeBuild(bool probeDevices) {
+std::string describeBuild() {
   BuildInfo info = buildInfo();
-  auto yesNo = [](bool b) { return b ? "yes" : "no"; };
   std::string out = fmt::format("ferry {} ({})\n", info.version, info.gitHash);
   out += fmt::format("  compiler:     {}\n",
                      info.compiler ? "yes (MLIR)" : "no (runtime-only build)");
   out += fmt::format("  cpu backend:  yes\n");
-  out += fmt::format("  cuda backend: {}\n", yesNo(info.cuda));
+  std::string cuda = "no";
+  for (const auto &[name, how] : availableBackends())
+    if (name == "cuda")
+      cuda = "yes (" + how + "; `ferry devices` lists the GPUs)";
+  out += fmt::format("  cuda backend: {}\n", cuda);
   out += fmt::format("  mpi:          {}\n",
                      info.mpi ? "yes (" + info.mpiLibrary + ")" : "no");
-#ifdef FERRY_HAVE_CUDA
-  if (probeDevices) {
-    CudaDeviceReport report = queryCudaDevices();
-    if (report.devices.empty())
-      out += fmt::format("  cuda devices: none ({})\n", report.reason);
-    for (size_t i = 0; i < report.devices.size(); ++i)
-      out += fmt::format("  cuda device {}: {}\n", i, report.devices[i]);
+  return out;
+}
+
+std::string describeDevices() {
+  std::string out;
+  for (const auto &[name, how] : availableBackends()) {
+    DeviceList list = listDevices(name);
+    if (list.devices.empty())
+      out += fmt::format("{}: none ({})\n", name, list.reason);
+    for (size_t i = 0; i < list.devices.size(); ++i)
+      out += fmt::format("{} device {}: {}\n", name, i, list.devices[i]);
   }
-#else
-  (void)probeDevices;
-#endif
   return out;
 }
 

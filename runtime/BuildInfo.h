@@ -17,8 +17,12 @@ struct BuildInfo {
 
 BuildInfo buildInfo();
 
-// Several lines for `ferry --version`; with `probeDevices` it also reports the
-// CUDA devices this process can see (or why it sees none).
-std::string describeBuild(bool probeDevices);
+// Several lines for `ferry --version`. Opens no backend module, so it maps
+// no CUDA library.
+std::string describeBuild();
+
+// `ferry devices`: each backend's devices (or why it has none), opening the
+// backend modules.
+std::string describeDevices();
 
 } // namespace ferry

@@ -32,6 +32,10 @@ config.environment["HOME"] = os.path.join(obj_root, "test", "home")
 config.environment["FERRY_CACHE_DIR"] = os.path.join(obj_root, "test", "cache")
 config.environment.pop("FERRY_CACHE_MAX_SIZE", None)
 
+# A build with the CUDA backend (its module beside the executables).
+if os.path.exists(os.path.join(obj_root, "bin", "libferry-backend-cuda.so")):
+    config.available_features.add("cuda-backend")
+
 # A usable NVIDIA GPU (tests that run the CUDA backend need one).
 try:
     smi = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)

@@ -9,6 +9,7 @@
 
 #include "runtime/config/Config.h"
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/DeviceQuery.h"
 #include "runtime/cuda/LtGemm.h"
 #include "runtime/executable/KernelTable.h"
 #include "runtime/executable/Validate.h"
@@ -627,4 +628,13 @@ std::unique_ptr<Backend>
 ferry::createCudaBackend(const fxe::Executable &executable,
                          std::optional<uint64_t> limitBytes) {
   return std::make_unique<CudaBackend>(executable, limitBytes);
+}
+
+const ferry::BackendInfo &ferry::cudaBackendInfo() {
+  static const BackendInfo info{
+      "cuda", createCudaBackend, [] {
+        CudaDeviceReport report = queryCudaDevices();
+        return DeviceList{report.devices, report.reason};
+      }};
+  return info;
 }

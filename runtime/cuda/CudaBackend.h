@@ -8,6 +8,7 @@
 #pragma once
 
 #include "runtime/Backend.h"
+#include "runtime/backend/Registry.h"
 
 #include <memory>
 #include <optional>
@@ -19,5 +20,10 @@ namespace ferry {
 // the device.
 std::unique_ptr<Backend> createCudaBackend(const fxe::Executable &executable,
                                            std::optional<uint64_t> limitBytes);
+
+// The registry's entry: "cuda", createCudaBackend, the visible devices. The
+// module (Module.cpp) hands it to the registry; builds that link the backend
+// in register it directly (backend/Builtin.cpp).
+const BackendInfo &cudaBackendInfo();
 
 } // namespace ferry

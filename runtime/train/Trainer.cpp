@@ -2,6 +2,7 @@
 // the CPU backend.
 #include "runtime/train/Trainer.h"
 
+#include "runtime/backend/Registry.h"
 #include "runtime/checkpoint/Checkpoint.h"
 
 #include <fmt/format.h>

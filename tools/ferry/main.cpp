@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <unistd.h>
 
 // The CPU backend runs OpenMP loops between OpenBLAS calls, and OpenBLAS
@@ -14,16 +15,23 @@
 // trains at ~28 samples/s with the default, 8 with OMP_WAIT_POLICY=active and
 // 39 with passive (2 cores; docs/benchmarks.md). libgomp reads the variable
 // once, before main, so when the user has not chosen a policy ferry sets
-// passive and re-executes itself; if that fails it runs on as it is.
-static void preferPassiveOpenMPThreads(char **argv) {
+// passive and re-executes itself; if that fails it runs on as it is. Only the
+// commands that run kernels (train, eval) pay for the second start.
+static void preferPassiveOpenMPThreads(int argc, char **argv) {
   if (std::getenv("OMP_WAIT_POLICY"))
+    return;
+  bool runsKernels = false;
+  for (int i = 1; i < argc && !runsKernels; ++i)
+    runsKernels =
+        std::strcmp(argv[i], "train") == 0 || std::strcmp(argv[i], "eval") == 0;
+  if (!runsKernels)
     return;
   setenv("OMP_WAIT_POLICY", "passive", 1);
   execv("/proc/self/exe", argv);
 }
 
 int main(int argc, char **argv) {
-  preferPassiveOpenMPThreads(argv);
+  preferPassiveOpenMPThreads(argc, argv);
   CLI::App app{
       "ferry: a graph compiler and runtime that trains BERT-class models, "
       "including models larger than device memory.\n\n"
@@ -40,7 +48,7 @@ int main(int argc, char **argv) {
   bool version = false;
   app.add_flag("--version", version,
                "Print the version, git hash and built-in features (compiler, "
-               "CUDA, MPI) and the CUDA devices visible");
+               "CUDA, MPI); `ferry devices` lists the devices");
 
   ferry::cli::Runner compile = ferry::cli::addCompileCommand(app);
   ferry::cli::Runner train = ferry::cli::addTrainCommand(app);
@@ -48,11 +56,18 @@ int main(int argc, char **argv) {
   ferry::cli::Runner inspect = ferry::cli::addInspectCommand(app);
   ferry::cli::Runner plan = ferry::cli::addPlanCommand(app);
   ferry::cli::Runner cache = ferry::cli::addCacheCommand(app);
+  CLI::App *devices = app.add_subcommand(
+      "devices", "List the devices each backend can use (opens the CUDA "
+                 "backend, so it maps the CUDA libraries)");
 
   CLI11_PARSE(app, argc, argv);
 
   if (version) {
-    std::fputs(ferry::describeBuild(/*probeDevices=*/true).c_str(), stdout);
+    std::fputs(ferry::describeBuild().c_str(), stdout);
+    return 0;
+  }
+  if (devices->parsed()) {
+    std::fputs(ferry::describeDevices().c_str(), stdout);
     return 0;
   }
   if (app.got_subcommand("compile"))
