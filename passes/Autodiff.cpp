@@ -38,6 +38,11 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
+namespace ferry {
+#define GEN_PASS_DEF_AUTODIFFPASS
+#include "passes/Passes.h.inc"
+} // namespace ferry
+
 using namespace mlir;
 using namespace ferry::graph;
 
@@ -787,45 +792,14 @@ LogicalResult Autodiff::run() {
   return success();
 }
 
-struct AutodiffPass
-    : public PassWrapper<AutodiffPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(AutodiffPass)
-  AutodiffPass() = default;
-  AutodiffPass(const AutodiffPass &other) : PassWrapper(other) {}
-  AutodiffPass(std::string e, std::string scale) {
-    entry = e;
-    lossScale = scale;
-  }
-
-  StringRef getArgument() const override { return "ferry-autodiff"; }
+struct AutodiffPass : public ferry::impl::AutodiffPassBase<AutodiffPass> {
+  using AutodiffPassBase::AutodiffPassBase;
   // Timing reports and crash messages name the pass by its flag.
-  StringRef getName() const override { return "ferry-autodiff"; }
-  StringRef getDescription() const override {
-    return "Reverse-mode autodiff of the entry function w.r.t. every "
-           "graph.parameter";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<GraphDialect, arith::ArithDialect, scf::SCFDialect,
-                    func::FuncDialect>();
-  }
+  StringRef getName() const override { return getArgument(); }
   void runOnOperation() override {
     if (failed(Autodiff(getOperation(), entry, lossScale).run()))
       signalPassFailure();
   }
-
-  Option<std::string> entry{*this, "entry",
-                            llvm::cl::desc("the function to differentiate"),
-                            llvm::cl::init("forward")};
-  Option<std::string> lossScale{
-      *this, "loss-scale",
-      llvm::cl::desc("a variable whose value seeds the backward instead of "
-                     "1 (fp16 loss scaling), declared if missing"),
-      llvm::cl::init("")};
 };
 
 } // namespace
-
-std::unique_ptr<Pass> ferry::createAutodiffPass(std::string entry,
-                                                std::string lossScale) {
-  return std::make_unique<AutodiffPass>(std::move(entry), std::move(lossScale));
-}

@@ -57,40 +57,22 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
 
+namespace ferry {
+#define GEN_PASS_DEF_BATCHSERIALISEPASS
+#include "passes/Passes.h.inc"
+} // namespace ferry
+
 using namespace mlir;
 using namespace ferry::graph;
 
 namespace {
 
 struct BatchSerialisePass
-    : public PassWrapper<BatchSerialisePass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(BatchSerialisePass)
-
-  StringRef getArgument() const override { return "ferry-batch-serialise"; }
+    : public ferry::impl::BatchSerialisePassBase<BatchSerialisePass> {
+  using BatchSerialisePassBase::BatchSerialisePassBase;
   // Timing reports and crash messages name the pass by its flag.
-  StringRef getName() const override { return "ferry-batch-serialise"; }
-  StringRef getDescription() const override {
-    return "Splits @train_step's micro-batch loop at block boundaries so each "
-           "block (embeddings, layer, heads) loops over the micro-batches "
-           "itself; layer activations live in rows x GA buffers";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<GraphDialect, arith::ArithDialect, scf::SCFDialect,
-                    func::FuncDialect>();
-  }
+  StringRef getName() const override { return getArgument(); }
   void runOnOperation() override;
-
-  BatchSerialisePass() = default;
-  BatchSerialisePass(const BatchSerialisePass &other) : PassWrapper(other) {}
-  explicit BatchSerialisePass(int64_t maxBytes) {
-    carryForwardMaxBytes = maxBytes;
-  }
-  Option<int64_t> carryForwardMaxBytes{
-      *this, "carry-forward-max-bytes",
-      llvm::cl::desc("the forward's activation flows through @stash.carry "
-                     "when the carry has at most this many bytes (-1: "
-                     "always); else through the rows of @stash.x"),
-      llvm::cl::init(-1)};
 };
 
 // Where a value crossing blocks is kept: entry `row * GA + i` of `var`.
@@ -627,8 +609,3 @@ void BatchSerialisePass::runOnOperation() {
 }
 
 } // namespace
-
-std::unique_ptr<Pass>
-ferry::createBatchSerialisePass(int64_t carryForwardMaxBytes) {
-  return std::make_unique<BatchSerialisePass>(carryForwardMaxBytes);
-}

@@ -43,35 +43,22 @@
 
 #include <cmath>
 
+namespace ferry {
+#define GEN_PASS_DEF_FUSEEPILOGUESPASS
+#include "passes/Passes.h.inc"
+} // namespace ferry
+
 using namespace mlir;
 using namespace ferry::graph;
 
 namespace {
 
 struct FuseEpiloguesPass
-    : public PassWrapper<FuseEpiloguesPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseEpiloguesPass)
-
-  StringRef getArgument() const override { return "ferry-fuse-epilogues"; }
-  StringRef getName() const override { return "ferry-fuse-epilogues"; }
-  StringRef getDescription() const override {
-    return "Folds bias adds, scales and bias gradients next to matmuls into "
-           "graph.fused_matmul (GEMM epilogues)";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<GraphDialect>();
-  }
+    : public ferry::impl::FuseEpiloguesPassBase<FuseEpiloguesPass> {
+  using FuseEpiloguesPassBase::FuseEpiloguesPassBase;
+  // Timing reports and crash messages name the pass by its flag.
+  StringRef getName() const override { return getArgument(); }
   void runOnOperation() override;
-
-  FuseEpiloguesPass() = default;
-  FuseEpiloguesPass(const FuseEpiloguesPass &other) : PassWrapper(other) {}
-  explicit FuseEpiloguesPass(bool fold) { foldOperandScales = fold; }
-  Option<bool> foldOperandScales{
-      *this, "fold-operand-scales",
-      llvm::cl::desc("move a power-of-two scale of a matmul operand into "
-                     "alpha (off for fp16 inputs: the unscaled operand "
-                     "could overflow fp16 where the scaled one does not)"),
-      llvm::cl::init(true)};
 };
 
 bool isPowerOfTwo(double f) {
@@ -192,7 +179,3 @@ void FuseEpiloguesPass::runOnOperation() {
 }
 
 } // namespace
-
-std::unique_ptr<Pass> ferry::createFuseEpiloguesPass(bool foldOperandScales) {
-  return std::make_unique<FuseEpiloguesPass>(foldOperandScales);
-}

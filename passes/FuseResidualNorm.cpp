@@ -26,24 +26,21 @@
 
 #include "mlir/IR/Builders.h"
 
+namespace ferry {
+#define GEN_PASS_DEF_FUSERESIDUALNORMPASS
+#include "passes/Passes.h.inc"
+} // namespace ferry
+
 using namespace mlir;
 using namespace ferry::graph;
 
 namespace {
 
 struct FuseResidualNormPass
-    : public PassWrapper<FuseResidualNormPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseResidualNormPass)
-
-  StringRef getArgument() const override { return "ferry-fuse-residual-norm"; }
-  StringRef getName() const override { return "ferry-fuse-residual-norm"; }
-  StringRef getDescription() const override {
-    return "Fuses a sublayer's dropout, residual add and layer norm into "
-           "graph.residual_layer_norm";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<GraphDialect>();
-  }
+    : public ferry::impl::FuseResidualNormPassBase<FuseResidualNormPass> {
+  using FuseResidualNormPassBase::FuseResidualNormPassBase;
+  // Timing reports and crash messages name the pass by its flag.
+  StringRef getName() const override { return getArgument(); }
   void runOnOperation() override;
 };
 
@@ -100,7 +97,3 @@ void FuseResidualNormPass::runOnOperation() {
 }
 
 } // namespace
-
-std::unique_ptr<Pass> ferry::createFuseResidualNormPass() {
-  return std::make_unique<FuseResidualNormPass>();
-}

@@ -26,26 +26,21 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Dominance.h"
 
+namespace ferry {
+#define GEN_PASS_DEF_FUSESOFTMAXDROPOUTPASS
+#include "passes/Passes.h.inc"
+} // namespace ferry
+
 using namespace mlir;
 using namespace ferry::graph;
 
 namespace {
 
 struct FuseSoftmaxDropoutPass
-    : public PassWrapper<FuseSoftmaxDropoutPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseSoftmaxDropoutPass)
-
-  StringRef getArgument() const override {
-    return "ferry-fuse-softmax-dropout";
-  }
-  StringRef getName() const override { return "ferry-fuse-softmax-dropout"; }
-  StringRef getDescription() const override {
-    return "Fuses the attention softmax with its dropout, and the dropout's "
-           "gradient with the softmax's gradient";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<GraphDialect>();
-  }
+    : public ferry::impl::FuseSoftmaxDropoutPassBase<FuseSoftmaxDropoutPass> {
+  using FuseSoftmaxDropoutPassBase::FuseSoftmaxDropoutPassBase;
+  // Timing reports and crash messages name the pass by its flag.
+  StringRef getName() const override { return getArgument(); }
   void runOnOperation() override;
 };
 
@@ -109,7 +104,3 @@ void FuseSoftmaxDropoutPass::runOnOperation() {
 }
 
 } // namespace
-
-std::unique_ptr<Pass> ferry::createFuseSoftmaxDropoutPass() {
-  return std::make_unique<FuseSoftmaxDropoutPass>();
-}

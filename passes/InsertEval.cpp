@@ -31,27 +31,20 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 
+namespace ferry {
+#define GEN_PASS_DEF_INSERTEVALPASS
+#include "passes/Passes.h.inc"
+} // namespace ferry
+
 using namespace mlir;
 using namespace ferry::graph;
 
 namespace {
 
-struct InsertEvalPass
-    : public PassWrapper<InsertEvalPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(InsertEvalPass)
-
-  StringRef getArgument() const override { return "ferry-insert-eval"; }
+struct InsertEvalPass : public ferry::impl::InsertEvalPassBase<InsertEvalPass> {
+  using InsertEvalPassBase::InsertEvalPassBase;
   // Timing reports and crash messages name the pass by its flag.
-  StringRef getName() const override { return "ferry-insert-eval"; }
-  StringRef getDescription() const override {
-    return "Builds @eval_step: the forward pass without dropout over the "
-           "micro-batches of @train_step's inputs, summing the evaluation "
-           "metrics";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<GraphDialect, arith::ArithDialect, scf::SCFDialect,
-                    func::FuncDialect>();
-  }
+  StringRef getName() const override { return getArgument(); }
   void runOnOperation() override;
 };
 
@@ -218,7 +211,3 @@ void InsertEvalPass::runOnOperation() {
 }
 
 } // namespace
-
-std::unique_ptr<Pass> ferry::createInsertEvalPass() {
-  return std::make_unique<InsertEvalPass>();
-}

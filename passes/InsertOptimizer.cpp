@@ -35,26 +35,21 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 
+namespace ferry {
+#define GEN_PASS_DEF_INSERTOPTIMIZERPASS
+#include "passes/Passes.h.inc"
+} // namespace ferry
+
 using namespace mlir;
 using namespace ferry::graph;
 
 namespace {
 
 struct InsertOptimizerPass
-    : public PassWrapper<InsertOptimizerPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(InsertOptimizerPass)
-
-  StringRef getArgument() const override { return "ferry-insert-optimizer"; }
+    : public ferry::impl::InsertOptimizerPassBase<InsertOptimizerPass> {
+  using InsertOptimizerPassBase::InsertOptimizerPassBase;
   // Timing reports and crash messages name the pass by its flag.
-  StringRef getName() const override { return "ferry-insert-optimizer"; }
-  StringRef getDescription() const override {
-    return "Builds @train_step: gradient accumulation, global norm, learning "
-           "rate schedule and LAMB/AdamW updates around @forward_grad";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<GraphDialect, arith::ArithDialect, scf::SCFDialect,
-                    func::FuncDialect>();
-  }
+  StringRef getName() const override { return getArgument(); }
   void runOnOperation() override;
 };
 
@@ -300,7 +295,3 @@ void InsertOptimizerPass::runOnOperation() {
 }
 
 } // namespace
-
-std::unique_ptr<Pass> ferry::createInsertOptimizerPass() {
-  return std::make_unique<InsertOptimizerPass>();
-}

@@ -41,6 +41,11 @@
 #include <cmath>
 #include <map>
 
+namespace ferry {
+#define GEN_PASS_DEF_LOWERTORTPASS
+#include "passes/Passes.h.inc"
+} // namespace ferry
+
 using namespace mlir;
 using namespace ferry;
 using namespace ferry::graph;
@@ -1712,56 +1717,11 @@ LogicalResult checkReadsPrecedeWrites(func::FuncOp fn) {
   return failure(result.wasInterrupted());
 }
 
-struct LowerToRtPass
-    : public PassWrapper<LowerToRtPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerToRtPass)
-  LowerToRtPass() = default;
-  LowerToRtPass(const LowerToRtPass &other) : PassWrapper(other) {}
-  LowerToRtPass(ArrayRef<std::string> names, int64_t limit, bool early,
-                int inputs, int64_t workspace) {
-    programs = SmallVector<std::string>(names.begin(), names.end());
-    deviceMemoryLimit = limit;
-    prefetch = early;
-    matmulInputs = inputs;
-    gemmWorkspace = workspace;
-  }
-
-  StringRef getArgument() const override { return "ferry-lower-to-rt"; }
+struct LowerToRtPass : public ferry::impl::LowerToRtPassBase<LowerToRtPass> {
+  using LowerToRtPassBase::LowerToRtPassBase;
   // Timing reports and crash messages name the pass by its flag.
-  StringRef getName() const override { return "ferry-lower-to-rt"; }
-  StringRef getDescription() const override {
-    return "Lowers entry functions to rt programs with a liveness-based "
-           "memory plan of the device arena";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<rt::RtDialect, GraphDialect>();
-  }
+  StringRef getName() const override { return getArgument(); }
   void runOnOperation() override;
-
-  ListOption<std::string> programs{
-      *this, "programs",
-      llvm::cl::desc("entry functions to lower (default: train_step)")};
-  Option<int> matmulInputs{
-      *this, "matmul-inputs",
-      llvm::cl::desc("matmul inputs: 0 fp32, 1 rounded to bf16, 2 rounded to "
-                     "fp16 (training.precision), fp32 accumulation"),
-      llvm::cl::init(0)};
-  Option<int64_t> gemmWorkspace{
-      *this, "gemm-workspace",
-      llvm::cl::desc("bytes of scratch each GEMM gets in the plan (the CUDA "
-                     "backend's cuBLASLt workspace)"),
-      llvm::cl::init(0)};
-  Option<bool> prefetch{
-      *this, "prefetch",
-      llvm::cl::desc("double-buffer staged ranges of looped phases so the "
-                     "next iteration's loads overlap this one's compute"),
-      llvm::cl::init(true)};
-  Option<int64_t> deviceMemoryLimit{
-      *this, "device-memory-limit",
-      llvm::cl::desc("bytes of device memory a phased plan may use; remote "
-                     "buffers stay on the device while they fit (0: "
-                     "unlimited)"),
-      llvm::cl::init(0)};
 };
 
 void LowerToRtPass::runOnOperation() {
@@ -2072,12 +2032,3 @@ void LowerToRtPass::runOnOperation() {
 }
 
 } // namespace
-
-std::unique_ptr<Pass> ferry::createLowerToRtPass(ArrayRef<std::string> programs,
-                                                 int64_t deviceMemoryLimit,
-                                                 bool prefetch,
-                                                 int matmulInputs,
-                                                 int64_t gemmWorkspace) {
-  return std::make_unique<LowerToRtPass>(programs, deviceMemoryLimit, prefetch,
-                                         matmulInputs, gemmWorkspace);
-}

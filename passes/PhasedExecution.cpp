@@ -50,27 +50,21 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/MapVector.h"
 
+namespace ferry {
+#define GEN_PASS_DEF_PHASEDEXECUTIONPASS
+#include "passes/Passes.h.inc"
+} // namespace ferry
+
 using namespace mlir;
 using namespace ferry::graph;
 
 namespace {
 
 struct PhasedExecutionPass
-    : public PassWrapper<PhasedExecutionPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PhasedExecutionPass)
-
-  StringRef getArgument() const override { return "ferry-phased-execution"; }
+    : public ferry::impl::PhasedExecutionPassBase<PhasedExecutionPass> {
+  using PhasedExecutionPassBase::PhasedExecutionPassBase;
   // Timing reports and crash messages name the pass by its flag.
-  StringRef getName() const override { return "ferry-phased-execution"; }
-  StringRef getDescription() const override {
-    return "Cuts @train_step and @eval_step into graph.phase regions (the "
-           "phase schedule of phased execution), with tied-gradient buffers, "
-           "per-phase gradient norms and per-layer optimizer phases";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<GraphDialect, arith::ArithDialect, scf::SCFDialect,
-                    func::FuncDialect>();
-  }
+  StringRef getName() const override { return getArgument(); }
   void runOnOperation() override;
 };
 
@@ -463,7 +457,3 @@ void PhasedExecutionPass::runOnOperation() {
 }
 
 } // namespace
-
-std::unique_ptr<Pass> ferry::createPhasedExecutionPass() {
-  return std::make_unique<PhasedExecutionPass>();
-}

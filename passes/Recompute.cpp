@@ -39,25 +39,20 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/MapVector.h"
 
+namespace ferry {
+#define GEN_PASS_DEF_RECOMPUTEPASS
+#include "passes/Passes.h.inc"
+} // namespace ferry
+
 using namespace mlir;
 using namespace ferry::graph;
 
 namespace {
 
-struct RecomputePass
-    : public PassWrapper<RecomputePass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RecomputePass)
-
-  StringRef getArgument() const override { return "ferry-recompute"; }
+struct RecomputePass : public ferry::impl::RecomputePassBase<RecomputePass> {
+  using RecomputePassBase::RecomputePassBase;
   // Timing reports and crash messages name the pass by its flag.
-  StringRef getName() const override { return "ferry-recompute"; }
-  StringRef getDescription() const override {
-    return "Keeps only layer inputs for the backward and re-runs each "
-           "layer's forward inside its backward (execution.recompute: layer)";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<GraphDialect, func::FuncDialect, scf::SCFDialect>();
-  }
+  StringRef getName() const override { return getArgument(); }
   void runOnOperation() override;
 };
 
@@ -179,7 +174,3 @@ void RecomputePass::runOnOperation() {
 }
 
 } // namespace
-
-std::unique_ptr<Pass> ferry::createRecomputePass() {
-  return std::make_unique<RecomputePass>();
-}

@@ -117,10 +117,12 @@ int run(const Options &opts) {
   if (!module)
     return 1;
   mlir::PassManager pm(&context);
-  pm.addPass(createAutodiffPass("forward"));
+  pm.addPass(createAutodiffPass()); // entry: forward
   pm.addPass(mlir::createCSEPass());
   pm.addPass(mlir::createCanonicalizerPass());
-  pm.addPass(createLowerToRtPass({"forward", "forward_grad"}));
+  LowerToRtPassOptions lower;
+  lower.programs = {"forward", "forward_grad"};
+  pm.addPass(createLowerToRtPass(lower));
   if (mlir::failed(pm.run(*module)))
     return 1;
   Config dummy;

@@ -1,0 +1,335 @@
+//===- Passes.td - ferry's passes --------------------------*- tablegen -*-===//
+//
+// Every ferry pass, its flag, its options and a before/after example. The
+// pass classes' bases, the options structs, the create functions and the
+// registration come from here (passes/Passes.h); docs/passes.md is generated
+// from the descriptions. Pipelines that combine the passes are in
+// Pipelines.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FERRY_PASSES_TD
+#define FERRY_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// Training: graph IR of the model -> graph IR of a training step
+//===----------------------------------------------------------------------===//
+
+def AutodiffPass : Pass<"ferry-autodiff", "mlir::ModuleOp"> {
+  let summary = "Reverse-mode autodiff of the entry function w.r.t. every "
+                "graph.parameter";
+  let description = [{
+    Differentiates the entry function (its result 0 is the loss) with
+    respect to every `graph.parameter`. Emits `@<entry>_grad`, which computes
+    the same results and adds each parameter's gradient into a
+    `@grad.<name>` variable. Each called block function is split into
+    `@<block>_fwd` (its results and what the backward needs, the stash) and
+    `@<block>_bwd`; a layer loop stores its stash in stacked variables.
+    With `loss-scale`, the backward is seeded with that variable's value
+    instead of 1 (fp16 loss scaling).
+
+    ```mlir
+    // before
+    graph.parameter @w : tensor<4x4xf32> init(normal, 2.000000e-02) hf "w"
+    func.func @forward(%x: tensor<2x4xf32>) -> tensor<f32> {
+      %w = graph.parameter_ref @w : tensor<4x4xf32>
+      %y = graph.matmul %x, %w : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+      %l = graph.reduce_sum %y ...
+      return %l : tensor<f32>
+    }
+    // after: @forward as it was, and
+    graph.variable @grad.w : tensor<4x4xf32> init(zeros) hf "grad.w"
+    func.func @forward_grad(%x: tensor<2x4xf32>) -> tensor<f32> {
+      ... the forward ...
+      %dw = graph.matmul %x, %dy {transpose_lhs} ...
+      graph.accumulate %dw into @grad.w : tensor<4x4xf32>
+      return %l : tensor<f32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
+           "the function to differentiate">,
+    Option<"lossScale", "loss-scale", "std::string", /*default=*/"\"\"",
+           "a variable whose value seeds the backward instead of 1 (fp16 "
+           "loss scaling), declared if missing">,
+  ];
+  let dependentDialects = [
+    "ferry::graph::GraphDialect", "mlir::arith::ArithDialect",
+    "mlir::scf::SCFDialect", "mlir::func::FuncDialect"
+  ];
+}
+
+def RecomputePass : Pass<"ferry-recompute", "mlir::ModuleOp"> {
+  let summary = "Keeps only each layer's input for the backward and re-runs "
+                "the layer's forward there (execution.recompute: layer)";
+  let description = [{
+    Runs on ferry-autodiff's output. The forward layer loop stores only the
+    layer input; the backward loop re-runs `@<block>_fwd` from it, with the
+    same seed, layer index and sample offset (so dropout masks regenerate),
+    right before `@<block>_bwd`, which takes the recomputed stash. The other
+    stash variables are no longer declared.
+
+    ```mlir
+    // before (forward loop)
+    %r:2 = func.call @blk_fwd(%x, %seed, %l, %off, %w, %b)
+    graph.store %x into @stash.blk.0[%l]
+    graph.store %r#1 into @stash.blk.1[%l]
+    // after
+    %r:2 = func.call @blk_fwd(%x, %seed, %l, %off, %w, %b)
+    graph.store %x into @stash.blk.0[%l]
+    // ... and in the backward loop
+    %xs = graph.parameter_slice @stash.blk.0[%i]
+    %r2:2 = func.call @blk_fwd(%xs, %seed, %i, %off, %w, %b) {ferry.recompute}
+    func.call @blk_bwd(%xs, %seed, %i, %off, %w, %b, %r2#1, %dy)
+    ```
+  }];
+  let dependentDialects = [
+    "ferry::graph::GraphDialect", "mlir::arith::ArithDialect",
+    "mlir::scf::SCFDialect", "mlir::func::FuncDialect"
+  ];
+}
+
+def InsertOptimizerPass : Pass<"ferry-insert-optimizer", "mlir::ModuleOp"> {
+  let summary = "Builds @train_step: gradient accumulation, the global norm, "
+                "the learning rate and one LAMB or AdamW update per parameter";
+  let description = [{
+    Wraps `@forward_grad` in `@train_step(%step)`: zero the gradients, loop
+    over the micro-batches of one update (each input becomes a stacked
+    `@input.<name>` variable), take the global gradient norm, compute the
+    learning rate of the schedule and update each parameter with its
+    optimizer state, all from the module's `ferry.training` attributes.
+
+    ```mlir
+    // after
+    func.func @train_step(%step: index) {
+      graph.store %zeros into @grad.w : tensor<4x4xf32>
+      scf.for %mb = %c0 to %ga step %c1 {
+        %x = graph.parameter_slice @input.x[%mb] : tensor<2x4xf32>
+        %l = func.call @forward_grad(%x, ...) : ...
+      }
+      %norm = graph.global_norm @grad.w, ...
+      %lr = graph.learning_rate %step ...
+      graph.optimizer_update @w grad @grad.w moments @adam_m.w, @adam_v.w ...
+      return
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "ferry::graph::GraphDialect", "mlir::arith::ArithDialect",
+    "mlir::scf::SCFDialect", "mlir::func::FuncDialect"
+  ];
+}
+
+def InsertEvalPass : Pass<"ferry-insert-eval", "mlir::ModuleOp"> {
+  let summary = "Builds @eval_step: the forward without dropout over the "
+                "micro-batches of @train_step's inputs";
+  let description = [{
+    Copies `@forward` and every function it calls as `@<name>_eval` with
+    each `graph.dropout` replaced by its input, and builds `@eval_step()`,
+    which zeroes one scalar `@metric.eval.<result>` per result of `@forward`
+    and sums them over the micro-batches of `@train_step`'s stacked inputs.
+
+    ```mlir
+    // after
+    graph.variable @metric.eval.loss : tensor<f32> init(zeros) hf "metric.eval.loss"
+    func.func @eval_step() {
+      graph.store %zero into @metric.eval.loss : tensor<f32>
+      scf.for %mb = %c0 to %ga step %c1 {
+        %x = graph.parameter_slice @input.x[%mb] : tensor<2x4xf32>
+        %l = func.call @forward_eval(%x, ...)
+        graph.accumulate %l into @metric.eval.loss : tensor<f32>
+      }
+      return
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "ferry::graph::GraphDialect", "mlir::arith::ArithDialect",
+    "mlir::scf::SCFDialect", "mlir::func::FuncDialect"
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Phased execution
+//===----------------------------------------------------------------------===//
+
+def BatchSerialisePass : Pass<"ferry-batch-serialise", "mlir::ModuleOp"> {
+  let summary = "Splits @train_step's micro-batch loop at block boundaries "
+                "so each block loops over the micro-batches itself";
+  let description = [{
+    Inlines `@forward_grad` into `@train_step`'s micro-batch loop and splits
+    it so each block (embeddings, the layer loop, heads, the backward layer
+    loop, the embeddings' backward) loops over the micro-batches itself:
+    a layer's weights are read once per update and used for every
+    micro-batch (PopXL's batch serialisation). Values crossing blocks live
+    in rows x GA variables (`@stash.x`, `@stash.dx`).
+
+    ```mlir
+    // before
+    scf.for %mb = ... { embeddings; scf.for %l { layer }; heads; backward ... }
+    // after
+    scf.for %mb = ... { embeddings -> @stash.x[%mb] }
+    scf.for %l = ... { scf.for %mb = ... { layer on @stash.x[%l * GA + %mb] } }
+    scf.for %mb = ... { heads ... }
+    ...
+    ```
+  }];
+  let options = [
+    Option<"carryForwardMaxBytes", "carry-forward-max-bytes", "int64_t",
+           /*default=*/"-1",
+           "the forward's activation flows through @stash.carry when the "
+           "carry has at most this many bytes (-1: always); else through "
+           "the rows of @stash.x">,
+  ];
+  let dependentDialects = [
+    "ferry::graph::GraphDialect", "mlir::arith::ArithDialect",
+    "mlir::scf::SCFDialect", "mlir::func::FuncDialect"
+  ];
+}
+
+def PhasedExecutionPass : Pass<"ferry-phased-execution", "mlir::ModuleOp"> {
+  let summary = "Cuts the serialised step into graph.phase regions: PopXL's "
+                "phase schedule";
+  let description = [{
+    Runs after ferry-batch-serialise. Each block loop becomes a
+    `graph.phase` (embeddings, one per layer forward and backward, heads,
+    one optimizer phase per layer); the tied embedding gradient gets its own
+    variable, and each gradient's norm is taken in the phase that completes
+    it. The lowering streams remote buffers between phases.
+
+    ```mlir
+    // after
+    graph.phase "embeddings.fwd" { scf.for %mb ... }
+    scf.for %l = ... { graph.phase "layer.fwd" { ... } }
+    graph.phase "heads.fwd_bwd" { ... }
+    scf.for %l = ... { graph.phase "layer.optimizer" { ... } }
+    ```
+  }];
+  let dependentDialects = [
+    "ferry::graph::GraphDialect", "mlir::arith::ArithDialect",
+    "mlir::scf::SCFDialect", "mlir::func::FuncDialect"
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Fusion: right before the lowering
+//===----------------------------------------------------------------------===//
+
+def FuseEpiloguesPass : Pass<"ferry-fuse-epilogues", "mlir::ModuleOp"> {
+  let summary = "Folds a bias add, a scale or a bias gradient next to a "
+                "graph.matmul into graph.fused_matmul";
+  let description = [{
+    The op next to a `graph.matmul` that the same GEMM call can compute
+    becomes its epilogue: a bias add, a scale of the product (alpha), a
+    power-of-two scale of an operand, a linear layer's bias gradient.
+
+    ```mlir
+    // before
+    %0 = graph.matmul %x, %w {transpose_rhs} : tensor<4x16x8xf32>, tensor<32x8xf32> -> tensor<4x16x32xf32>
+    %1 = graph.bias_add %0, %b : tensor<4x16x32xf32>, tensor<32xf32>
+    // after
+    %1 = graph.fused_matmul %x, %w bias %b {transpose_rhs} : tensor<4x16x8xf32>, tensor<32x8xf32>, tensor<32xf32> -> tensor<4x16x32xf32>
+    ```
+  }];
+  let options = [
+    Option<"foldOperandScales", "fold-operand-scales", "bool",
+           /*default=*/"true",
+           "move a power-of-two scale of an operand into alpha (off for "
+           "fp16 inputs, where it would change the rounding)">,
+  ];
+  let dependentDialects = ["ferry::graph::GraphDialect"];
+}
+
+def FuseSoftmaxDropoutPass
+    : Pass<"ferry-fuse-softmax-dropout", "mlir::ModuleOp"> {
+  let summary = "dropout(softmax(x)) -> graph.softmax_dropout, and its "
+                "gradient likewise";
+  let description = [{
+    The attention probabilities and their dropout in one op, and their
+    gradient through the dropout in one op: one pass over the largest
+    activation each way instead of two.
+
+    ```mlir
+    // before
+    %p = graph.softmax %s, %mask : tensor<2x2x4x4xf32>, tensor<2x4xf32>
+    %d = graph.dropout %p, %seed, %l, %off {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<2x2x4x4xf32>
+    // after
+    %p, %d = graph.softmax_dropout %s, %mask, %seed, %l, %off {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<2x2x4x4xf32>, tensor<2x4xf32>
+    ```
+  }];
+  let dependentDialects = ["ferry::graph::GraphDialect"];
+}
+
+def FuseResidualNormPass : Pass<"ferry-fuse-residual-norm", "mlir::ModuleOp"> {
+  let summary = "layer_norm(add(dropout(y), residual)) -> "
+                "graph.residual_layer_norm";
+  let description = [{
+    The end of a BERT sublayer (dropout, residual add, layer norm) in one
+    op; the sum, which the layer norm's gradient reads, is its first result.
+
+    ```mlir
+    // before
+    %d = graph.dropout %y, %seed, %l, %off {probability = 1.000000e-01 : f64, purpose = "ffn.output"} : tensor<2x4x8xf32>
+    %s = graph.add %d, %res : tensor<2x4x8xf32>
+    %o = graph.layer_norm %s, %g, %b eps 9.9999999999999998E-13 : tensor<2x4x8xf32>, tensor<8xf32>
+    // after
+    %s, %o = graph.residual_layer_norm %y, %res, %g, %b eps 9.9999999999999998E-13 dropout %seed, %l, %off {probability = 1.000000e-01 : f64, purpose = "ffn.output"} : tensor<2x4x8xf32>, tensor<8xf32>
+    ```
+  }];
+  let dependentDialects = ["ferry::graph::GraphDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Lowering: graph IR -> rt programs
+//===----------------------------------------------------------------------===//
+
+def LowerToRtPass : Pass<"ferry-lower-to-rt", "mlir::ModuleOp"> {
+  let summary = "Lowers entry functions to rt programs with a liveness-based "
+                "memory plan of the device arena";
+  let description = [{
+    Each named entry function becomes an `rt.program` of kernel calls on
+    byte ranges of one arena; variables become `rt.state` ops. With phases
+    (ferry-phased-execution), states only phases touch may live in host
+    memory: they stay on the device while `device-memory-limit` allows, and
+    each phase stages the rest through device buffers, double-buffered over
+    loops with `prefetch`.
+
+    ```mlir
+    // before
+    func.func @train_step(%step: index) {
+      %x = graph.parameter_ref @input.x : tensor<8x128xf32>
+      %y = graph.layer_norm %x, %g, %b eps 1.0e-12 : tensor<8x128xf32>, tensor<128xf32>
+      graph.store %y into @out : tensor<8x128xf32>
+      return
+    }
+    // after
+    rt.state @input.x : tensor<8x128xf32> role "input" at 0 size 4096 {...}
+    rt.program @train_step inputs 1 registers 1 arena 12288 {
+      rt.kernel "layer_norm" buffers [array<i64: 4096, 0>, ...] ints [array<i64: 8>, array<i64: 128>] floats array<f64: 1.0e-12>
+    }
+    ```
+  }];
+  let options = [
+    ListOption<"programs", "programs", "std::string",
+               "entry functions to lower (default: train_step)">,
+    Option<"deviceMemoryLimit", "device-memory-limit", "int64_t",
+           /*default=*/"0",
+           "bytes of device memory a phased plan may use; remote buffers "
+           "stay on the device while they fit (0: unlimited)">,
+    Option<"prefetch", "prefetch", "bool", /*default=*/"true",
+           "double-buffer staged ranges of looped phases so the next "
+           "iteration's loads overlap this one's compute">,
+    Option<"matmulInputs", "matmul-inputs", "int", /*default=*/"0",
+           "matmul inputs: 0 fp32, 1 rounded to bf16, 2 rounded to fp16 "
+           "(training.precision), fp32 accumulation">,
+    Option<"gemmWorkspace", "gemm-workspace", "int64_t", /*default=*/"0",
+           "bytes of scratch each GEMM gets in the plan (the CUDA "
+           "backend's cuBLASLt workspace)">,
+  ];
+  let dependentDialects = ["ferry::rt::RtDialect", "ferry::graph::GraphDialect"];
+}
+
+#endif // FERRY_PASSES_TD
