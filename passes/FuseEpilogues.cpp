@@ -37,9 +37,10 @@
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
 #include "passes/Analysis/StateWrites.h"
+#include "passes/FusionRewrite.h"
 
-#include "mlir/IR/Builders.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/IR/PatternMatch.h"
 
 #include <cmath>
 
@@ -52,14 +53,6 @@ using namespace mlir;
 using namespace ferry::graph;
 
 namespace {
-
-struct FuseEpiloguesPass
-    : public ferry::impl::FuseEpiloguesPassBase<FuseEpiloguesPass> {
-  using FuseEpiloguesPassBase::FuseEpiloguesPassBase;
-  // Timing reports and crash messages name the pass by its flag.
-  StringRef getName() const override { return getArgument(); }
-  void runOnOperation() override;
-};
 
 bool isPowerOfTwo(double f) {
   int exponent;
@@ -115,17 +108,21 @@ ReduceOp biasGradientOf(Value lhs, MatmulOp matmul, DominanceInfo &dominance) {
   return nullptr;
 }
 
-void FuseEpiloguesPass::runOnOperation() {
-  ModuleOp module = getOperation();
-  DominanceInfo dominance(module);
-  SmallVector<MatmulOp> matmuls;
-  module.walk([&](MatmulOp op) { matmuls.push_back(op); });
+// A graph.matmul and the op next to it that the same GEMM call computes ->
+// graph.fused_matmul, rooted at the matmul.
+struct FuseMatmulEpilogue : public OpRewritePattern<MatmulOp> {
+  FuseMatmulEpilogue(MLIRContext *context, DominanceInfo &dominance,
+                     bool foldOperandScales)
+      : OpRewritePattern(context), dominance(dominance),
+        foldOperandScales(foldOperandScales) {}
 
-  for (MatmulOp mm : matmuls) {
+  LogicalResult matchAndRewrite(MatmulOp mm,
+                                PatternRewriter &rewriter) const override {
     Block *block = mm->getBlock();
     Value lhs = mm.getLhs(), rhs = mm.getRhs();
     double alpha = 1.0;
     // matmul(scale(t, 2^e), b): the factor moves into alpha.
+    SmallVector<ScaleOp> foldedScales;
     for (Value *operand : {&lhs, &rhs})
       if (auto scale = operand->getDefiningOp<ScaleOp>();
           foldOperandScales && scale && scale->getBlock() == block &&
@@ -133,6 +130,7 @@ void FuseEpiloguesPass::runOnOperation() {
           !ferry::writesStateBetween(scale, mm, scale->getOperands())) {
         alpha *= scale.getFactor().convertToDouble();
         *operand = scale.getInput();
+        foldedScales.push_back(scale);
       }
 
     Operation *replaced = mm; // the op whose result the fused op replaces
@@ -153,29 +151,47 @@ void FuseEpiloguesPass::runOnOperation() {
       biasGrad = biasGradientOf(lhs, mm, dominance);
     }
     if (alpha == 1.0 && replaced == mm.getOperation() && !biasGrad)
-      continue;
+      return failure();
 
     // At the replaced op: the bias may be defined between the two.
-    OpBuilder builder(replaced);
+    rewriter.setInsertionPoint(replaced);
     Type gradType = biasGrad ? biasGrad.getResult().getType() : Type();
     auto fused = FusedMatmulOp::create(
-        builder, mm.getLoc(), replaced->getResult(0).getType(), gradType, lhs,
+        rewriter, mm.getLoc(), replaced->getResult(0).getType(), gradType, lhs,
         rhs, bias, mm.getTransposeLhs(), mm.getTransposeRhs(),
         llvm::APFloat(alpha));
-    replaced->getResult(0).replaceAllUsesWith(fused.getResult());
+    rewriter.replaceOp(replaced, fused.getResult());
     if (replaced != mm.getOperation())
-      replaced->erase();
-    if (biasGrad) {
-      biasGrad.getResult().replaceAllUsesWith(fused.getBiasGrad());
-      biasGrad->erase();
-    }
-    mm->erase();
+      rewriter.eraseOp(mm);
+    if (biasGrad)
+      rewriter.replaceOp(biasGrad, fused.getBiasGrad());
+    // Scales whose every use moved into alpha.
+    for (ScaleOp scale : foldedScales)
+      if (scale->use_empty())
+        rewriter.eraseOp(scale);
+    return success();
   }
-  // Scales whose every use moved into alpha.
-  module.walk([](ScaleOp scale) {
-    if (scale->use_empty())
-      scale->erase();
-  });
-}
+
+  DominanceInfo &dominance;
+  bool foldOperandScales;
+};
+
+struct FuseEpiloguesPass
+    : public ferry::impl::FuseEpiloguesPassBase<FuseEpiloguesPass> {
+  using FuseEpiloguesPassBase::FuseEpiloguesPassBase;
+  // Timing reports and crash messages name the pass by its flag.
+  StringRef getName() const override { return getArgument(); }
+
+  void runOnOperation() override {
+    // The fusions move no block, so dominance stays valid while they run.
+    DominanceInfo dominance(getOperation());
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FuseMatmulEpilogue>(&getContext(), dominance,
+                                     foldOperandScales);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     ferry::fusionRewriteConfig())))
+      signalPassFailure();
+  }
+};
 
 } // namespace

@@ -23,8 +23,10 @@
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
 #include "passes/Analysis/StateWrites.h"
+#include "passes/FusionRewrite.h"
 
-#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace ferry {
 #define GEN_PASS_DEF_FUSERESIDUALNORMPASS
@@ -36,22 +38,17 @@ using namespace ferry::graph;
 
 namespace {
 
-struct FuseResidualNormPass
-    : public ferry::impl::FuseResidualNormPassBase<FuseResidualNormPass> {
-  using FuseResidualNormPassBase::FuseResidualNormPassBase;
-  // Timing reports and crash messages name the pass by its flag.
-  StringRef getName() const override { return getArgument(); }
-  void runOnOperation() override;
-};
+// layer_norm(add(dropout(y), residual)) -> residual_layer_norm, rooted at the
+// layer norm.
+struct FuseResidualLayerNorm : public OpRewritePattern<LayerNormOp> {
+  using OpRewritePattern::OpRewritePattern;
 
-void FuseResidualNormPass::runOnOperation() {
-  SmallVector<LayerNormOp> norms;
-  getOperation().walk([&](LayerNormOp op) { norms.push_back(op); });
-  for (LayerNormOp norm : norms) {
+  LogicalResult matchAndRewrite(LayerNormOp norm,
+                                PatternRewriter &rewriter) const override {
     auto add = norm.getInput().getDefiningOp<AddOp>();
     if (!add || add->getBlock() != norm->getBlock() ||
         ferry::writesStateBetween(add, norm, add->getOperands()))
-      continue;
+      return failure();
     // The fused op goes where the layer norm is: every other use of the sum
     // must come after it.
     Block *block = norm->getBlock();
@@ -60,7 +57,7 @@ void FuseResidualNormPass::runOnOperation() {
       return at && (at == norm.getOperation() || norm->isBeforeInBlock(at));
     });
     if (!usesAfter)
-      continue;
+      return failure();
     // The dropped operand: a dropout in the block whose only use is this
     // add (with recompute or stashing, the dropout's output is not read
     // elsewhere; if it is, it stays a kernel of its own).
@@ -78,22 +75,36 @@ void FuseResidualNormPass::runOnOperation() {
         break;
       }
     }
-    OpBuilder b(norm);
+    rewriter.setInsertionPoint(norm);
     auto fused = ResidualLayerNormOp::create(
-        b, norm.getLoc(), add.getType(), norm.getType(), input, residual,
+        rewriter, norm.getLoc(), add.getType(), norm.getType(), input, residual,
         norm.getScale(), norm.getBias(), norm.getEpsilonAttr(),
         dropout ? dropout.getSeed() : Value(),
         dropout ? dropout.getLayer() : Value(),
         dropout ? dropout.getSampleOffset() : Value(),
         dropout ? dropout.getProbabilityAttr() : FloatAttr(),
         dropout ? dropout.getPurposeAttr() : StringAttr());
-    norm.getResult().replaceAllUsesWith(fused.getResult());
-    add.getResult().replaceAllUsesWith(fused.getSum());
-    norm->erase();
-    add->erase();
+    rewriter.replaceOp(norm, fused.getResult());
+    rewriter.replaceOp(add, fused.getSum());
     if (dropout)
-      dropout->erase();
+      rewriter.eraseOp(dropout);
+    return success();
   }
-}
+};
+
+struct FuseResidualNormPass
+    : public ferry::impl::FuseResidualNormPassBase<FuseResidualNormPass> {
+  using FuseResidualNormPassBase::FuseResidualNormPassBase;
+  // Timing reports and crash messages name the pass by its flag.
+  StringRef getName() const override { return getArgument(); }
+
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FuseResidualLayerNorm>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     ferry::fusionRewriteConfig())))
+      signalPassFailure();
+  }
+};
 
 } // namespace

@@ -22,9 +22,10 @@
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
 #include "passes/Analysis/StateWrites.h"
+#include "passes/FusionRewrite.h"
 
-#include "mlir/IR/Builders.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace ferry {
 #define GEN_PASS_DEF_FUSESOFTMAXDROPOUTPASS
@@ -36,71 +37,88 @@ using namespace ferry::graph;
 
 namespace {
 
+// Forward: dropout(softmax(x)) in one block -> softmax_dropout, rooted at the
+// dropout.
+struct FuseSoftmaxThenDropout : public OpRewritePattern<DropoutOp> {
+  FuseSoftmaxThenDropout(MLIRContext *context, DominanceInfo &dominance)
+      : OpRewritePattern(context), dominance(dominance) {}
+
+  LogicalResult matchAndRewrite(DropoutOp dropout,
+                                PatternRewriter &rewriter) const override {
+    auto softmax = dropout.getInput().getDefiningOp<SoftmaxOp>();
+    if (!softmax || softmax->getBlock() != dropout->getBlock() ||
+        ferry::writesStateBetween(softmax, dropout, softmax->getOperands()))
+      return failure();
+    // At the softmax when the dropout's seed, layer and offset are already
+    // defined there (then every use of the probabilities moves to the fused
+    // op), else at the dropout.
+    bool early = llvm::all_of(
+        ValueRange{dropout.getSeed(), dropout.getLayer(),
+                   dropout.getSampleOffset()},
+        [&](Value v) { return dominance.properlyDominates(v, softmax); });
+    rewriter.setInsertionPoint(early ? softmax.getOperation()
+                                     : dropout.getOperation());
+    auto fused = SoftmaxDropoutOp::create(
+        rewriter, dropout.getLoc(), softmax.getType(), dropout.getType(),
+        softmax.getInput(), softmax.getMask(), dropout.getSeed(),
+        dropout.getLayer(), dropout.getSampleOffset(),
+        dropout.getProbabilityAttr(), dropout.getPurposeAttr());
+    // Uses of the probabilities before the fused op stay with the softmax.
+    rewriter.replaceUsesWithIf(
+        softmax.getResult(), fused.getProbs(), [&](OpOperand &use) {
+          Operation *at =
+              fused->getBlock()->findAncestorOpInBlock(*use.getOwner());
+          return at && fused->isBeforeInBlock(at);
+        });
+    rewriter.replaceOp(dropout, fused.getResult());
+    if (softmax->use_empty())
+      rewriter.eraseOp(softmax);
+    return success();
+  }
+
+  DominanceInfo &dominance;
+};
+
+// Backward: softmax_grad(y, dropout(dy)), the dropout's only use, in one
+// block -> dropout_softmax_grad, rooted at the gradient.
+struct FuseDropoutThenSoftmaxGrad : public OpRewritePattern<SoftmaxGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SoftmaxGradOp grad,
+                                PatternRewriter &rewriter) const override {
+    auto dropout = grad.getGrad().getDefiningOp<DropoutOp>();
+    if (!dropout || !dropout->hasOneUse() ||
+        grad->getBlock() != dropout->getBlock() ||
+        ferry::writesStateBetween(dropout, grad, dropout->getOperands()))
+      return failure();
+    rewriter.setInsertionPoint(grad);
+    auto fused = DropoutSoftmaxGradOp::create(
+        rewriter, grad.getLoc(), grad.getType(), grad.getOutput(),
+        dropout.getInput(), dropout.getSeed(), dropout.getLayer(),
+        dropout.getSampleOffset(), dropout.getProbabilityAttr(),
+        dropout.getPurposeAttr());
+    rewriter.replaceOp(grad, fused.getResult());
+    rewriter.eraseOp(dropout);
+    return success();
+  }
+};
+
 struct FuseSoftmaxDropoutPass
     : public ferry::impl::FuseSoftmaxDropoutPassBase<FuseSoftmaxDropoutPass> {
   using FuseSoftmaxDropoutPassBase::FuseSoftmaxDropoutPassBase;
   // Timing reports and crash messages name the pass by its flag.
   StringRef getName() const override { return getArgument(); }
-  void runOnOperation() override;
-};
 
-void FuseSoftmaxDropoutPass::runOnOperation() {
-  ModuleOp module = getOperation();
-  DominanceInfo dominance(module);
-  SmallVector<DropoutOp> dropouts;
-  module.walk([&](DropoutOp op) { dropouts.push_back(op); });
-
-  for (DropoutOp dropout : dropouts) {
-    // Forward: the dropout of a softmax in the same block.
-    if (auto softmax = dropout.getInput().getDefiningOp<SoftmaxOp>();
-        softmax && softmax->getBlock() == dropout->getBlock() &&
-        !ferry::writesStateBetween(softmax, dropout, softmax->getOperands())) {
-      // At the softmax when the dropout's seed, layer and offset are already
-      // defined there (then every use of the probabilities moves to the
-      // fused op), else at the dropout.
-      bool early = llvm::all_of(
-          ValueRange{dropout.getSeed(), dropout.getLayer(),
-                     dropout.getSampleOffset()},
-          [&](Value v) { return dominance.properlyDominates(v, softmax); });
-      OpBuilder builder(early ? softmax.getOperation()
-                              : dropout.getOperation());
-      auto fused = SoftmaxDropoutOp::create(
-          builder, dropout.getLoc(), softmax.getType(), dropout.getType(),
-          softmax.getInput(), softmax.getMask(), dropout.getSeed(),
-          dropout.getLayer(), dropout.getSampleOffset(),
-          dropout.getProbabilityAttr(), dropout.getPurposeAttr());
-      // Uses of the probabilities before the fused op stay with the softmax.
-      softmax.getResult().replaceUsesWithIf(
-          fused.getProbs(), [&](OpOperand &use) {
-            Operation *at =
-                fused->getBlock()->findAncestorOpInBlock(*use.getOwner());
-            return at && fused->isBeforeInBlock(at);
-          });
-      dropout.getResult().replaceAllUsesWith(fused.getResult());
-      dropout->erase();
-      if (softmax->use_empty())
-        softmax->erase();
-      continue;
-    }
-    // Backward: a dropout whose only use is a softmax gradient's incoming
-    // gradient, in the same block.
-    if (!dropout->hasOneUse())
-      continue;
-    auto grad = dyn_cast<SoftmaxGradOp>(*dropout->getUsers().begin());
-    if (!grad || grad.getGrad() != dropout.getResult() ||
-        grad->getBlock() != dropout->getBlock() ||
-        ferry::writesStateBetween(dropout, grad, dropout->getOperands()))
-      continue;
-    OpBuilder builder(grad);
-    auto fused = DropoutSoftmaxGradOp::create(
-        builder, grad.getLoc(), grad.getType(), grad.getOutput(),
-        dropout.getInput(), dropout.getSeed(), dropout.getLayer(),
-        dropout.getSampleOffset(), dropout.getProbabilityAttr(),
-        dropout.getPurposeAttr());
-    grad.getResult().replaceAllUsesWith(fused.getResult());
-    grad->erase();
-    dropout->erase();
+  void runOnOperation() override {
+    // The fusions move no block, so dominance stays valid while they run.
+    DominanceInfo dominance(getOperation());
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FuseSoftmaxThenDropout>(&getContext(), dominance);
+    patterns.add<FuseDropoutThenSoftmaxGrad>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     ferry::fusionRewriteConfig())))
+      signalPassFailure();
   }
-}
+};
 
 } // namespace
