@@ -200,7 +200,8 @@ private:
     // Splat constants are filled where they are first read, not where they
     // are defined: canonicalisation hoists them to the top of the function,
     // and a constant only ever stored (zeroing a gradient) needs no
-    // temporary at all.
+    // temporary at all. The value of an integer splat is exact in a double
+    // (int32).
     DenseMap<Value, double> splats;
   };
 
@@ -231,10 +232,17 @@ private:
     instrs.push_back(std::move(in));
     return instrs.back();
   }
+  // Fills `r` with a splat value: fill for f32, fill_i32 for i32.
+  void emitFill(const Ref &r, Type type, double value) {
+    if (getElementTypeOrSelf(type).isInteger(32))
+      emit("fill_i32", {r}, {numElements(type), static_cast<int64_t>(value)});
+    else
+      emit("fill", {r}, {numElements(type)}, {value});
+  }
   FailureOr<Ref> ref(Frame &f, Value v, Operation *user) {
     if (auto splat = f.splats.find(v); splat != f.splats.end()) {
       Ref r = temp(v.getType());
-      emit("fill", {r}, {numElements(v.getType())}, {splat->second});
+      emitFill(r, v.getType(), splat->second);
       f.refs[v] = r;
       f.splats.erase(splat);
       return r;
@@ -425,8 +433,13 @@ LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
           dense.getSplatValue<APFloat>().convertToDouble();
       return success();
     }
-    return op.emitOpError() << "ferry-lower-to-rt supports integer and splat "
-                               "float constants only";
+    if (dense && dense.isSplat() && dense.getElementType().isInteger(32)) {
+      f.splats[c.getResult()] =
+          static_cast<double>(dense.getSplatValue<APInt>().getSExtValue());
+      return success();
+    }
+    return op.emitOpError() << "ferry-lower-to-rt supports integer scalars "
+                               "and splat f32 or i32 constants only";
   }
   if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(op)) {
     FailureOr<Affine> a = affine(f, op.getOperand(0), &op);
@@ -520,8 +533,11 @@ LogicalResult ProgramLowering::lowerOp(Operation &op, Frame &f) {
     if (auto c = value.getDefiningOp<arith::ConstantOp>();
         c && isa<StoreOp>(op)) {
       auto dense = cast<DenseElementsAttr>(c.getValue());
-      emit("fill", {dst}, {numElements(value.getType())},
-           {dense.getSplatValue<APFloat>().convertToDouble()});
+      emitFill(dst, value.getType(),
+               isa<FloatType>(dense.getElementType())
+                   ? dense.getSplatValue<APFloat>().convertToDouble()
+                   : static_cast<double>(
+                         dense.getSplatValue<APInt>().getSExtValue()));
       return success();
     }
     FailureOr<Ref> src = R(value);

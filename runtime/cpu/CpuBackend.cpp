@@ -291,6 +291,9 @@ void CpuBackend::execute(const fxe::Instr &in,
   case Kernel::Fill:
     cpu::fill(f(0), I(0), static_cast<float>(F(0)));
     break;
+  case Kernel::FillI32:
+    cpu::fillInt(i32(0), I(0), static_cast<int32_t>(I(1)));
+    break;
   case Kernel::Gemm:
   case Kernel::GemmEpilogue: {
     const bool epilogue =

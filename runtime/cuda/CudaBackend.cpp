@@ -361,6 +361,9 @@ private:
     case Kernel::Fill:
       cuda::fill(s, f(0), I(0), static_cast<float>(F(0)));
       break;
+    case Kernel::FillI32:
+      cuda::fillInt(s, i32(0), I(0), static_cast<int32_t>(I(1)));
+      break;
     case Kernel::Gemm:
     case Kernel::GemmEpilogue: {
       // [a, b, c, (vector), (workspace)]: the workspace holds the 16-bit

@@ -83,7 +83,7 @@ __global__ void toFp16Kernel(const float *x, __half *out, int64_t n) {
   FERRY_FOR(i, n) out[i] = __float2half_rn(x[i]);
 }
 
-__global__ void fillKernel(float *out, int64_t n, float value) {
+template <typename T> __global__ void fillKernel(T *out, int64_t n, T value) {
   FERRY_FOR(i, n) out[i] = value;
 }
 
@@ -830,7 +830,10 @@ unsigned takeIndexErrors() {
 }
 
 void fill(cudaStream_t s, float *out, int64_t n, float value) {
-  launchOver(s, "fill", n, fillKernel, out, n, value);
+  launchOver(s, "fill", n, fillKernel<float>, out, n, value);
+}
+void fillInt(cudaStream_t s, int32_t *out, int64_t n, int32_t value) {
+  launchOver(s, "fill_i32", n, fillKernel<int32_t>, out, n, value);
 }
 void iota(cudaStream_t s, int32_t *out, int64_t outer, int64_t size,
           int64_t inner) {

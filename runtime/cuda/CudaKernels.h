@@ -58,6 +58,7 @@ void gemmBf16(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
 unsigned takeIndexErrors();
 
 void fill(cudaStream_t s, float *out, int64_t n, float value);
+void fillInt(cudaStream_t s, int32_t *out, int64_t n, int32_t value);
 void iota(cudaStream_t s, int32_t *out, int64_t outer, int64_t size,
           int64_t inner);
 void attentionMask(cudaStream_t s, const int32_t *mask, float *out, int64_t n,

@@ -16,7 +16,7 @@ module {
 
 // Tests that float constants must be splats (a fill).
 func.func @forward() -> tensor<2xf32> {
-  // expected-error @+1 {{ferry-lower-to-rt supports integer and splat float constants only}}
+  // expected-error @+1 {{ferry-lower-to-rt supports integer scalars and splat f32 or i32 constants only}}
   %c = arith.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
   %g = graph.gelu %c : tensor<2xf32>
   return %g : tensor<2xf32>
@@ -24,10 +24,10 @@ func.func @forward() -> tensor<2xf32> {
 
 // -----
 
-// Tests that integer tensor constants are not lowered.
+// Tests that integer tensor constants must be splats too (a fill_i32).
 func.func @forward() -> tensor<2xi32> {
-  // expected-error @+1 {{ferry-lower-to-rt supports integer and splat float constants only}}
-  %c = arith.constant dense<0> : tensor<2xi32>
+  // expected-error @+1 {{ferry-lower-to-rt supports integer scalars and splat f32 or i32 constants only}}
+  %c = arith.constant dense<[0, 1]> : tensor<2xi32>
   %r = graph.reshape %c : tensor<2xi32> -> tensor<2xi32>
   return %r : tensor<2xi32>
 }

@@ -65,6 +65,16 @@ struct ProgramBuilder {
         fbb.CreateString(name), false, false, 0, /*host=*/true));
     hostBytes = std::max(hostBytes, offset + floats * 4);
   }
+  // An i32 device state of `count` elements at `offset` in the arena.
+  void deviceIntState(const std::string &name, int64_t offset, int64_t count) {
+    std::vector<int64_t> shape = {count};
+    states.push_back(fxe::CreateState(
+        fbb, fbb.CreateString(name), fxe::Role_Input, offset, count * 4,
+        fbb.CreateVector(shape), fxe::DType_I32, fxe::Init_Zeros, 0.0,
+        fbb.CreateString(name), false, false, 0, /*host=*/false));
+    stateBytes = std::max(stateBytes, offset + count * 4);
+  }
+  int64_t stateBytes = 0;
   const fxe::Executable &finish(int64_t arena, int32_t registers) {
     std::vector<flatbuffers::Offset<flatbuffers::String>> inputs;
     auto program = fxe::CreateProgram(fbb, fbb.CreateString("p"), registers,
@@ -73,8 +83,8 @@ struct ProgramBuilder {
     std::vector<flatbuffers::Offset<fxe::Program>> programs = {program};
     auto root = fxe::CreateExecutable(
         fbb, fbb.CreateString("test"), fbb.CreateString(""),
-        fbb.CreateString("cpu"), arena, 0, 64, 0, fbb.CreateVector(states),
-        fbb.CreateVector(programs), hostBytes);
+        fbb.CreateString("cpu"), arena, stateBytes, 64, 0,
+        fbb.CreateVector(states), fbb.CreateVector(programs), hostBytes);
     fbb.Finish(root);
     return *fxe::GetExecutable(fbb.GetBufferPointer());
   }
@@ -139,6 +149,26 @@ TEST(CpuBackend, KernelsThatCannotRunInPlaceRefuseAliasedBuffers) {
             "place; the executable is damaged or was edited: recompile it");
   auto separate = program(80);
   EXPECT_EQ(runError(separate->finish(144, 0)), "");
+}
+
+// fill_i32 (a splat integer constant) writes its count of int32 values and
+// refuses a value that does not fit (Kernels.def's check).
+TEST(CpuBackend, FillI32WritesIntegersAndRefusesValuesPastInt32) {
+  ProgramBuilder p;
+  p.deviceIntState("ids", 0, 6);
+  p.kernel(kFillI32, {{0, 16, {}}}, {4, -123456789});
+  const fxe::Executable &exe = p.finish(64, 0);
+  CpuBackend backend(exe, std::nullopt);
+  backend.run("p", {});
+  const int32_t *ids = backend.i32(backend.state("ids"));
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(ids[i], -123456789);
+  EXPECT_EQ(ids[4], 0); // past the count: untouched
+  ProgramBuilder q;
+  q.kernel(kFillI32, {{0, 16, {}}}, {4, int64_t{1} << 40});
+  EXPECT_EQ(runError(q.finish(64, 0)),
+            "fill_i32: a value outside the int32 range; the executable is "
+            "damaged: recompile it");
 }
 
 TEST(CpuBackend, AddressOutsideTheArenaIsRefused) {

@@ -254,6 +254,17 @@ TEST_F(CudaKernels, ElementWise) {
               1e-6, "bias_add");
 }
 
+// fill_i32: every element of the count, none past it, bit for bit the
+// CPU's.
+TEST_F(CudaKernels, FillI32EqualsTheCpuFill) {
+  int64_t n = 10007;
+  std::vector<int32_t> want(n + 64, 77);
+  cpu::fillInt(want.data(), n, -123456789);
+  int32_t *out = device(std::vector<int32_t>(n + 64, 77));
+  cuda::fillInt(stream, out, n, -123456789);
+  EXPECT_EQ(host(out, n + 64), want);
+}
+
 TEST_F(CudaKernels, LayerNormForwardAndBackward) {
   int64_t rows = 33, cols = 768;
   auto x = random(rows * cols), scale = random(cols), bias = random(cols),
