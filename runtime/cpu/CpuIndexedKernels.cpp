@@ -1,0 +1,163 @@
+// The CPU backend's kernels that follow indices from the data: embedding
+// lookups and their gradients, masked-position gathers, and the losses over
+// labels (the backend checks the indices before they run).
+#include "runtime/cpu/CpuKernels.h"
+
+#include "runtime/cpu/CpuKernelCommon.h"
+
+namespace ferry::cpu {
+
+void embedding(const float *table, const int32_t *ids, float *out, int64_t rows,
+               int64_t width) {
+#pragma omp parallel for schedule(static) if (worth(rows * width))
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(out + r * width, table + static_cast<int64_t>(ids[r]) * width,
+                sizeof(float) * width);
+}
+
+void embeddingGrad(const int32_t *ids, const float *dy, float *dtable,
+                   int64_t rows, int64_t width, int64_t vocab,
+                   bool accumulate) {
+  scatterAddRows(
+      dtable, vocab, dy, rows, width,
+      [ids](int64_t r) { return static_cast<int64_t>(ids[r]); }, accumulate);
+}
+
+void gatherPositions(const float *x, const int32_t *positions, float *out,
+                     int64_t batch, int64_t seq, int64_t predictions,
+                     int64_t width) {
+  const int64_t rows = batch * predictions;
+#pragma omp parallel for schedule(static) if (worth(rows * width))
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t source = (r / predictions) * seq + positions[r];
+    std::memcpy(out + r * width, x + source * width, sizeof(float) * width);
+  }
+}
+
+void gatherPositionsGrad(const int32_t *positions, const float *dy, float *dx,
+                         int64_t batch, int64_t seq, int64_t predictions,
+                         int64_t width) {
+  scatterAddRows(
+      dx, batch * seq, dy, batch * predictions, width, [=](int64_t r) {
+        return (r / predictions) * seq + static_cast<int64_t>(positions[r]);
+      });
+}
+
+namespace {
+
+// Rows of logits are a vocabulary long: sum exp(row - m) in float over
+// pieces of this many columns, and the pieces in double.
+constexpr int64_t kExpPiece = 512;
+
+// sum(exp(row[c] - m)) over c < classes; stores the exponentials in `e`
+// when it is not null.
+inline double sumExp(const float *row, int64_t classes, float m, float *e) {
+  double sum = 0.0;
+  for (int64_t c0 = 0; c0 < classes; c0 += kExpPiece) {
+    const int64_t c1 = std::min(classes, c0 + kExpPiece);
+    float piece = 0.0f;
+    if (e != nullptr) {
+#pragma omp simd simdlen(16) reduction(+ : piece)
+      for (int64_t c = c0; c < c1; ++c) {
+        const float value = expApprox(row[c] - m);
+        e[c] = value;
+        piece += value;
+      }
+    } else {
+#pragma omp simd simdlen(16) reduction(+ : piece)
+      for (int64_t c = c0; c < c1; ++c)
+        piece += expApprox(row[c] - m);
+    }
+    sum += static_cast<double>(piece);
+  }
+  return sum;
+}
+
+} // namespace
+
+void softmaxCrossEntropy(const float *logits, const int32_t *labels,
+                         const float *weights, float *out, int64_t rows,
+                         int64_t cols, int64_t classes) {
+  if (rows <= 0) {
+    out[0] = 0.0f;
+    return;
+  }
+  double *losses = scratch(static_cast<size_t>(rows));
+#pragma omp parallel for schedule(static) if (worth(rows * classes))
+  for (int64_t r = 0; r < rows; ++r) {
+    const float w = weights[r];
+    if (w == 0.0f) {
+      losses[r] = 0.0;
+      continue;
+    }
+    const float *row = logits + r * cols;
+    const float m = rowMax(row, classes);
+    const double logSum = std::log(sumExp(row, classes, m, nullptr));
+    losses[r] = static_cast<double>(w) * (static_cast<double>(m) + logSum -
+                                          static_cast<double>(row[labels[r]]));
+  }
+  double total = 0.0;
+  for (int64_t r = 0; r < rows; ++r)
+    total += losses[r];
+  out[0] = static_cast<float>(total);
+}
+
+void softmaxCrossEntropyGrad(const float *logits, const int32_t *labels,
+                             const float *weights, const float *dloss,
+                             float *dlogits, int64_t rows, int64_t cols,
+                             int64_t classes) {
+  const float upstream = dloss[0];
+#pragma omp parallel for schedule(static) if (worth(rows * cols))
+  for (int64_t r = 0; r < rows; ++r) {
+    float *d = dlogits + r * cols;
+    const float w = weights[r];
+    if (w == 0.0f) {
+      std::memset(d, 0, sizeof(float) * cols);
+      continue;
+    }
+    const float *row = logits + r * cols;
+    const float m = rowMax(row, classes);
+    const double sum = sumExp(row, classes, m, d);
+    const float factor = upstream * w;
+    const float scaleBySum = static_cast<float>(factor / sum);
+#pragma omp simd
+    for (int64_t c = 0; c < classes; ++c)
+      d[c] *= scaleBySum;
+    d[labels[r]] -= factor;
+    std::fill(d + classes, d + cols, 0.0f);
+  }
+}
+
+void argmaxCorrect(const float *logits, const int32_t *labels,
+                   const float *weights, float *out, int64_t rows, int64_t cols,
+                   int64_t classes) {
+  if (rows <= 0) {
+    out[0] = 0.0f;
+    return;
+  }
+  double *hits = scratch(static_cast<size_t>(rows));
+#pragma omp parallel for schedule(static) if (worth(rows * classes))
+  for (int64_t r = 0; r < rows; ++r) {
+    const float w = weights[r];
+    hits[r] = 0.0;
+    if (w == 0.0f || classes <= 0)
+      continue;
+    const float *row = logits + r * cols;
+    const float m = rowMax(row, classes);
+    // The first index holding the (non-NaN) maximum or a NaN.
+    int64_t best = 0;
+    for (int64_t c = 0; c < classes; ++c)
+      if (row[c] == m || row[c] != row[c]) {
+        best = c;
+        break;
+      }
+    if (best == labels[r])
+      hits[r] = static_cast<double>(w);
+  }
+  double total = 0.0;
+  for (int64_t r = 0; r < rows; ++r)
+    total += hits[r];
+  out[0] = static_cast<float>(total);
+}
+
+} // namespace ferry::cpu

@@ -1,0 +1,243 @@
+// The CPU backend's reductions and optimizer: reduce over a dimension, the
+// global gradient norm, AdamW and LAMB updates.
+#include "runtime/cpu/CpuKernels.h"
+
+#include "runtime/cpu/CpuKernelCommon.h"
+
+namespace ferry::cpu {
+
+void reduce(Reduce kind, const float *x, float *out, int64_t outer,
+            int64_t size, int64_t inner) {
+  if (outer <= 0 || inner <= 0)
+    return;
+  if (size <= 0) {
+    // Empty reductions: 0 for sums, NaN for the mean, -inf for max.
+    const float value =
+        kind == Reduce::Mean  ? std::numeric_limits<float>::quiet_NaN()
+        : kind == Reduce::Max ? -std::numeric_limits<float>::infinity()
+                              : 0.0f;
+    fill(out, outer * inner, value);
+    return;
+  }
+  const int64_t total = outer * size * inner;
+  if (inner == 1) {
+    // Contiguous rows: double partials of kSumChunk elements per row,
+    // combined in order.
+    const int64_t chunks = (size + kSumChunk - 1) / kSumChunk;
+    double *partials = scratch(static_cast<size_t>(outer * chunks));
+#pragma omp parallel for schedule(static) if (worth(total))
+    for (int64_t item = 0; item < outer * chunks; ++item) {
+      const int64_t o = item / chunks;
+      const int64_t start = (item % chunks) * kSumChunk;
+      const int64_t length = std::min(kSumChunk, size - start);
+      const float *xs = x + o * size + start;
+      if (kind == Reduce::Max) {
+        float m = xs[0];
+        for (int64_t i = 1; i < length; ++i)
+          m = maxNan(m, xs[i]);
+        partials[item] = m;
+      } else if (kind == Reduce::SumSquares) {
+        partials[item] = sumSquaresDouble(xs, length);
+      } else {
+        partials[item] = sumDouble(xs, length);
+      }
+    }
+    for (int64_t o = 0; o < outer; ++o) {
+      const double *p = partials + o * chunks;
+      double acc = p[0];
+      for (int64_t ch = 1; ch < chunks; ++ch) {
+        if (kind == Reduce::Max) {
+          const float v = static_cast<float>(p[ch]);
+          acc = maxNan(static_cast<float>(acc), v);
+        } else {
+          acc += p[ch];
+        }
+      }
+      if (kind == Reduce::Mean)
+        acc /= static_cast<double>(size);
+      out[o] = static_cast<float>(acc);
+    }
+    return;
+  }
+  // Strided: each work item sums kColumnChunk columns of one outer index
+  // over all of `size` in double, rows in increasing order.
+  const int64_t colChunks = (inner + kColumnChunk - 1) / kColumnChunk;
+#pragma omp parallel for schedule(static) if (worth(total))
+  for (int64_t item = 0; item < outer * colChunks; ++item) {
+    const int64_t o = item / colChunks;
+    const int64_t c0 = (item % colChunks) * kColumnChunk;
+    const int64_t width = std::min(kColumnChunk, inner - c0);
+    const float *xs = x + o * size * inner + c0;
+    float *os = out + o * inner + c0;
+    if (kind == Reduce::Max) {
+      float acc[kColumnChunk];
+      for (int64_t c = 0; c < width; ++c)
+        acc[c] = xs[c];
+      for (int64_t r = 1; r < size; ++r) {
+        const float *row = xs + r * inner;
+#pragma omp simd
+        for (int64_t c = 0; c < width; ++c)
+          acc[c] = maxNan(acc[c], row[c]);
+      }
+      std::memcpy(os, acc, sizeof(float) * width);
+      continue;
+    }
+    double acc[kColumnChunk] = {};
+    const bool squares = kind == Reduce::SumSquares;
+    for (int64_t r = 0; r < size; ++r) {
+      const float *row = xs + r * inner;
+      if (squares) {
+#pragma omp simd
+        for (int64_t c = 0; c < width; ++c) {
+          const double v = static_cast<double>(row[c]);
+          acc[c] += v * v;
+        }
+      } else {
+#pragma omp simd
+        for (int64_t c = 0; c < width; ++c)
+          acc[c] += static_cast<double>(row[c]);
+      }
+    }
+    const double factor =
+        kind == Reduce::Mean ? 1.0 / static_cast<double>(size) : 1.0;
+    for (int64_t c = 0; c < width; ++c)
+      os[c] = static_cast<float>(acc[c] * factor);
+  }
+}
+
+void globalNorm(const float *const *tensors, const int64_t *sizes,
+                int64_t count, float *out) {
+  // Work items: kSumChunk-element pieces of every tensor, in order.
+  int64_t items = 0, elements = 0;
+  for (int64_t t = 0; t < count; ++t) {
+    items += (sizes[t] + kSumChunk - 1) / kSumChunk;
+    elements += sizes[t];
+  }
+  if (items == 0) {
+    out[0] = 0.0f;
+    return;
+  }
+  double *partials = scratch(static_cast<size_t>(items));
+  int64_t *where = scratch<int64_t>(static_cast<size_t>(2 * items));
+  for (int64_t t = 0, item = 0; t < count; ++t)
+    for (int64_t start = 0; start < sizes[t]; start += kSumChunk, ++item) {
+      where[2 * item] = t;
+      where[2 * item + 1] = start;
+    }
+#pragma omp parallel for schedule(static) if (worth(elements))
+  for (int64_t item = 0; item < items; ++item) {
+    const int64_t t = where[2 * item];
+    const int64_t start = where[2 * item + 1];
+    partials[item] = sumSquaresDouble(tensors[t] + start,
+                                      std::min(kSumChunk, sizes[t] - start));
+  }
+  double total = 0.0;
+  for (int64_t item = 0; item < items; ++item)
+    total += partials[item];
+  out[0] = static_cast<float>(std::sqrt(total));
+}
+
+namespace {
+
+// The Adam direction mhat / (sqrt(vhat) + eps) (+ weight decay * w) from the
+// already-updated moments.
+struct AdamConstants {
+  float invCorrection1, invCorrection2, epsilon, weightDecay;
+};
+
+[[gnu::always_inline]] inline float adamDirection(float m, float v, float w,
+                                                  const AdamConstants &k) {
+  const float u =
+      (m * k.invCorrection1) / (std::sqrt(v * k.invCorrection2) + k.epsilon);
+  return std::fma(k.weightDecay, w, u);
+}
+
+} // namespace
+
+void adamUpdate(float *w, const float *g, float *m, float *v, int64_t n,
+                int64_t segments, float lr, float globalNorm, float clipNorm,
+                const AdamParams &params) {
+  if (n <= 0 || segments <= 0)
+    return;
+  if (params.skipNonFinite && !std::isfinite(globalNorm))
+    return; // fp16 overflow: the runtime lowers the loss scale and goes on
+  // The clip factor and the loss-scale division in one factor on g.
+  const float clip =
+      ((clipNorm > 0.0f && globalNorm > clipNorm) ? clipNorm / globalNorm
+                                                  : 1.0f) *
+      params.invLossScale;
+  const double t = static_cast<double>(params.step);
+  const double correction1 =
+      1.0 - std::pow(static_cast<double>(params.beta1), t);
+  const double correction2 =
+      1.0 - std::pow(static_cast<double>(params.beta2), t);
+  const AdamConstants k{static_cast<float>(1.0 / correction1),
+                        static_cast<float>(1.0 / correction2), params.epsilon,
+                        params.applyWeightDecay ? params.weightDecay : 0.0f};
+  const float b1 = params.beta1, b2 = params.beta2;
+  const float c1 = 1.0f - b1, c2 = 1.0f - b2;
+  const int64_t total = n * segments;
+
+  if (!params.lamb) {
+#pragma omp parallel for simd schedule(static) if (parallel : worth(total))
+    for (int64_t i = 0; i < total; ++i) {
+      const float gi = clip * g[i];
+      const float mi = b1 * m[i] + c1 * gi;
+      const float vi = b2 * v[i] + c2 * gi * gi;
+      m[i] = mi;
+      v[i] = vi;
+      w[i] -= lr * adamDirection(mi, vi, w[i], k);
+    }
+    return;
+  }
+
+  // LAMB: pass 1 updates the moments and sums ||w||^2 and ||u||^2 per
+  // kSumChunk piece of each segment; pass 2 recomputes u from the stored
+  // moments and applies w -= lr * r * u with the segment's trust ratio r.
+  const int64_t chunks = (n + kSumChunk - 1) / kSumChunk;
+  const int64_t items = segments * chunks;
+  double *sumW = scratch(static_cast<size_t>(2 * items + segments));
+  double *sumU = sumW + items;
+  double *factor = sumU + items;
+#pragma omp parallel for schedule(static) if (worth(total))
+  for (int64_t item = 0; item < items; ++item) {
+    const int64_t start = (item / chunks) * n + (item % chunks) * kSumChunk;
+    const int64_t end = std::min((item / chunks + 1) * n, start + kSumChunk);
+    double ww = 0.0, uu = 0.0;
+#pragma omp simd reduction(+ : ww, uu)
+    for (int64_t i = start; i < end; ++i) {
+      const float gi = clip * g[i];
+      const float mi = b1 * m[i] + c1 * gi;
+      const float vi = b2 * v[i] + c2 * gi * gi;
+      m[i] = mi;
+      v[i] = vi;
+      const double u = adamDirection(mi, vi, w[i], k);
+      const double wi = w[i];
+      ww += wi * wi;
+      uu += u * u;
+    }
+    sumW[item] = ww;
+    sumU[item] = uu;
+  }
+  for (int64_t s = 0; s < segments; ++s) {
+    double ww = 0.0, uu = 0.0;
+    for (int64_t ch = 0; ch < chunks; ++ch) {
+      ww += sumW[s * chunks + ch];
+      uu += sumU[s * chunks + ch];
+    }
+    const double ratio =
+        (ww > 0.0 && uu > 0.0) ? std::sqrt(ww) / std::sqrt(uu) : 1.0;
+    factor[s] = static_cast<double>(lr) * ratio;
+  }
+#pragma omp parallel for schedule(static) if (worth(total))
+  for (int64_t item = 0; item < items; ++item) {
+    const int64_t start = (item / chunks) * n + (item % chunks) * kSumChunk;
+    const int64_t end = std::min((item / chunks + 1) * n, start + kSumChunk);
+    const float step = static_cast<float>(factor[item / chunks]);
+#pragma omp simd
+    for (int64_t i = start; i < end; ++i)
+      w[i] -= step * adamDirection(m[i], v[i], w[i], k);
+  }
+}
+
+} // namespace ferry::cpu

@@ -1,0 +1,244 @@
+// ferry's CUDA kernels (CudaKernels.h declares them all). Reductions and the
+// optimizer: reduce over a dimension, the global gradient norm, AdamW and LAMB
+// updates.
+#include "runtime/cuda/CudaKernels.h"
+
+#include "runtime/cuda/KernelCommon.cuh"
+
+#include <cmath>
+
+namespace ferry::cuda {
+namespace {
+
+// The reductions of reduce(): 0 sum, 1 mean, 2 max (NaN wins, as on the
+// CPU), 3 sum of squares; sums in double.
+__device__ double reduceStep(int32_t kind, double acc, float v) {
+  if (kind == 2)
+    return (v > acc || v != v || acc != acc) ? (acc != acc ? acc : v) : acc;
+  return kind == 3 ? acc + static_cast<double>(v) * v : acc + v;
+}
+__device__ float reduceFinish(int32_t kind, double acc, int64_t size) {
+  return static_cast<float>(kind == 1 ? acc / static_cast<double>(size) : acc);
+}
+
+// x as [outer, size, inner], inner > 1: blocks of kColumnTile inner
+// columns x kRowLanes lanes over size; grid (column tiles, outer).
+__global__ void reduceColumnsKernel(int32_t kind, const float *x, float *out,
+                                    int64_t outer, int64_t size,
+                                    int64_t inner) {
+  __shared__ double partial[kRowLanes][kColumnTile];
+  int64_t c = blockIdx.x * static_cast<int64_t>(kColumnTile) + threadIdx.x;
+  // gridDim.y is capped at the hardware's 65535: blocks stride over outer.
+  for (int64_t o = blockIdx.y; o < outer; o += gridDim.y) {
+    double acc = kind == 2 ? -INFINITY : 0.0;
+    if (c < inner)
+      for (int64_t r = threadIdx.y; r < size; r += kRowLanes)
+        acc = reduceStep(kind, acc, x[(o * size + r) * inner + c]);
+    partial[threadIdx.y][threadIdx.x] = acc;
+    __syncthreads();
+    if (threadIdx.y == 0 && c < inner) {
+      for (int lane = 1; lane < kRowLanes; ++lane) {
+        double v = partial[lane][threadIdx.x];
+        acc =
+            kind == 2 ? ((v > acc || v != v) && acc == acc ? v : acc) : acc + v;
+      }
+      out[o * inner + c] = reduceFinish(kind, acc, size);
+    }
+    __syncthreads(); // partial is rewritten by the next slice
+  }
+}
+
+// inner == 1: one block per row of size elements.
+__global__ void reduceRowsKernel(int32_t kind, const float *x, float *out,
+                                 int64_t size) {
+  __shared__ double shared[32];
+  const float *row = x + blockIdx.x * size;
+  double acc = kind == 2 ? -INFINITY : 0.0;
+  for (int64_t r = threadIdx.x; r < size; r += blockDim.x)
+    acc = reduceStep(kind, acc, row[r]);
+  if (kind == 2) {
+    // NaN-aware max through the sum's shared memory: a NaN anywhere wins.
+    double nan = blockSumDouble(acc != acc ? 1.0 : 0.0, shared);
+    double m = blockMaxDouble(acc != acc ? -INFINITY : acc, shared);
+    acc = nan > 0 ? NAN : m;
+  } else {
+    acc = blockSumDouble(acc, shared);
+  }
+  if (threadIdx.x == 0)
+    out[blockIdx.x] = reduceFinish(kind, acc, size);
+}
+
+__global__ void sumSquaresKernel(const float *x, int64_t n, double *acc) {
+  __shared__ double shared[32];
+  double s = 0;
+  FERRY_FOR(i, n) s += static_cast<double>(x[i]) * x[i];
+  s = blockSumDouble(s, shared);
+  if (threadIdx.x == 0)
+    atomicAdd(acc, s);
+}
+
+__global__ void sqrtKernel(const double *acc, float *out) {
+  out[0] = static_cast<float>(sqrt(acc[0]));
+}
+
+struct AdamK {
+  float b1, b2, c1, c2, invCorrection1, invCorrection2, epsilon, weightDecay,
+      clipNorm;
+};
+
+// The clip factor times 1 / loss scale, or 0 when the update is skipped
+// (a non-finite norm under loss scaling).
+__device__ float clipFactor(const AdamK &k, const float *norm,
+                            const float *lossScale) {
+  float clip =
+      (k.clipNorm > 0.0f && norm[0] > k.clipNorm) ? k.clipNorm / norm[0] : 1.0f;
+  return lossScale ? clip * (1.0f / lossScale[0]) : clip; // as the CPU
+}
+
+__device__ bool skipped(const float *norm, const float *lossScale) {
+  return lossScale && !isfinite(norm[0]);
+}
+
+__device__ float adamDirection(float m, float v, float w, const AdamK &k) {
+  float u = (m * k.invCorrection1) / (sqrtf(v * k.invCorrection2) + k.epsilon);
+  return fmaf(k.weightDecay, w, u);
+}
+
+__global__ void adamwKernel(float *w, const float *g, float *m, float *v,
+                            int64_t total, const float *lr, const float *norm,
+                            AdamK k, const float *lossScale) {
+  if (skipped(norm, lossScale))
+    return;
+  float clip = clipFactor(k, norm, lossScale);
+  FERRY_FOR(i, total) {
+    float gi = clip * g[i];
+    float mi = k.b1 * m[i] + k.c1 * gi;
+    float vi = k.b2 * v[i] + k.c2 * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    w[i] -= lr[0] * adamDirection(mi, vi, w[i], k);
+  }
+}
+
+// LAMB pass 1: moments, and per segment sum w^2 and u^2 into scratch.
+__global__ void lambMoments(const float *w, const float *g, float *m, float *v,
+                            int64_t n, const float *norm, AdamK k,
+                            double *scratch, int64_t segments,
+                            const float *lossScale) {
+  __shared__ double shared[32];
+  if (skipped(norm, lossScale))
+    return;
+  int64_t seg = blockIdx.y;
+  float clip = clipFactor(k, norm, lossScale);
+  double ww = 0, uu = 0;
+  for (int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+       j < n; j += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+    int64_t i = seg * n + j;
+    float gi = clip * g[i];
+    float mi = k.b1 * m[i] + k.c1 * gi;
+    float vi = k.b2 * v[i] + k.c2 * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    double u = adamDirection(mi, vi, w[i], k);
+    ww += static_cast<double>(w[i]) * w[i];
+    uu += u * u;
+  }
+  ww = blockSumDouble(ww, shared);
+  uu = blockSumDouble(uu, shared);
+  if (threadIdx.x == 0) {
+    atomicAdd(&scratch[seg], ww);
+    atomicAdd(&scratch[segments + seg], uu);
+  }
+}
+
+__global__ void lambApply(float *w, const float *m, const float *v, int64_t n,
+                          const float *lr, AdamK k, const double *scratch,
+                          int64_t segments, const float *norm,
+                          const float *lossScale) {
+  if (skipped(norm, lossScale))
+    return;
+  int64_t seg = blockIdx.y;
+  double ww = scratch[seg], uu = scratch[segments + seg];
+  double ratio = (ww > 0.0 && uu > 0.0) ? sqrt(ww) / sqrt(uu) : 1.0;
+  float step = static_cast<float>(static_cast<double>(lr[0]) * ratio);
+  for (int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+       j < n; j += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+    int64_t i = seg * n + j;
+    w[i] -= step * adamDirection(m[i], v[i], w[i], k);
+  }
+}
+
+} // namespace
+
+void reduce(cudaStream_t s, int32_t kind, const float *x, float *out,
+            int64_t outer, int64_t size, int64_t inner) {
+  if (outer <= 0 || inner <= 0)
+    return;
+  if (size <= 0) { // as the CPU: 0 for sums, NaN for the mean, -inf for max
+    fill(s, out, outer * inner, kind == 1 ? NAN : kind == 2 ? -INFINITY : 0.0f);
+    return;
+  }
+  if (inner == 1) {
+    launchRows(s, "reduce (rows)", outer, reduceRowsKernel, kind, x, out, size);
+  } else {
+    // Outer slices beyond the y limit are strided over by the blocks.
+    dim3 grid(gridDimension((inner + kColumnTile - 1) / kColumnTile, kMaxGridX,
+                            "reduce"),
+              static_cast<unsigned>(std::min(outer, kMaxGridYZ)));
+    launch("reduce (columns)", reduceColumnsKernel, grid,
+           dim3(kColumnTile, kRowLanes), 0, s, kind, x, out, outer, size,
+           inner);
+  }
+}
+
+void globalNorm(cudaStream_t s, const float *const *tensors,
+                const int64_t *sizes, int64_t count, float *out,
+                double *scratch) {
+  checkCall(cudaMemsetAsync(scratch, 0, sizeof(double), s),
+            "global_norm (zeroing)");
+  for (int64_t t = 0; t < count; ++t)
+    if (sizes[t] > 0)
+      // A few blocks per SM, each striding: few atomics on one address.
+      launch("global_norm", sumSquaresKernel,
+             dim3(std::min(blocksFor(sizes[t]), 1024)), dim3(kThreads), 0, s,
+             tensors[t], sizes[t], scratch);
+  launch("global_norm (sqrt)", sqrtKernel, dim3(1), dim3(1), 0, s,
+         static_cast<const double *>(scratch), out);
+}
+
+void adamUpdate(cudaStream_t s, float *w, const float *g, float *m, float *v,
+                int64_t n, int64_t segments, const float *lr,
+                const float *globalNorm, float clipNorm,
+                const AdamParams &params, double *scratch) {
+  if (n <= 0 || segments <= 0)
+    return;
+  double t = static_cast<double>(params.step);
+  AdamK k{params.beta1,
+          params.beta2,
+          1.0f - params.beta1,
+          1.0f - params.beta2,
+          static_cast<float>(1.0 / (1.0 - std::pow(double(params.beta1), t))),
+          static_cast<float>(1.0 / (1.0 - std::pow(double(params.beta2), t))),
+          params.epsilon,
+          params.applyWeightDecay ? params.weightDecay : 0.0f,
+          clipNorm};
+  if (!params.lamb) {
+    launchOver(s, "optimizer_update (AdamW)", n * segments, adamwKernel, w, g,
+               m, v, n * segments, lr, globalNorm, k, params.lossScale);
+    return;
+  }
+  checkCall(
+      cudaMemsetAsync(scratch, 0, static_cast<size_t>(2 * segments) * 8, s),
+      "optimizer_update (zeroing)");
+  dim3 grid(static_cast<unsigned>(std::min<int64_t>(blocksFor(n), 1024)),
+            gridDimension(segments, kMaxGridYZ, "optimizer_update"));
+  launch("optimizer_update (LAMB moments)", lambMoments, grid, dim3(kThreads),
+         0, s, w, g, m, v, n, globalNorm, k, scratch, segments,
+         params.lossScale);
+  launch("optimizer_update (LAMB apply)", lambApply, grid, dim3(kThreads), 0, s,
+         w, static_cast<const float *>(m), static_cast<const float *>(v), n, lr,
+         k, static_cast<const double *>(scratch), segments, globalNorm,
+         params.lossScale);
+}
+
+} // namespace ferry::cuda

@@ -1,0 +1,352 @@
+// ferry's CUDA kernels (CudaKernels.h declares them all). One block per row:
+// layer norm (and the residual-add fused form), softmax, dropout and the fused
+// softmax-dropout, with their gradients.
+#include "runtime/cuda/CudaKernels.h"
+
+#include "runtime/cuda/KernelCommon.cuh"
+#include "runtime/random/Philox.h"
+
+#include <cmath>
+
+namespace ferry::cuda {
+namespace {
+
+// Mean and 1 / sqrt(biased variance + eps) of one row, by the whole block
+// (two passes: the mean, then the squared deviations).
+__device__ void rowMeanRstd(const float *xr, int64_t cols, float eps,
+                            float *shared, float &mean, float &rstd) {
+  float s = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    s += xr[c];
+  mean = blockSum(s, shared) / static_cast<float>(cols);
+  float q = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    float d = xr[c] - mean;
+    q += d * d;
+  }
+  rstd = rsqrtf(blockSum(q, shared) / static_cast<float>(cols) + eps);
+}
+
+// One block per row.
+__global__ void layerNormKernel(const float *x, const float *scale,
+                                const float *bias, float *out, int64_t cols,
+                                float eps) {
+  __shared__ float shared[32];
+  const float *xr = x + blockIdx.x * cols;
+  float *orow = out + blockIdx.x * cols;
+  float mean, rstd;
+  rowMeanRstd(xr, cols, eps, shared, mean, rstd);
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    orow[c] = (xr[c] - mean) * rstd * scale[c] + bias[c];
+}
+
+__global__ void layerNormGradRows(const float *x, const float *scale,
+                                  const float *dy, float *dx, int64_t cols,
+                                  float eps) {
+  __shared__ float shared[32];
+  const float *xr = x + blockIdx.x * cols;
+  const float *dyr = dy + blockIdx.x * cols;
+  float *dxr = dx + blockIdx.x * cols;
+  float mean, rstd;
+  rowMeanRstd(xr, cols, eps, shared, mean, rstd);
+  float a = 0, b = 0; // sum(g), sum(g * xhat) with g = dy * scale
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    float g = dyr[c] * scale[c];
+    a += g;
+    b += g * (xr[c] - mean) * rstd;
+  }
+  float sumG = blockSum(a, shared), sumGX = blockSum(b, shared);
+  float invCols = 1.0f / static_cast<float>(cols);
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    float xhat = (xr[c] - mean) * rstd;
+    float g = dyr[c] * scale[c];
+    dxr[c] = rstd * (g - invCols * sumG - xhat * invCols * sumGX);
+  }
+}
+
+// Column sums over rows, the shape of a bias gradient: a block of
+// kColumnTile columns x kRowLanes lanes; lane t sums rows t, t + kRowLanes,
+// ... (coalesced along the columns) in double, as the CPU sums, and the
+// lanes are added in shared memory. One block per tile of columns.
+
+// dscale = sum dy * xhat, dbias = sum dy, per column.
+__global__ void layerNormGradColumns(const float *x, const float *dy,
+                                     float *dscale, float *dbias, int64_t rows,
+                                     int64_t cols, float eps,
+                                     const float *stats) {
+  __shared__ double ds[kRowLanes][kColumnTile], db[kRowLanes][kColumnTile];
+  int64_t c = blockIdx.x * static_cast<int64_t>(kColumnTile) + threadIdx.x;
+  double s = 0, b = 0;
+  if (c < cols)
+    for (int64_t r = threadIdx.y; r < rows; r += kRowLanes) {
+      float xhat = (x[r * cols + c] - stats[2 * r]) * stats[2 * r + 1];
+      s += static_cast<double>(dy[r * cols + c]) * xhat;
+      b += dy[r * cols + c];
+    }
+  ds[threadIdx.y][threadIdx.x] = s;
+  db[threadIdx.y][threadIdx.x] = b;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < cols) {
+    for (int lane = 1; lane < kRowLanes; ++lane) {
+      s += ds[lane][threadIdx.x];
+      b += db[lane][threadIdx.x];
+    }
+    dscale[c] = static_cast<float>(s);
+    dbias[c] = static_cast<float>(b);
+  }
+}
+
+// Mean and rstd per row, for the column pass.
+__global__ void rowStats(const float *x, float *stats, int64_t cols,
+                         float eps) {
+  __shared__ float shared[32];
+  const float *xr = x + blockIdx.x * cols;
+  float mean, rstd;
+  rowMeanRstd(xr, cols, eps, shared, mean, rstd);
+  if (threadIdx.x == 0) {
+    stats[2 * blockIdx.x] = mean;
+    stats[2 * blockIdx.x + 1] = rstd;
+  }
+}
+
+// One block per row of x viewed as [batch, rows, cols].
+__global__ void softmaxKernel(const float *x, const float *mask, float *out,
+                              int64_t rows, int64_t cols) {
+  __shared__ float shared[32];
+  int64_t row = blockIdx.x, b = row / rows;
+  const float *xr = x + row * cols;
+  float *orow = out + row * cols;
+  const float *mr = mask ? mask + b * cols : nullptr;
+  float m = -INFINITY;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    m = fmaxf(m, xr[c] + (mr ? mr[c] : 0.0f));
+  m = blockMax(m, shared);
+  float s = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    s += expf(xr[c] + (mr ? mr[c] : 0.0f) - m);
+  float inv = 1.0f / blockSum(s, shared);
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    orow[c] = expf(xr[c] + (mr ? mr[c] : 0.0f) - m) * inv;
+}
+
+__global__ void softmaxGradKernel(const float *y, const float *dy, float *dx,
+                                  int64_t cols) {
+  __shared__ float shared[32];
+  const float *yr = y + blockIdx.x * cols;
+  const float *dyr = dy + blockIdx.x * cols;
+  float s = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    s += dyr[c] * yr[c];
+  float dot = blockSum(s, shared);
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    dx[blockIdx.x * cols + c] = yr[c] * (dyr[c] - dot);
+}
+
+// The dropout of element i of a tensor with `perSample` elements per sample,
+// the CPU's mask bits: kept elements scaled by 1 / (1 - p).
+struct DropoutSite {
+  int64_t perSample;
+  uint64_t seed;
+  uint32_t purpose, layer;
+  uint64_t sampleOffset;
+  float p;
+  // perSample <= 0: the whole tensor of `count` elements is one sample.
+  static DropoutSite of(int64_t count, int64_t perSample, uint64_t seed,
+                        uint32_t purpose, uint32_t layer, uint64_t sampleOffset,
+                        float p) {
+    return DropoutSite{perSample > 0 ? perSample : count,
+                       seed,
+                       purpose,
+                       layer,
+                       sampleOffset,
+                       p};
+  }
+  __device__ float operator()(float x, int64_t i) const {
+    if (p == 0.0f)
+      return x;
+    uint64_t sample = sampleOffset + static_cast<uint64_t>(i / perSample);
+    return random::dropoutKeeps(seed, purpose, layer, sample,
+                                static_cast<uint64_t>(i % perSample), p)
+               ? x / (1.0f - p)
+               : 0.0f;
+  }
+};
+
+__global__ void dropoutKernel(const float *x, float *out, int64_t n,
+                              DropoutSite drop) {
+  FERRY_FOR(i, n) out[i] = drop(x[i], i);
+}
+
+// softmaxKernel, then the dropout of each probability: one block per row,
+// both written in the last pass.
+__global__ void softmaxDropoutKernel(const float *x, const float *mask,
+                                     float *probs, float *out, int64_t rows,
+                                     int64_t cols, DropoutSite drop) {
+  __shared__ float shared[32];
+  int64_t row = blockIdx.x, b = row / rows;
+  const float *xr = x + row * cols;
+  const float *mr = mask + b * cols;
+  float m = -INFINITY;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    m = fmaxf(m, xr[c] + mr[c]);
+  m = blockMax(m, shared);
+  float s = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    s += expf(xr[c] + mr[c] - m);
+  float inv = 1.0f / blockSum(s, shared);
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    int64_t i = row * cols + c;
+    float y = expf(xr[c] + mr[c] - m) * inv;
+    probs[i] = y;
+    out[i] = drop(y, i);
+  }
+}
+
+// softmaxGradKernel of the dropped gradient: the dropped values go to dx
+// first (each thread reads back only what it wrote).
+__global__ void dropoutSoftmaxGradKernel(const float *y, const float *dy,
+                                         float *dx, int64_t cols,
+                                         DropoutSite drop) {
+  __shared__ float shared[32];
+  int64_t base = blockIdx.x * cols;
+  float s = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    float d = drop(dy[base + c], base + c);
+    dx[base + c] = d;
+    s += d * y[base + c];
+  }
+  float dot = blockSum(s, shared);
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    dx[base + c] = y[base + c] * (dx[base + c] - dot);
+}
+
+// The end of a sublayer, one block per row: sum = dropout(input) + residual
+// written first (each thread its own columns), then the row's layer norm
+// from it (after the block's barrier the row is visible to every thread).
+__global__ void residualLayerNormKernel(const float *input,
+                                        const float *residual,
+                                        const float *scale, const float *bias,
+                                        float *sum, float *out, int64_t cols,
+                                        float eps, DropoutSite drop) {
+  __shared__ float shared[32];
+  int64_t base = blockIdx.x * cols;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    sum[base + c] = drop(input[base + c], base + c) + residual[base + c];
+  __syncthreads();
+  float mean, rstd;
+  rowMeanRstd(sum + base, cols, eps, shared, mean, rstd);
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    out[base + c] = (sum[base + c] - mean) * rstd * scale[c] + bias[c];
+}
+
+} // namespace
+
+void layerNorm(cudaStream_t s, const float *x, const float *scale,
+               const float *bias, float *out, int64_t rows, int64_t cols,
+               float eps) {
+  if (rows <= 0 || cols <= 0)
+    return;
+  launchRows(s, "layer_norm", rows, layerNormKernel, x, scale, bias, out, cols,
+             eps);
+}
+
+void layerNormGrad(cudaStream_t s, const float *x, const float *scale,
+                   const float *dy, float *dx, float *dscale, float *dbias,
+                   int64_t rows, int64_t cols, float eps) {
+  if (cols <= 0) // nothing to write (a grid of 0 column tiles is invalid)
+    return;
+  if (rows <= 0) { // no rows: zero parameter gradients, as the CPU
+    fill(s, dscale, cols, 0.0f);
+    fill(s, dbias, cols, 0.0f);
+    return;
+  }
+  launchRows(s, "layer_norm_grad", rows, layerNormGradRows, x, scale, dy, dx,
+             cols, eps);
+  // The rows' statistics for the column pass, from the stream-ordered pool
+  // (the backend keeps the pool's memory, so this does not reach the
+  // driver after the first step).
+  float *stats = nullptr;
+  checkCall(cudaMallocAsync(&stats, static_cast<size_t>(2 * rows) * 4, s),
+            "layer_norm_grad (row statistics)");
+  launchRows(s, "layer_norm_grad (row statistics)", rows, rowStats, x, stats,
+             cols, eps);
+  launch("layer_norm_grad (columns)", layerNormGradColumns,
+         dim3(gridDimension((cols + kColumnTile - 1) / kColumnTile, kMaxGridX,
+                            "layer_norm_grad")),
+         dim3(kColumnTile, kRowLanes), 0, s, x, dy, dscale, dbias, rows, cols,
+         eps, static_cast<const float *>(stats));
+  checkCall(cudaFreeAsync(stats, s), "layer_norm_grad (row statistics)");
+}
+
+void softmax(cudaStream_t s, const float *x, const float *mask, float *out,
+             int64_t batch, int64_t rows, int64_t cols) {
+  if (batch * rows <= 0 || cols <= 0)
+    return;
+  launchRows(s, "softmax", batch * rows, softmaxKernel, x, mask, out, rows,
+             cols);
+}
+
+void softmaxGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
+                 int64_t rows, int64_t cols) {
+  if (rows <= 0 || cols <= 0)
+    return;
+  launchRows(s, "softmax_grad", rows, softmaxGradKernel, y, dy, dx, cols);
+}
+
+void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
+             int64_t perSample, uint64_t seed, uint32_t purpose, uint32_t layer,
+             uint64_t sampleOffset, float p) {
+  if (n <= 0)
+    return;
+  if (p == 0.0f) {
+    if (out != x)
+      checkCall(cudaMemcpyAsync(out, x, static_cast<size_t>(n) * 4,
+                                cudaMemcpyDeviceToDevice, s),
+                "dropout (copy)");
+    return;
+  }
+  launchOver(
+      s, "dropout", n, dropoutKernel, x, out, n,
+      DropoutSite::of(n, perSample, seed, purpose, layer, sampleOffset, p));
+}
+
+void softmaxDropout(cudaStream_t s, const float *x, const float *mask,
+                    float *probs, float *out, int64_t batch, int64_t rows,
+                    int64_t cols, int64_t perSample, uint64_t seed,
+                    uint32_t purpose, uint32_t layer, uint64_t sampleOffset,
+                    float p) {
+  if (batch * rows <= 0 || cols <= 0)
+    return;
+  DropoutSite drop = DropoutSite::of(batch * rows * cols, perSample, seed,
+                                     purpose, layer, sampleOffset, p);
+  launchRows(s, "softmax_dropout", batch * rows, softmaxDropoutKernel, x, mask,
+             probs, out, rows, cols, drop);
+}
+
+void residualLayerNorm(cudaStream_t s, const float *input,
+                       const float *residual, const float *scale,
+                       const float *bias, float *sum, float *out, int64_t rows,
+                       int64_t cols, float eps, int64_t perSample,
+                       uint64_t seed, uint32_t purpose, uint32_t layer,
+                       uint64_t sampleOffset, float p) {
+  if (rows <= 0 || cols <= 0)
+    return;
+  DropoutSite drop = DropoutSite::of(rows * cols, perSample, seed, purpose,
+                                     layer, sampleOffset, p);
+  launchRows(s, "residual_layer_norm", rows, residualLayerNormKernel, input,
+             residual, scale, bias, sum, out, cols, eps, drop);
+}
+
+void dropoutSoftmaxGrad(cudaStream_t s, const float *y, const float *dy,
+                        float *dx, int64_t rows, int64_t cols,
+                        int64_t perSample, uint64_t seed, uint32_t purpose,
+                        uint32_t layer, uint64_t sampleOffset, float p) {
+  if (rows <= 0 || cols <= 0)
+    return;
+  DropoutSite drop = DropoutSite::of(rows * cols, perSample, seed, purpose,
+                                     layer, sampleOffset, p);
+  launchRows(s, "dropout_softmax_grad", rows, dropoutSoftmaxGradKernel, y, dy,
+             dx, cols, drop);
+}
+
+} // namespace ferry::cuda
