@@ -57,6 +57,7 @@ struct Value {
 
 struct KeyDef {
   const char *key;
+  KeyStage stage; // when it takes effect (Config.h)
   Kind kind;
   const char *defaultText; // nullptr: the key is required
   std::vector<std::string> choices;
@@ -83,62 +84,62 @@ const std::vector<KeyDef> &schema() {
   // One row per entry reads better than wrapped calls.
   // clang-format off
   static const std::vector<KeyDef> keys = {
-      {"model.layers", Kind::PositiveInt, nullptr, {}, FERRY_INT(model.layers)},
-      {"model.hidden_size", Kind::PositiveInt, nullptr, {}, FERRY_INT(model.hidden_size)},
-      {"model.num_heads", Kind::PositiveInt, nullptr, {}, FERRY_INT(model.num_heads)},
-      {"model.ffn_size", Kind::PositiveInt, nullptr, {}, FERRY_INT(model.ffn_size)},
-      {"model.vocab_size", Kind::PositiveInt, "30522", {}, FERRY_INT(model.vocab_size)},
-      {"model.max_positions", Kind::PositiveInt, "512", {}, FERRY_INT(model.max_positions)},
-      {"model.type_vocab_size", Kind::PositiveInt, "2", {}, FERRY_INT(model.type_vocab_size)},
-      {"model.seq_length", Kind::PositiveInt, nullptr, {}, FERRY_INT(model.seq_length)},
-      {"model.max_predictions", Kind::PositiveInt, nullptr, {}, FERRY_INT(model.max_predictions)},
-      {"model.hidden_dropout", Kind::Probability, "0.1", {}, FERRY_FLOAT(model.hidden_dropout)},
-      {"model.attention_dropout", Kind::Probability, "0.1", {}, FERRY_FLOAT(model.attention_dropout)},
-      {"model.layer_norm_eps", Kind::PositiveFloat, "1e-12", {}, FERRY_FLOAT(model.layer_norm_eps)},
+      {"model.layers", KeyStage::Compile, Kind::PositiveInt, nullptr, {}, FERRY_INT(model.layers)},
+      {"model.hidden_size", KeyStage::Compile, Kind::PositiveInt, nullptr, {}, FERRY_INT(model.hidden_size)},
+      {"model.num_heads", KeyStage::Compile, Kind::PositiveInt, nullptr, {}, FERRY_INT(model.num_heads)},
+      {"model.ffn_size", KeyStage::Compile, Kind::PositiveInt, nullptr, {}, FERRY_INT(model.ffn_size)},
+      {"model.vocab_size", KeyStage::Compile, Kind::PositiveInt, "30522", {}, FERRY_INT(model.vocab_size)},
+      {"model.max_positions", KeyStage::Compile, Kind::PositiveInt, "512", {}, FERRY_INT(model.max_positions)},
+      {"model.type_vocab_size", KeyStage::Compile, Kind::PositiveInt, "2", {}, FERRY_INT(model.type_vocab_size)},
+      {"model.seq_length", KeyStage::Compile, Kind::PositiveInt, nullptr, {}, FERRY_INT(model.seq_length)},
+      {"model.max_predictions", KeyStage::Compile, Kind::PositiveInt, nullptr, {}, FERRY_INT(model.max_predictions)},
+      {"model.hidden_dropout", KeyStage::Compile, Kind::Probability, "0.1", {}, FERRY_FLOAT(model.hidden_dropout)},
+      {"model.attention_dropout", KeyStage::Compile, Kind::Probability, "0.1", {}, FERRY_FLOAT(model.attention_dropout)},
+      {"model.layer_norm_eps", KeyStage::Compile, Kind::PositiveFloat, "1e-12", {}, FERRY_FLOAT(model.layer_norm_eps)},
 
-      {"training.global_batch_size", Kind::PositiveInt, nullptr, {}, FERRY_INT(training.global_batch_size)},
-      {"training.steps", Kind::PositiveInt, nullptr, {}, FERRY_INT(training.steps)},
-      {"training.seed", Kind::Int, "42", {}, FERRY_INT(training.seed)},
-      {"training.precision", Kind::Choice, "auto", {"auto", "fp32", "bf16", "fp16"}, FERRY_STRING(training.precision)},
-      {"training.loss_scale_initial", Kind::PositiveFloat, "65536", {}, FERRY_FLOAT(training.loss_scale_initial)},
-      {"training.loss_scale_growth_interval", Kind::PositiveInt, "2000", {}, FERRY_INT(training.loss_scale_growth_interval)},
-      {"training.loss_scale_min", Kind::PositiveFloat, "1", {}, FERRY_FLOAT(training.loss_scale_min)},
-      {"training.optimizer.name", Kind::Choice, "lamb", {"lamb", "adamw"}, FERRY_STRING(training.optimizer.name)},
-      {"training.optimizer.lr", Kind::NonNegativeFloat, nullptr, {}, FERRY_FLOAT(training.optimizer.lr)},
-      {"training.optimizer.beta1", Kind::Probability, "0.9", {}, FERRY_FLOAT(training.optimizer.beta1)},
-      {"training.optimizer.beta2", Kind::Probability, "0.999", {}, FERRY_FLOAT(training.optimizer.beta2)},
-      {"training.optimizer.epsilon", Kind::PositiveFloat, "1e-6", {}, FERRY_FLOAT(training.optimizer.epsilon)},
-      {"training.optimizer.weight_decay", Kind::NonNegativeFloat, "0.01", {}, FERRY_FLOAT(training.optimizer.weight_decay)},
-      {"training.optimizer.clip_norm", Kind::NonNegativeFloat, "1.0", {}, FERRY_FLOAT(training.optimizer.clip_norm)},
-      {"training.lr_schedule.kind", Kind::Choice, "poly", {"poly", "constant"}, FERRY_STRING(training.lr_schedule.kind)},
-      {"training.lr_schedule.warmup_steps", Kind::NonNegativeInt, "0", {}, FERRY_INT(training.lr_schedule.warmup_steps)},
-      {"training.lr_schedule.start_warmup_step", Kind::Int, "0", {}, FERRY_INT(training.lr_schedule.start_warmup_step)},
-      {"training.lr_schedule.power", Kind::NonNegativeFloat, "1.0", {}, FERRY_FLOAT(training.lr_schedule.power)},
-      {"training.lr_schedule.total_steps", Kind::PositiveInt, nullptr, {}, FERRY_INT(training.lr_schedule.total_steps)},
-      {"training.eval_every_samples", Kind::AutoOrNonNegativeInt, "0", {}, FERRY_INT(training.eval_every_samples)},
-      {"training.target_mlm_accuracy", Kind::Probability, "0", {}, FERRY_FLOAT(training.target_mlm_accuracy)},
+      {"training.global_batch_size", KeyStage::Compile, Kind::PositiveInt, nullptr, {}, FERRY_INT(training.global_batch_size)},
+      {"training.steps", KeyStage::RunAnyTime, Kind::PositiveInt, nullptr, {}, FERRY_INT(training.steps)},
+      {"training.seed", KeyStage::Compile, Kind::Int, "42", {}, FERRY_INT(training.seed)},
+      {"training.precision", KeyStage::Compile, Kind::Choice, "auto", {"auto", "fp32", "bf16", "fp16"}, FERRY_STRING(training.precision)},
+      {"training.loss_scale_initial", KeyStage::Compile, Kind::PositiveFloat, "65536", {}, FERRY_FLOAT(training.loss_scale_initial)},
+      {"training.loss_scale_growth_interval", KeyStage::Compile, Kind::PositiveInt, "2000", {}, FERRY_INT(training.loss_scale_growth_interval)},
+      {"training.loss_scale_min", KeyStage::Compile, Kind::PositiveFloat, "1", {}, FERRY_FLOAT(training.loss_scale_min)},
+      {"training.optimizer.name", KeyStage::Compile, Kind::Choice, "lamb", {"lamb", "adamw"}, FERRY_STRING(training.optimizer.name)},
+      {"training.optimizer.lr", KeyStage::Compile, Kind::NonNegativeFloat, nullptr, {}, FERRY_FLOAT(training.optimizer.lr)},
+      {"training.optimizer.beta1", KeyStage::Compile, Kind::Probability, "0.9", {}, FERRY_FLOAT(training.optimizer.beta1)},
+      {"training.optimizer.beta2", KeyStage::Compile, Kind::Probability, "0.999", {}, FERRY_FLOAT(training.optimizer.beta2)},
+      {"training.optimizer.epsilon", KeyStage::Compile, Kind::PositiveFloat, "1e-6", {}, FERRY_FLOAT(training.optimizer.epsilon)},
+      {"training.optimizer.weight_decay", KeyStage::Compile, Kind::NonNegativeFloat, "0.01", {}, FERRY_FLOAT(training.optimizer.weight_decay)},
+      {"training.optimizer.clip_norm", KeyStage::Compile, Kind::NonNegativeFloat, "1.0", {}, FERRY_FLOAT(training.optimizer.clip_norm)},
+      {"training.lr_schedule.kind", KeyStage::Compile, Kind::Choice, "poly", {"poly", "constant"}, FERRY_STRING(training.lr_schedule.kind)},
+      {"training.lr_schedule.warmup_steps", KeyStage::Compile, Kind::NonNegativeInt, "0", {}, FERRY_INT(training.lr_schedule.warmup_steps)},
+      {"training.lr_schedule.start_warmup_step", KeyStage::Compile, Kind::Int, "0", {}, FERRY_INT(training.lr_schedule.start_warmup_step)},
+      {"training.lr_schedule.power", KeyStage::Compile, Kind::NonNegativeFloat, "1.0", {}, FERRY_FLOAT(training.lr_schedule.power)},
+      {"training.lr_schedule.total_steps", KeyStage::Compile, Kind::PositiveInt, nullptr, {}, FERRY_INT(training.lr_schedule.total_steps)},
+      {"training.eval_every_samples", KeyStage::RunAnyTime, Kind::AutoOrNonNegativeInt, "0", {}, FERRY_INT(training.eval_every_samples)},
+      {"training.target_mlm_accuracy", KeyStage::RunAnyTime, Kind::Probability, "0", {}, FERRY_FLOAT(training.target_mlm_accuracy)},
 
-      {"execution.mode", Kind::Choice, "resident", {"resident", "phased"}, FERRY_STRING(execution.mode)},
-      {"execution.backend", Kind::Choice, "cpu", {"cpu", "cuda"}, FERRY_STRING(execution.backend)},
-      {"execution.micro_batch_size", Kind::AutoOrPositiveInt, "auto", {}, FERRY_INT(execution.micro_batch_size)},
-      {"execution.recompute", Kind::Choice, "none", {"none", "layer"}, FERRY_STRING(execution.recompute)},
-      {"execution.device_memory_limit", Kind::Size, "unlimited", {}, FERRY_FIELD(execution.device_memory_limit, size)},
-      {"execution.prefetch", Kind::Bool, "true", {}, FERRY_BOOL(execution.prefetch)},
-      {"execution.fusion", Kind::Bool, "true", {}, FERRY_BOOL(execution.fusion)},
-      {"execution.data_parallel", Kind::PositiveInt, "1", {}, FERRY_INT(execution.data_parallel)},
-      {"execution.replicated_tensor_sharding", Kind::Bool, "false", {}, FERRY_BOOL(execution.replicated_tensor_sharding)},
+      {"execution.mode", KeyStage::Compile, Kind::Choice, "resident", {"resident", "phased"}, FERRY_STRING(execution.mode)},
+      {"execution.backend", KeyStage::Compile, Kind::Choice, "cpu", {"cpu", "cuda"}, FERRY_STRING(execution.backend)},
+      {"execution.micro_batch_size", KeyStage::Compile, Kind::AutoOrPositiveInt, "auto", {}, FERRY_INT(execution.micro_batch_size)},
+      {"execution.recompute", KeyStage::Compile, Kind::Choice, "none", {"none", "layer"}, FERRY_STRING(execution.recompute)},
+      {"execution.device_memory_limit", KeyStage::RunAnyTime, Kind::Size, "unlimited", {}, FERRY_FIELD(execution.device_memory_limit, size)},
+      {"execution.prefetch", KeyStage::Compile, Kind::Bool, "true", {}, FERRY_BOOL(execution.prefetch)},
+      {"execution.fusion", KeyStage::Compile, Kind::Bool, "true", {}, FERRY_BOOL(execution.fusion)},
+      {"execution.data_parallel", KeyStage::Compile, Kind::PositiveInt, "1", {}, FERRY_INT(execution.data_parallel)},
+      {"execution.replicated_tensor_sharding", KeyStage::Compile, Kind::Bool, "false", {}, FERRY_BOOL(execution.replicated_tensor_sharding)},
 
-      {"data.path", Kind::Text, "synthetic", {}, FERRY_STRING(data.path)},
-      {"data.format", Kind::Choice, "auto", {"auto", "hdf5", "tfrecord"}, FERRY_STRING(data.format)},
-      {"data.shuffle", Kind::Bool, "true", {}, FERRY_BOOL(data.shuffle)},
-      {"data.synthetic_samples", Kind::PositiveInt, "1024", {}, FERRY_INT(data.synthetic_samples)},
-      {"data.eval_path", Kind::Text, "", {}, FERRY_STRING(data.eval_path)},
-      {"data.eval_samples", Kind::NonNegativeInt, "0", {}, FERRY_INT(data.eval_samples)},
+      {"data.path", KeyStage::Run, Kind::Text, "synthetic", {}, FERRY_STRING(data.path)},
+      {"data.format", KeyStage::Run, Kind::Choice, "auto", {"auto", "hdf5", "tfrecord"}, FERRY_STRING(data.format)},
+      {"data.shuffle", KeyStage::Run, Kind::Bool, "true", {}, FERRY_BOOL(data.shuffle)},
+      {"data.synthetic_samples", KeyStage::Run, Kind::PositiveInt, "1024", {}, FERRY_INT(data.synthetic_samples)},
+      {"data.eval_path", KeyStage::RunAnyTime, Kind::Text, "", {}, FERRY_STRING(data.eval_path)},
+      {"data.eval_samples", KeyStage::RunAnyTime, Kind::NonNegativeInt, "0", {}, FERRY_INT(data.eval_samples)},
 
-      {"checkpoint.init", Kind::Text, "", {}, FERRY_STRING(checkpoint.init)},
-      {"checkpoint.save_dir", Kind::Text, "", {}, FERRY_STRING(checkpoint.save_dir)},
-      {"checkpoint.every_steps", Kind::NonNegativeInt, "0", {}, FERRY_INT(checkpoint.every_steps)},
-      {"checkpoint.keep", Kind::PositiveInt, "3", {}, FERRY_INT(checkpoint.keep)},
+      {"checkpoint.init", KeyStage::RunAnyTime, Kind::Text, "", {}, FERRY_STRING(checkpoint.init)},
+      {"checkpoint.save_dir", KeyStage::RunAnyTime, Kind::Text, "", {}, FERRY_STRING(checkpoint.save_dir)},
+      {"checkpoint.every_steps", KeyStage::RunAnyTime, Kind::NonNegativeInt, "0", {}, FERRY_INT(checkpoint.every_steps)},
+      {"checkpoint.keep", KeyStage::RunAnyTime, Kind::PositiveInt, "3", {}, FERRY_INT(checkpoint.keep)},
   };
   // clang-format on
   return keys;
@@ -634,6 +635,13 @@ void validateRelations(Config &c, const std::map<std::string, Raw> &raw) {
 // ---------------------------------------------------------------------------
 // Public API
 // ---------------------------------------------------------------------------
+
+std::optional<KeyStage> keyStage(const std::string &key) {
+  for (const KeyDef &def : schema())
+    if (key == def.key)
+      return def.stage;
+  return std::nullopt;
+}
 
 std::vector<std::string> configKeys() {
   std::vector<std::string> keys;

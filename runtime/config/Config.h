@@ -140,6 +140,18 @@ Config loadConfig(const std::string &path,
 Config parseConfig(const std::string &yamlText, const std::string &sourceName,
                    const std::vector<std::string> &overrides = {});
 
+// When a key takes effect; each key of the schema declares it.
+enum class KeyStage {
+  Compile,    // shapes the executable: changing it needs a recompile (and a
+              // resumed run must keep it)
+  Run,        // read by the run: a compiled executable accepts it (--set),
+              // but a resumed run must keep it (data.path, data.shuffle, ...)
+  RunAnyTime, // read by the run and free to change when a run resumes
+              // (training.steps, checkpoint.*, evaluation, the budget)
+};
+// nullopt for a key the schema does not know.
+std::optional<KeyStage> keyStage(const std::string &key);
+
 // Every key the schema knows, dotted ("model.hidden_size"), in schema order.
 std::vector<std::string> configKeys();
 

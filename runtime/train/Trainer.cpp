@@ -56,7 +56,8 @@ data::SampleShape shapeOf(const Config &c) {
           c.model.type_vocab_size};
 }
 
-// Keys whose change makes a resumed run differ from the uninterrupted one.
+// Keys whose change makes a resumed run differ from the uninterrupted one:
+// every key but those declared KeyStage::RunAnyTime.
 std::vector<std::string> changedKeys(const std::string &before,
                                      const std::string &now) {
   auto lines = [](const std::string &text) {
@@ -73,14 +74,10 @@ std::vector<std::string> changedKeys(const std::string &before,
   auto a = lines(before), b = lines(now);
   std::vector<std::string> changed;
   for (const auto &[key, line] : b) {
-    bool runOnly = key.rfind("checkpoint.", 0) == 0 ||
-                   key == "training.steps" || key == "data.eval_path" ||
-                   key == "data.eval_samples" ||
-                   key == "training.eval_every_samples" ||
-                   key == "training.target_mlm_accuracy" ||
-                   key == "execution.device_memory_limit";
+    // Keys declared free to change on resume (Config.h, KeyStage).
+    bool anyTime = keyStage(key) == KeyStage::RunAnyTime;
     auto it = a.find(key);
-    if (!runOnly && (it == a.end() || it->second != line))
+    if (!anyTime && (it == a.end() || it->second != line))
       changed.push_back(it == a.end() ? line + " (new)"
                                       : it->second + " -> " + line);
   }

@@ -477,3 +477,41 @@ TEST(Config, EveryKeyIsDocumented) {
     EXPECT_NE(text.str().find("| `" + key + "` |"), std::string::npos)
         << key << " is not documented in docs/configs.md";
 }
+
+// The stage each key declares is what docs/executable.md lists: the
+// run-time keys a compiled executable accepts, and those a resumed run may
+// change (whitespace aside).
+TEST(Config, KeyStagesAreTheDocumentedOnes) {
+  std::ifstream in(std::string(FERRY_SOURCE_DIR) + "/docs/executable.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string doc, word;
+  for (std::istringstream words(text.str()); words >> word;)
+    doc += (doc.empty() ? "" : " ") + word;
+  // In schema order.
+  auto list = [](bool (*wanted)(ferry::KeyStage)) {
+    std::string out;
+    for (const std::string &key : ferry::configKeys())
+      if (wanted(*ferry::keyStage(key)))
+        out += (out.empty() ? "`" : ", `") + key + "`";
+    return out;
+  };
+  std::string runTime =
+      list([](ferry::KeyStage s) { return s != ferry::KeyStage::Compile; });
+  std::string anyTime =
+      list([](ferry::KeyStage s) { return s == ferry::KeyStage::RunAnyTime; });
+  EXPECT_NE(doc.find("only for the run-time keys: " + runTime + ";"),
+            std::string::npos)
+      << "docs/executable.md should list the run-time keys: " << runTime;
+  EXPECT_NE(doc.find("a resumed run may change " + anyTime + ";"),
+            std::string::npos)
+      << "docs/executable.md should list the keys a resume may change: "
+      << anyTime;
+  // Every key has a stage; model shapes are compile-time, data run-time.
+  for (const std::string &key : ferry::configKeys())
+    EXPECT_TRUE(ferry::keyStage(key).has_value()) << key;
+  EXPECT_EQ(ferry::keyStage("model.hidden_size"), ferry::KeyStage::Compile);
+  EXPECT_EQ(ferry::keyStage("data.path"), ferry::KeyStage::Run);
+  EXPECT_EQ(ferry::keyStage("training.steps"), ferry::KeyStage::RunAnyTime);
+  EXPECT_FALSE(ferry::keyStage("model.hiden_size").has_value());
+}

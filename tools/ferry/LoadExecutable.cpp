@@ -23,12 +23,21 @@ bool endsWith(const std::string &s, const std::string &suffix) {
 
 // Keys a compiled executable can still take: they change what the runtime
 // feeds, evaluates, saves and allows, not the program.
+// Whether a --set applies to a compiled executable: the key's declared stage
+// is a run-time one (an unknown key is left to the config parser's error).
 bool runtimeOnlyKey(const std::string &assignment) {
-  std::string key = assignment.substr(0, assignment.find('='));
-  return key.rfind("data.", 0) == 0 || key.rfind("checkpoint.", 0) == 0 ||
-         key == "training.steps" || key == "training.eval_every_samples" ||
-         key == "training.target_mlm_accuracy" ||
-         key == "execution.device_memory_limit";
+  std::optional<KeyStage> stage =
+      keyStage(assignment.substr(0, assignment.find('=')));
+  return !stage || *stage != KeyStage::Compile;
+}
+
+// The run-time keys, for the message that refuses a compile-time one.
+std::string runTimeKeyList() {
+  std::string list;
+  for (const std::string &key : configKeys())
+    if (keyStage(key) != KeyStage::Compile)
+      list += (list.empty() ? "" : ", ") + key;
+  return list;
 }
 
 } // namespace
@@ -66,12 +75,10 @@ loadExecutable(const std::string &input,
         std::fprintf(stderr,
                      "ferry: error: --set %s changes the compiled program in "
                      "%s; recompile with `ferry compile CONFIG --set %s -o "
-                     "FILE.fxe` (only data.*, checkpoint.*, training.steps, "
-                     "training.eval_every_samples, "
-                     "training.target_mlm_accuracy and "
-                     "execution.device_memory_limit apply to a compiled "
-                     "executable)\n",
-                     o.c_str(), input.c_str(), o.c_str());
+                     "FILE.fxe` (a compiled executable accepts only the "
+                     "run-time keys: %s)\n",
+                     o.c_str(), input.c_str(), o.c_str(),
+                     runTimeKeyList().c_str());
         return std::nullopt;
       }
     out.config = parseConfig(out.exe->root().config_yaml()->str(),
