@@ -1,7 +1,7 @@
 //===- CompileCache.h - compile through the executable cache ----*- C++ -*-===//
 //
 // `ferry compile` and `ferry train CONFIG` look compiled executables up in
-// the cache (runtime/cache/ExecutableCache.h) before compiling. The key is
+// the cache (compiler/cache/ExecutableCache.h) before compiling. The key is
 // the SHA-256 of: every key of the resolved config in canonical form, the
 // pass options the config selects, the target (backend, CUDA architectures),
 // ferry's version and git hash, and the versions of LLVM/MLIR, FlatBuffers
@@ -13,7 +13,7 @@
 #define FERRY_COMPILER_COMPILECACHE_H
 
 #include "compiler/CompileSession.h"
-#include "runtime/cache/ExecutableCache.h"
+#include "compiler/cache/ExecutableCache.h"
 #include "runtime/config/Config.h"
 
 #include "mlir/IR/MLIRContext.h"

@@ -45,7 +45,7 @@ LogicalResult KernelOp::verify() {
   // The calling convention of Kernels.def: at least the required operands.
   const kernels::Signature &sig = kernels::signature(*kernel);
   if (getBuffers().size() < sig.minBuffers || getInts().size() < sig.minInts ||
-      getFloats().size() < static_cast<int64_t>(sig.minFloats))
+      getFloats().size() < sig.minFloats)
     return emitOpError() << "kernel '" << getKernel() << "' takes at least "
                          << sig.minBuffers << " buffers, " << sig.minInts
                          << " ints and " << sig.minFloats << " floats, given "

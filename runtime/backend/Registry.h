@@ -7,7 +7,7 @@
 // another, and nothing outside this folder knows which backends exist.
 #pragma once
 
-#include "runtime/Backend.h"
+#include "runtime/backend/Backend.h"
 
 #include <memory>
 #include <optional>

@@ -18,7 +18,7 @@
 // the whole random state: dropout and shuffling are keyed by them.
 #pragma once
 
-#include "runtime/Backend.h"
+#include "runtime/backend/Backend.h"
 #include "runtime/checkpoint/Safetensors.h"
 
 #include <cstdint>

@@ -7,7 +7,7 @@
 // copy thread (CopyQueue), counted as host-link bytes.
 #pragma once
 
-#include "runtime/Backend.h"
+#include "runtime/backend/Backend.h"
 #include "runtime/cpu/CopyQueue.h"
 #include "runtime/executable/ExecutableFile.h"
 

@@ -7,7 +7,7 @@
 // load and a store overlap), NVTX ranges around each phase.
 #pragma once
 
-#include "runtime/Backend.h"
+#include "runtime/backend/Backend.h"
 #include "runtime/backend/Registry.h"
 
 #include <memory>

@@ -48,7 +48,6 @@ bool operator==(Int a, Int b) { return !a.bad && !b.bad && a.v == b.v; }
 bool operator!=(Int a, Int b) { return !(a == b); }
 bool operator<(Int a, Int b) { return !a.bad && !b.bad && a.v < b.v; }
 bool operator<=(Int a, Int b) { return !a.bad && !b.bad && a.v <= b.v; }
-bool operator>(Int a, Int b) { return b < a; }
 bool operator>=(Int a, Int b) { return b <= a; }
 
 // The parameters after the named ones (FERRY_INT_REST).

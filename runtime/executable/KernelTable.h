@@ -18,6 +18,7 @@ namespace ferry::kernels {
 enum class Kernel : uint16_t {
 #define FERRY_KERNEL(Enum, name, doc) Enum,
 #include "runtime/executable/Kernels.def"
+#undef FERRY_KERNEL
   Count
 };
 

@@ -1,13 +1,13 @@
-// The training loop of `ferry train` and the evaluation of `ferry eval` on
-// the CPU backend.
+// The training loop of `ferry train` and the evaluation of `ferry eval`.
 #include "runtime/train/Trainer.h"
 
 #include "runtime/backend/Registry.h"
 #include "runtime/checkpoint/Checkpoint.h"
+#include "runtime/train/ResumeCheck.h"
+#include "runtime/train/StopSignals.h"
 
 #include <fmt/format.h>
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -19,14 +19,6 @@
 using namespace ferry;
 
 namespace {
-
-std::atomic<int> stopRequested{0};
-
-extern "C" void onStopSignal(int signal) {
-  stopRequested.store(signal);
-  // A second signal ends the process the default way.
-  std::signal(signal, SIG_DFL);
-}
 
 template <typename T>
 void copyInto(Backend &backend, const std::string &name,
@@ -56,43 +48,10 @@ data::SampleShape shapeOf(const Config &c) {
           c.model.type_vocab_size};
 }
 
-// Keys whose change makes a resumed run differ from the uninterrupted one:
-// every key but those declared KeyStage::RunAnyTime.
-std::vector<std::string> changedKeys(const std::string &before,
-                                     const std::string &now) {
-  auto lines = [](const std::string &text) {
-    std::map<std::string, std::string> out;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) {
-      size_t colon = line.find(':');
-      if (colon != std::string::npos)
-        out[line.substr(0, colon)] = line;
-    }
-    return out;
-  };
-  auto a = lines(before), b = lines(now);
-  std::vector<std::string> changed;
-  for (const auto &[key, line] : b) {
-    // Keys declared free to change on resume (Config.h, KeyStage).
-    bool anyTime = keyStage(key) == KeyStage::RunAnyTime;
-    auto it = a.find(key);
-    if (!anyTime && (it == a.end() || it->second != line))
-      changed.push_back(it == a.end() ? line + " (new)"
-                                      : it->second + " -> " + line);
-  }
-  return changed;
-}
-
 } // namespace
 
-void ferry::installStopHandlers() {
-  std::signal(SIGINT, onStopSignal);
-  std::signal(SIGTERM, onStopSignal);
-}
-
 Trainer::Trainer(const ExecutableFile &executable, const Config &config)
-    : exe_(executable), config_(config) {
+    : exe_(executable), config_(config), lossScale_(config) {
   if (config_.execution.data_parallel != 1)
     throw RuntimeError(fmt::format(
         "execution.data_parallel {}: one process trains one replica so far; "
@@ -109,8 +68,6 @@ Trainer::Trainer(const ExecutableFile &executable, const Config &config)
         config_.model.type_vocab_size));
   backend_ = createBackend(exe_.root(), config_.execution.device_memory_limit);
   backend_->initialiseStates(static_cast<uint64_t>(config_.training.seed));
-  if (config_.training.precision == "fp16")
-    lossScale_ = config_.training.loss_scale_initial;
   rows_ = config_.training.global_batch_size / config_.execution.data_parallel;
   if (config_.data.path == "synthetic")
     synthetic_ = std::make_unique<data::SyntheticData>(
@@ -154,9 +111,8 @@ void Trainer::resume(const std::string &dir, std::FILE *out) {
   std::vector<std::string> changed =
       changedKeys(state.configText, config_.canonicalText());
   stepsDone_ = state.step;
-  if (lossScale_ > 0 && state.lossScale > 0) {
-    lossScale_ = state.lossScale;
-    cleanSteps_ = state.lossScaleCleanSteps;
+  if (lossScale_.enabled() && state.lossScale > 0) {
+    lossScale_.restore(state.lossScale, state.lossScaleCleanSteps);
     skipped_ = state.skippedUpdates;
   }
   std::fprintf(out, "resuming from %s at step %lld (%lld samples consumed)\n",
@@ -192,9 +148,9 @@ StepMetrics Trainer::step(int64_t s) {
   // The MLM loss is normalised by the global batch's count of counted slots.
   double counted = batch_.countedSlots();
   feed(batch_, static_cast<float>(counted));
-  if (lossScale_ > 0)
+  if (lossScale_.enabled())
     copyInto(*backend_, "input.loss_scale",
-             std::vector<float>{static_cast<float>(lossScale_)});
+             std::vector<float>{static_cast<float>(lossScale_.scale())});
   // The program's step is the optimizer updates applied (skipped fp16
   // updates do not count: the schedule and bias corrections follow them).
   backend_->run("train_step", {s - skipped_});
@@ -211,36 +167,10 @@ StepMetrics Trainer::step(int64_t s) {
   m.lr = scalar(*backend_, "metric.lr");
   m.gradNorm = scalar(*backend_, "metric.grad_norm");
   m.samplesPerSecond = static_cast<double>(rows_) / m.seconds;
-  if (lossScale_ > 0) {
-    // The gradient norm is non-finite exactly when the scaled gradients
-    // overflowed; the program then left the weights and moments alone.
-    if (!std::isfinite(m.gradNorm)) {
-      double halved = lossScale_ / 2;
-      if (halved < config_.training.loss_scale_min)
-        throw RuntimeError(fmt::format(
-            "fp16: the gradients overflowed at step {} with the loss scale "
-            "at {:g}, and halving it would go below "
-            "training.loss_scale_min {:g}; the model diverged or fp16 cannot "
-            "hold its gradients: use training.precision bf16 or fp32, or "
-            "lower training.optimizer.lr",
-            m.step, lossScale_, config_.training.loss_scale_min));
-      m.skipped = true;
-      m.lossScaleNote = fmt::format(
-          "fp16: gradient overflow at step {}: update skipped, loss scale "
-          "{:g} -> {:g}",
-          m.step, lossScale_, halved);
-      lossScale_ = halved;
-      cleanSteps_ = 0;
-      ++skipped_;
-    } else if (++cleanSteps_ >= config_.training.loss_scale_growth_interval) {
-      m.lossScaleNote = fmt::format(
-          "fp16: {} updates without overflow at step {}: loss scale {:g} -> "
-          "{:g}",
-          cleanSteps_, m.step, lossScale_, lossScale_ * 2);
-      lossScale_ *= 2;
-      cleanSteps_ = 0;
-    }
-  }
+  DynamicLossScale::Outcome scaling = lossScale_.update(m.step, m.gradNorm);
+  m.skipped = scaling.skipped;
+  m.lossScaleNote = scaling.note;
+  skipped_ += scaling.skipped ? 1 : 0;
   if (!std::isfinite(m.loss))
     throw RuntimeError(fmt::format(
         "the loss became {} at step {} (lr {:.3g}, grad norm {:.3g}); lower "
@@ -297,8 +227,8 @@ std::string Trainer::save(const std::string &dir, int64_t steps) {
   state.dataPosition = steps * config_.training.global_batch_size;
   state.seed = config_.training.seed;
   state.configText = config_.canonicalText();
-  state.lossScale = lossScale_;
-  state.lossScaleCleanSteps = cleanSteps_;
+  state.lossScale = lossScale_.scale();
+  state.lossScaleCleanSteps = lossScale_.cleanSteps();
   state.skippedUpdates = skipped_;
   return ckpt::saveCheckpoint(dir, exe_.root(), *backend_, state,
                               config_.checkpoint.keep);
@@ -393,16 +323,17 @@ RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
                                        : std::string("null"),
           last.samplesPerSecond, backend_->peakBytes(), backend_->arenaBytes(),
           stepLinkBytes,
-          lossScale_ > 0
+          lossScale_.enabled()
               ? fmt::format(", \"loss_scale\": {:g}, \"skipped\": {}",
-                            last.skipped ? lossScale_ * 2 : lossScale_,
+                            last.skipped ? lossScale_.scale() * 2
+                                         : lossScale_.scale(),
                             last.skipped ? "true" : "false")
               : std::string(),
           evalFields);
       metrics.flush();
     }
 
-    int signal = stopRequested.load();
+    int signal = stopSignalReceived();
     bool periodic = everySteps > 0 && last.step % everySteps == 0;
     if (!options.saveDir.empty() &&
         (periodic || signal != 0 || result.reachedTarget)) {

@@ -1,13 +1,17 @@
-// Training and evaluation on the CPU backend: loads an executable's
-// train_step and eval_step, feeds them batches (synthetic, HDF5 or
-// TFRecord), runs the updates, evaluates, saves and resumes checkpoints and
-// reports the metrics (console progress lines and JSON lines).
+// Training and evaluation on any backend: loads an executable's train_step
+// and eval_step, feeds them batches (synthetic, HDF5 or TFRecord), runs the
+// updates, evaluates, saves and resumes checkpoints and reports the metrics
+// (console progress lines and JSON lines). Loss scaling (LossScale.h), stop
+// signals (StopSignals.h) and the resume config check (ResumeCheck.h) are
+// their own pieces.
 #pragma once
 
-#include "runtime/Backend.h"
+#include "runtime/backend/Backend.h"
 #include "runtime/config/Config.h"
 #include "runtime/data/MlperfData.h"
 #include "runtime/data/SyntheticData.h"
+#include "runtime/train/LossScale.h"
+#include "runtime/train/StopSignals.h"
 
 #include <cstdio>
 #include <memory>
@@ -46,10 +50,6 @@ struct RunResult {
   std::string lastCheckpoint; // step directory written last ("" = none)
 };
 
-// SIGINT and SIGTERM set a flag the training loop checks after each update
-// (it then finishes cleanly); a second signal ends the process at once.
-void installStopHandlers();
-
 class Trainer {
 public:
   Trainer(const ExecutableFile &executable, const Config &config);
@@ -87,9 +87,8 @@ private:
   data::HostBatch batch_;
   int64_t rows_ = 0; // samples per update on this replica
   int64_t stepsDone_ = 0;
-  // fp16 loss scaling (lossScale_ 0: off).
-  double lossScale_ = 0;
-  int64_t cleanSteps_ = 0, skipped_ = 0;
+  DynamicLossScale lossScale_; // fp16 only
+  int64_t skipped_ = 0;        // updates skipped on overflow
 };
 
 } // namespace ferry

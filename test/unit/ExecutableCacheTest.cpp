@@ -1,6 +1,6 @@
 // The executable cache: keys, entries, damage, the size bound, nearest-entry
 // explanations. Each test uses its own directory.
-#include "runtime/cache/ExecutableCache.h"
+#include "compiler/cache/ExecutableCache.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 #include "runtime/ByteSize.h"
 #include "tools/ferry/Commands.h"
 
-#include "runtime/cache/ExecutableCache.h"
+#include "compiler/cache/ExecutableCache.h"
 #include "runtime/config/Config.h"
 
 #include <chrono>

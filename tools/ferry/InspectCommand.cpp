@@ -6,9 +6,9 @@
 #include "runtime/AtomicFile.h"
 #include "runtime/config/Config.h"
 #include "runtime/executable/ExecutableFile.h"
-#include "runtime/executable/HtmlReport.h"
 #include "runtime/executable/KernelTable.h"
-#include "runtime/executable/PlanReport.h"
+#include "tools/ferry/reports/HtmlReport.h"
+#include "tools/ferry/reports/PlanReport.h"
 
 #include <cstdio>
 #include <map>

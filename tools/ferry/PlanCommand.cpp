@@ -6,8 +6,8 @@
 #include "tools/ferry/Commands.h"
 #include "tools/ferry/LoadExecutable.h"
 
-#include "runtime/executable/HtmlReport.h"
-#include "runtime/executable/PlanReport.h"
+#include "tools/ferry/reports/HtmlReport.h"
+#include "tools/ferry/reports/PlanReport.h"
 
 #include <cstdio>
 #include <memory>

@@ -1,5 +1,5 @@
 // The compiled-executable cache: entry files, the size bound, the counters.
-#include "runtime/cache/ExecutableCache.h"
+#include "compiler/cache/ExecutableCache.h"
 
 #include "runtime/AtomicFile.h"
 #include "runtime/ByteSize.h"

@@ -1,6 +1,6 @@
 // What every backend shares: state lookup, program entry, initial values.
 // Choosing a backend is the registry's (backend/Registry.h).
-#include "runtime/Backend.h"
+#include "runtime/backend/Backend.h"
 
 #include "runtime/random/Philox.h"
 

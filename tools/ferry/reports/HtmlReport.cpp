@@ -1,11 +1,11 @@
 // Renders the phase plan of an executable as HTML + SVG (see HtmlReport.h).
 // Hand-written SVG: the page must open offline in any browser, so no chart
 // library or script is pulled in.
-#include "runtime/executable/HtmlReport.h"
+#include "tools/ferry/reports/HtmlReport.h"
 #include "runtime/ByteSize.h"
 
 #include "runtime/config/Config.h"
-#include "runtime/executable/PlanReport.h"
+#include "tools/ferry/reports/PlanReport.h"
 
 #include <fmt/format.h>
 

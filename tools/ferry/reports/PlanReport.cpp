@@ -1,5 +1,5 @@
 // Formats the compiler's phase plan (Executable.fbs: Program.phases).
-#include "runtime/executable/PlanReport.h"
+#include "tools/ferry/reports/PlanReport.h"
 #include "runtime/ByteSize.h"
 
 #include "runtime/config/Config.h"

@@ -1,0 +1,33 @@
+// The config comparison of a resumed run; see ResumeCheck.h.
+#include "runtime/train/ResumeCheck.h"
+
+#include "runtime/config/Config.h"
+
+#include <map>
+#include <sstream>
+
+std::vector<std::string> ferry::changedKeys(const std::string &before,
+                                            const std::string &now) {
+  auto lines = [](const std::string &text) {
+    std::map<std::string, std::string> out;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+      size_t colon = line.find(':');
+      if (colon != std::string::npos)
+        out[line.substr(0, colon)] = line;
+    }
+    return out;
+  };
+  auto a = lines(before), b = lines(now);
+  std::vector<std::string> changed;
+  for (const auto &[key, line] : b) {
+    // Keys declared free to change on resume (Config.h, KeyStage).
+    bool anyTime = keyStage(key) == KeyStage::RunAnyTime;
+    auto it = a.find(key);
+    if (!anyTime && (it == a.end() || it->second != line))
+      changed.push_back(it == a.end() ? line + " (new)"
+                                      : it->second + " -> " + line);
+  }
+  return changed;
+}
