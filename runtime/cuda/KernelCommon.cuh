@@ -17,7 +17,7 @@ namespace {
 
 constexpr int kThreads = 256;
 
-int blocksFor(int64_t n) {
+inline int blocksFor(int64_t n) {
   int64_t b = (n + kThreads - 1) / kThreads;
   return static_cast<int>(b < 1 ? 1 : (b > 65535 * 8 ? 65535 * 8 : b));
 }
@@ -53,19 +53,19 @@ struct Max {
   __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
 };
 
-__device__ float blockSum(float v, float *shared) {
+__device__ inline float blockSum(float v, float *shared) {
   return blockReduce(v, shared, 0.0f, Add{});
 }
-__device__ float blockMax(float v, float *shared) {
+__device__ inline float blockMax(float v, float *shared) {
   return blockReduce(v, shared, -INFINITY, Max{});
 }
-__device__ double blockSumDouble(double v, double *shared) {
+__device__ inline double blockSumDouble(double v, double *shared) {
   return blockReduce(v, shared, 0.0, Add{});
 }
 struct MaxDouble {
   __device__ double operator()(double a, double b) const { return fmax(a, b); }
 };
-__device__ double blockMaxDouble(double v, double *shared) {
+__device__ inline double blockMaxDouble(double v, double *shared) {
   return blockReduce(v, shared, -static_cast<double>(INFINITY), MaxDouble{});
 }
 
@@ -73,7 +73,7 @@ __device__ double blockMaxDouble(double v, double *shared) {
 // dimension): a block of kColumnTile columns x kRowLanes lanes.
 constexpr int kColumnTile = 32, kRowLanes = 8;
 
-void checkCall(cudaError_t e, const char *what) {
+inline void checkCall(cudaError_t e, const char *what) {
   if (e != cudaSuccess)
     throw std::runtime_error(std::string("CUDA ") + what +
                              " failed: " + cudaGetErrorString(e));
