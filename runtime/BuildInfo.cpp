@@ -19,9 +19,6 @@ BuildInfo buildInfo() {
 #ifdef FERRY_HAVE_COMPILER
   info.compiler = true;
 #endif
-#ifdef FERRY_HAVE_CUDA
-  info.cuda = true;
-#endif
 #ifdef FERRY_HAVE_MPI
   info.mpi = true;
   // Callable before MPI_Init.

@@ -1,5 +1,6 @@
 // What this build of ferry is and can do: version, git hash, and which parts
-// were built in (compiler, CUDA backend, MPI). `ferry --version` prints it.
+// were built in (compiler, MPI; the backends come from the registry).
+// `ferry --version` prints it.
 #pragma once
 
 #include <string>
@@ -10,7 +11,6 @@ struct BuildInfo {
   std::string version;
   std::string gitHash;
   bool compiler = false;
-  bool cuda = false;
   bool mpi = false;
   std::string mpiLibrary; // the MPI library's own version line, when built in
 };
