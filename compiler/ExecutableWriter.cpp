@@ -102,6 +102,15 @@ std::vector<uint8_t> ferry::serializeExecutable(ModuleOp module,
                           "ferry-lower-to-rt";
     return {};
   }
+  bool virtualBuffers = false;
+  module.walk([&](Operation *op) {
+    virtualBuffers |= isa<rt::CallOp, rt::BufferOp>(op);
+  });
+  if (virtualBuffers) {
+    module.emitError() << "serializeExecutable needs every rt.call on arena "
+                          "addresses (rt.kernel); run ferry-layout-arena";
+    return {};
+  }
   Writer w;
   flatbuffers::FlatBufferBuilder &fbb = w.fbb;
   std::vector<flatbuffers::Offset<fxe::State>> states;

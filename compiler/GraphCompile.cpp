@@ -104,9 +104,10 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
           ? static_cast<int64_t>(*config.execution.device_memory_limit)
           : 0;
   lowering.prefetch = config.execution.prefetch;
-  lowering.matmulInputs = config.training.precision == "bf16"   ? 1
-                          : config.training.precision == "fp16" ? 2
-                                                                : 0;
+  lowering.matmulPrecision =
+      config.training.precision == "bf16"   ? MatmulPrecision::bf16
+      : config.training.precision == "fp16" ? MatmulPrecision::fp16
+                                            : MatmulPrecision::fp32;
   lowering.fusion = config.execution.fusion;
   // cuBLASLt's scratch, planned like any temporary (one GEMM runs at a time,
   // so the plan reuses one region): 32 MiB, what NVIDIA recommends on Hopper,

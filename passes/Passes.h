@@ -15,14 +15,15 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Pass/Pass.h"
+#include "passes/PassOptions.h"
 
 #include <memory>
 #include <string>
 
 namespace ferry {
 
-// The pass bases, options structs (e.g. LowerToRtPassOptions), create
-// functions (createLowerToRtPass(options)) and registerFerryPasses(), all
+// The pass bases, options structs (e.g. SelectKernelsPassOptions), create
+// functions (createSelectKernelsPass(options)) and registerFerryPasses(), all
 // generated from passes/Passes.td, which documents each pass.
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"

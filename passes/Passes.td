@@ -286,35 +286,113 @@ def FuseResidualNormPass : Pass<"ferry-fuse-residual-norm", "mlir::ModuleOp"> {
 // Lowering: graph IR -> rt programs
 //===----------------------------------------------------------------------===//
 
-def LowerToRtPass : Pass<"ferry-lower-to-rt", "mlir::ModuleOp"> {
-  let summary = "Lowers entry functions to rt programs with a liveness-based "
-                "memory plan of the device arena";
+// The lowering is a chain (Pipelines.cpp assembles it as ferry-lower-to-rt):
+// kernel selection, buffer forwarding, placement under the budget, staging
+// and prefetch, arena layout. Between them the IR is rt calls on virtual
+// buffers (rt.call, rt.buffer); the last pass gives them arena addresses.
+
+def SelectKernelsPass : Pass<"ferry-select-kernels", "mlir::ModuleOp"> {
+  let summary = "Lowers entry functions to rt programs of kernel calls on "
+                "virtual buffers";
   let description = [{
-    Each named entry function becomes an `rt.program` of kernel calls on
-    byte ranges of one arena; variables become `rt.state` ops. With phases
-    (ferry-phased-execution), states only phases touch may live in host
-    memory: they stay on the device while `device-memory-limit` allows, and
-    each phase stages the rest through device buffers, double-buffered over
-    loops with `prefetch`.
+    Each named entry function becomes an `rt.program` of `rt.call`s of
+    Kernels.def kernels; every graph op that computes is one call with its
+    shapes as integer parameters. Calls are inlined, `scf.for` becomes
+    `rt.loop` with its own register and index arithmetic folds into affine
+    expressions of the registers. Parameters and variables become `rt.state`
+    ops (buffer ids 0, 1, ... in declaration order); state reads and
+    reshapes are views, other results get an `rt.buffer` temporary. The
+    graph and func ops are erased.
 
     ```mlir
     // before
-    func.func @train_step(%step: index) {
-      %x = graph.parameter_ref @input.x : tensor<8x128xf32>
-      %y = graph.layer_norm %x, %g, %b eps 1.0e-12 : tensor<8x128xf32>, tensor<128xf32>
-      graph.store %y into @out : tensor<8x128xf32>
+    graph.variable @x : tensor<8x128xf32> init(zeros) hf "x"
+    graph.variable @y : tensor<8x128xf32> init(zeros) hf "y"
+    func.func @forward() {
+      %x = graph.parameter_ref @x : tensor<8x128xf32>
+      %t = graph.tanh %x : tensor<8x128xf32>
+      graph.store %t into @y : tensor<8x128xf32>
       return
     }
     // after
-    rt.state @input.x : tensor<8x128xf32> role "input" at 0 size 4096 {...}
-    rt.program @train_step inputs 1 registers 1 arena 12288 {
-      rt.kernel "layer_norm" buffers [array<i64: 4096, 0>, ...] ints [array<i64: 8>, array<i64: 128>] floats array<f64: 1.0e-12>
+    rt.state @x : tensor<8x128xf32> role "state" at 0 size 4096 {...}
+    rt.state @y : tensor<8x128xf32> role "state" at 4096 size 4096 {...}
+    rt.program @forward inputs [] registers 0 transient 0 {
+      rt.buffer 2 size 4096
+      rt.call "tanh" buffers [array<i64: 0, 4096, 0>, array<i64: 2, 4096, 0>] ints [array<i64: 1024>] floats []
+      rt.call "copy" buffers [array<i64: 2, 4096, 0>, array<i64: 1, 4096, 0>] ints [array<i64: 4096>] floats []
     }
     ```
   }];
   let options = [
     ListOption<"programs", "programs", "std::string",
                "entry functions to lower (default: train_step)">,
+    Option<"matmulPrecision", "matmul-precision", "ferry::MatmulPrecision",
+           /*default=*/"ferry::MatmulPrecision::fp32",
+           "matmul inputs (training.precision); products accumulate in fp32",
+           [{::llvm::cl::values(
+             clEnumValN(ferry::MatmulPrecision::fp32, "fp32", "as they are"),
+             clEnumValN(ferry::MatmulPrecision::bf16, "bf16",
+                        "rounded to bf16"),
+             clEnumValN(ferry::MatmulPrecision::fp16, "fp16",
+                        "rounded to fp16"))}]>,
+    Option<"gemmWorkspace", "gemm-workspace", "int64_t", /*default=*/"0",
+           "bytes of scratch each GEMM gets in the plan (the CUDA "
+           "backend's cuBLASLt workspace)">,
+  ];
+  let dependentDialects = ["ferry::rt::RtDialect", "ferry::graph::GraphDialect"];
+}
+
+def ForwardBuffersPass : Pass<"ferry-forward-buffers", "mlir::ModuleOp"> {
+  let summary = "Computes results in the buffers they are copied or "
+                "accumulated into";
+  let description = [{
+    Two rewrites on `rt.call`s that save a pass over memory each:
+    a GEMM (or embedding gradient) whose result only feeds `accumulate`
+    into a destination adds into that destination itself (its accumulate
+    flag set; only when alpha is a power of two, so the bits are the same);
+    a temporary only copied into a destination is computed there. Both need
+    every use of the temporary in the same loop body and nothing else
+    touching the destination meanwhile.
+
+    ```mlir
+    // before (@x is buffer 0, @y buffer 1)
+    rt.buffer 2 size 4096
+    rt.call "tanh" buffers [array<i64: 0, 4096, 0>, array<i64: 2, 4096, 0>] ints [array<i64: 1024>] floats []
+    rt.call "copy" buffers [array<i64: 2, 4096, 0>, array<i64: 1, 4096, 0>] ints [array<i64: 4096>] floats []
+    // after
+    rt.call "tanh" buffers [array<i64: 0, 4096, 0>, array<i64: 1, 4096, 0>] ints [array<i64: 1024>] floats []
+    ```
+  }];
+  let dependentDialects = ["ferry::rt::RtDialect"];
+}
+
+def PlaceBuffersPass : Pass<"ferry-place-buffers", "mlir::ModuleOp"> {
+  let summary = "Places each state on the device or in host memory and "
+                "chooses the prefetch, under the device budget";
+  let description = [{
+    In a module with phases, a state only phases touch (64 KiB or more) may
+    live in host memory as a remote buffer. The pass judges each candidate
+    by the plan it leads to (staging and arena layout run on a copy):
+    prefetch levels are dropped until the plan fits `device-memory-limit`
+    (next layer and next micro-batch, next layer only, next micro-batch
+    only, none), then states return to the device while they fit, the
+    largest host-link traffic first (stashes, optimizer state, gradients,
+    weights). A budget even the smallest plan exceeds is an error naming
+    the peak and what is largest there. The decision is recorded as `host`
+    on each remote `rt.state`, and `rt.prefetch_levels` and `rt.prefetch`
+    on the module. Modules without phases are left as they are.
+
+    ```mlir
+    // before
+    rt.state @layer.w : tensor<2x128x128xf32> role "parameter" at 0 size 131072 {...}
+    // after (device-memory-limit=300000)
+    rt.state @layer.w : tensor<2x128x128xf32> role "parameter" at 0 size 131072 {host, ...}
+    module attributes {rt.prefetch = "on (next layer and next micro-batch, ...)",
+                       rt.prefetch_levels = ["next-layer", "next-micro-batch", "first-layer-early"]}
+    ```
+  }];
+  let options = [
     Option<"deviceMemoryLimit", "device-memory-limit", "int64_t",
            /*default=*/"0",
            "bytes of device memory a phased plan may use; remote buffers "
@@ -322,14 +400,65 @@ def LowerToRtPass : Pass<"ferry-lower-to-rt", "mlir::ModuleOp"> {
     Option<"prefetch", "prefetch", "bool", /*default=*/"true",
            "double-buffer staged ranges of looped phases so the next "
            "iteration's loads overlap this one's compute">,
-    Option<"matmulInputs", "matmul-inputs", "int", /*default=*/"0",
-           "matmul inputs: 0 fp32, 1 rounded to bf16, 2 rounded to fp16 "
-           "(training.precision), fp32 accumulation">,
-    Option<"gemmWorkspace", "gemm-workspace", "int64_t", /*default=*/"0",
-           "bytes of scratch each GEMM gets in the plan (the CUDA "
-           "backend's cuBLASLt workspace)">,
   ];
-  let dependentDialects = ["ferry::rt::RtDialect", "ferry::graph::GraphDialect"];
+  let dependentDialects = ["ferry::rt::RtDialect"];
+}
+
+def StageRemoteBuffersPass
+    : Pass<"ferry-stage-remote-buffers", "mlir::ModuleOp"> {
+  let summary = "Stages remote buffers through device buffers, phase by "
+                "phase, with prefetch";
+  let description = [{
+    Within each phase, every byte range of a remote buffer (`rt.state` with
+    `host`) the phase touches gets a device `rt.buffer`: loaded when its
+    scope starts unless first overwritten, stored back when its scope ends
+    if written. The scope is the phase when the range depends only on
+    registers outside it (a layer's weights), else the innermost loop whose
+    counter the address uses (a micro-batch's row). The module's
+    `rt.prefetch_levels` double-buffer ranges over loops: a parity register
+    picks the half, the next iteration's load is issued while this one
+    computes, and waits hold both halves live.
+
+    ```mlir
+    // before
+    rt.kernel "phase_begin" ... rt.call "gemm" buffers [..., array<i64: 1, 65536, 0, 0, 65536>, ...]
+    // after
+    rt.buffer 90 size 65536 {label = "@layer.w (staged)"}
+    rt.call "phase_begin" ...
+    rt.call "load" buffers [array<i64: 1, 65536, 0, 0, 65536>, array<i64: 90, 65536, 0>] ints [array<i64: 65536>, array<i64: 0>] ...
+    rt.call "wait" buffers [] ints [array<i64: 0>] ...
+    rt.call "gemm" buffers [..., array<i64: 90, 65536, 0>, ...]
+    ```
+  }];
+  let dependentDialects = ["ferry::rt::RtDialect"];
+}
+
+def LayoutArenaPass : Pass<"ferry-layout-arena", "mlir::ModuleOp"> {
+  let summary = "Gives states and temporaries their arena addresses; "
+                "rt.call becomes rt.kernel";
+  let description = [{
+    Device states are packed in declaration order from 0, remote buffers the
+    same way in host memory; temporaries live from their first to their
+    last call (whole loops when used inside and outside one) and share the
+    range above the states by a best-fit plan (passes/Analysis/MemoryPlan).
+    Records each program's `transient` bytes and `rt.phases` statistics and
+    the module's `rt.arena_bytes`.
+
+    ```mlir
+    // before (states @x and @y of 4096 bytes: buffers 0 and 1)
+    rt.program @forward inputs [] registers 0 transient 0 {
+      rt.buffer 2 size 4096
+      rt.call "tanh" buffers [array<i64: 0, 4096, 0>, array<i64: 2, 4096, 0>] ints [array<i64: 1024>] floats []
+      rt.call "gelu" buffers [array<i64: 2, 4096, 0>, array<i64: 1, 4096, 0>] ints [array<i64: 1024>] floats []
+    }
+    // after
+    rt.program @forward inputs [] registers 0 transient 4096 attributes {rt.max_live_bytes = 4096 : i64} {
+      rt.kernel "tanh" buffers [array<i64: 4096, 0>, array<i64: 4096, 8192>] ints [array<i64: 1024>] floats []
+      rt.kernel "gelu" buffers [array<i64: 4096, 8192>, array<i64: 4096, 4096>] ints [array<i64: 1024>] floats []
+    }
+    ```
+  }];
+  let dependentDialects = ["ferry::rt::RtDialect"];
 }
 
 #endif // FERRY_PASSES_TD

@@ -74,7 +74,8 @@ void ferry::buildLoweringPipeline(mlir::OpPassManager &pm,
   // GEMM's epilogue, so the plan below never sees their temporaries.
   if (options.fusion) {
     FuseEpiloguesPassOptions epilogues;
-    epilogues.foldOperandScales = options.matmulInputs != 2;
+    epilogues.foldOperandScales =
+        options.matmulPrecision != ferry::MatmulPrecision::fp16;
     pm.addPass(createFuseEpiloguesPass(epilogues));
   }
   // execution.fusion. The attention probabilities with their dropout, and
@@ -88,15 +89,35 @@ void ferry::buildLoweringPipeline(mlir::OpPassManager &pm,
   // probabilities' dropout.
   if (options.fusion)
     pm.addPass(createFuseResidualNormPass());
-  // graph -> rt: kernels, liveness, the device arena, phased placement and
-  // prefetch. Last: it needs every op final.
-  LowerToRtPassOptions lower;
-  lower.programs.assign(options.programs.begin(), options.programs.end());
-  lower.deviceMemoryLimit = options.deviceMemoryLimit;
-  lower.prefetch = options.prefetch;
-  lower.matmulInputs = options.matmulInputs;
-  lower.gemmWorkspace = options.gemmWorkspace;
-  pm.addPass(createLowerToRtPass(lower));
+  buildLowerToRtPipeline(pm, options);
+}
+
+void ferry::buildLowerToRtPipeline(mlir::OpPassManager &pm,
+                                   const LoweringPipelineOptions &options) {
+  // graph -> rt calls on virtual buffers: the kernel for each op, loops with
+  // registers, states and temporaries. First: every later pass works on the
+  // calls and the access each kernel declares (Kernels.def).
+  SelectKernelsPassOptions select;
+  select.programs.assign(options.programs.begin(), options.programs.end());
+  select.matmulPrecision = options.matmulPrecision;
+  select.gemmWorkspace = options.gemmWorkspace;
+  pm.addPass(createSelectKernelsPass(select));
+  // Results computed where they are copied or accumulated to. Before any
+  // planning: the temporaries it frees must not count against the budget.
+  pm.addPass(createForwardBuffersPass());
+  // execution.device_memory_limit and execution.prefetch: which states live
+  // in host memory and what is double-buffered. It judges each candidate by
+  // the plan the two passes below make, so it runs them on a copy.
+  PlaceBuffersPassOptions place;
+  place.deviceMemoryLimit = options.deviceMemoryLimit;
+  place.prefetch = options.prefetch;
+  pm.addPass(createPlaceBuffersPass(place));
+  // Remote buffers staged through device buffers, phase by phase, with the
+  // placement's prefetch levels. Adds temporaries, so before the layout.
+  pm.addPass(createStageRemoteBuffersPass());
+  // Addresses: states packed, temporaries by live range; rt.kernel calls.
+  // Last: it needs every buffer and call final.
+  pm.addPass(createLayoutArenaPass());
 }
 
 namespace {
@@ -122,8 +143,14 @@ struct TrainingPipelineFlags
       llvm::cl::init(0)};
 };
 
-struct LoweringPipelineFlags
-    : public mlir::PassPipelineOptions<LoweringPipelineFlags> {
+// ferry-lower-to-rt's options; ferry-lowering adds `fusion`.
+template <typename Flags>
+struct LowerToRtFlagsBase : public mlir::PassPipelineOptions<Flags> {
+  template <typename T>
+  using Option = typename mlir::PassPipelineOptions<Flags>::template Option<T>;
+  template <typename T>
+  using ListOption =
+      typename mlir::PassPipelineOptions<Flags>::template ListOption<T>;
   ListOption<std::string> programs{
       *this, "programs",
       llvm::cl::desc("entry functions to lower (default: train_step)")};
@@ -133,16 +160,36 @@ struct LoweringPipelineFlags
       llvm::cl::init(0)};
   Option<bool> prefetch{*this, "prefetch", llvm::cl::desc("execution.prefetch"),
                         llvm::cl::init(true)};
-  Option<int> matmulInputs{
-      *this, "matmul-inputs",
-      llvm::cl::desc("training.precision: 0 fp32, 1 bf16, 2 fp16"),
-      llvm::cl::init(0)};
-  Option<bool> fusion{*this, "fusion", llvm::cl::desc("execution.fusion"),
-                      llvm::cl::init(true)};
+  Option<ferry::MatmulPrecision> matmulPrecision{
+      *this, "matmul-precision",
+      llvm::cl::desc("training.precision: how GEMMs round their inputs"),
+      llvm::cl::init(ferry::MatmulPrecision::fp32),
+      llvm::cl::values(
+          clEnumValN(ferry::MatmulPrecision::fp32, "fp32", "fp32"),
+          clEnumValN(ferry::MatmulPrecision::bf16, "bf16", "bf16"),
+          clEnumValN(ferry::MatmulPrecision::fp16, "fp16", "fp16"))};
   Option<int64_t> gemmWorkspace{
       *this, "gemm-workspace",
       llvm::cl::desc("cuBLASLt scratch per GEMM in bytes (cuda)"),
       llvm::cl::init(0)};
+
+  ferry::LoweringPipelineOptions toOptions() const {
+    ferry::LoweringPipelineOptions o;
+    o.programs.assign(programs.begin(), programs.end());
+    o.deviceMemoryLimit = deviceMemoryLimit;
+    o.prefetch = prefetch;
+    o.matmulPrecision = matmulPrecision;
+    o.gemmWorkspace = gemmWorkspace;
+    return o;
+  }
+};
+
+struct LowerToRtFlags : public LowerToRtFlagsBase<LowerToRtFlags> {};
+
+struct LoweringPipelineFlags
+    : public LowerToRtFlagsBase<LoweringPipelineFlags> {
+  Option<bool> fusion{*this, "fusion", llvm::cl::desc("execution.fusion"),
+                      llvm::cl::init(true)};
 };
 
 } // namespace
@@ -167,14 +214,17 @@ void ferry::registerFerryPipelines() {
       "fusion and the lowering to rt programs: what `ferry compile` runs "
       "after the training pipeline",
       [](mlir::OpPassManager &pm, const LoweringPipelineFlags &flags) {
-        LoweringPipelineOptions options;
-        options.programs.assign(flags.programs.begin(), flags.programs.end());
-        options.deviceMemoryLimit = flags.deviceMemoryLimit;
-        options.prefetch = flags.prefetch;
-        options.matmulInputs = flags.matmulInputs;
+        ferry::LoweringPipelineOptions options = flags.toOptions();
         options.fusion = flags.fusion;
-        options.gemmWorkspace = flags.gemmWorkspace;
         buildLoweringPipeline(pm, options);
+      });
+  mlir::PassPipelineRegistration<LowerToRtFlags>(
+      "ferry-lower-to-rt",
+      "graph -> rt: ferry-select-kernels, ferry-forward-buffers, "
+      "ferry-place-buffers, ferry-stage-remote-buffers, ferry-layout-arena "
+      "(ferry-lowering without fusion)",
+      [](mlir::OpPassManager &pm, const LowerToRtFlags &flags) {
+        buildLowerToRtPipeline(pm, flags.toOptions());
       });
   mlir::PassPipelineRegistration<>(
       "ferry-graph-cleanup",

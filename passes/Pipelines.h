@@ -3,6 +3,8 @@
 #ifndef FERRY_PASSES_PIPELINES_H
 #define FERRY_PASSES_PIPELINES_H
 
+#include "passes/PassOptions.h"
+
 #include "mlir/Pass/PassManager.h"
 
 #include <string>
@@ -32,12 +34,16 @@ struct LoweringPipelineOptions {
   std::vector<std::string> programs; // entry functions to lower (all: empty)
   int64_t deviceMemoryLimit = 0;     // execution.device_memory_limit (0: none)
   bool prefetch = true;              // execution.prefetch
-  int matmulInputs = 0;      // training.precision: 0 fp32, 1 bf16, 2 fp16
+  MatmulPrecision matmulPrecision = MatmulPrecision::fp32; // training.precision
   bool fusion = true;        // execution.fusion
   int64_t gemmWorkspace = 0; // cuBLASLt scratch per GEMM (cuda)
 };
 void buildLoweringPipeline(mlir::OpPassManager &pm,
                            const LoweringPipelineOptions &options);
+// The lowering's chain of passes without fusion (`--ferry-lower-to-rt`):
+// kernel selection, forwarding, placement, staging, arena layout.
+void buildLowerToRtPipeline(mlir::OpPassManager &pm,
+                            const LoweringPipelineOptions &options);
 
 // Registers every ferry pipeline with the pass registry (for ferry-opt and
 // --pass-pipeline strings).

@@ -8,6 +8,7 @@
 #include "mlir/IR/OpImplementation.h"
 
 using namespace mlir;
+using namespace ferry;
 using namespace ferry::rt;
 
 #include "dialects/rt/RtDialect.cpp.inc"
@@ -22,35 +23,54 @@ void RtDialect::initialize() {
       >();
 }
 
-LogicalResult KernelOp::verify() {
-  std::optional<kernels::Kernel> kernel =
-      kernels::kernelByName(getKernel().str());
+namespace {
+
+// The checks rt.kernel and rt.call share: a kernel of Kernels.def, buffers of
+// at least `refHeader` + 1 entries with bytes (at `bytesAt`) > 0, and at
+// least the operands the kernel's signature requires.
+LogicalResult verifyCall(Operation *op, StringRef name, ArrayAttr buffers,
+                         ArrayAttr ints, size_t floats, size_t bytesAt,
+                         StringRef refForm) {
+  std::optional<kernels::Kernel> kernel = kernels::kernelByName(name.str());
   if (!kernel)
-    return emitOpError() << "unknown kernel '" << getKernel()
-                         << "' (runtime/executable/Kernels.def lists them)";
-  for (Attribute a : getBuffers()) {
+    return op->emitOpError() << "unknown kernel '" << name
+                             << "' (runtime/executable/Kernels.def lists them)";
+  for (Attribute a : buffers) {
     auto ref = dyn_cast<DenseI64ArrayAttr>(a);
-    if (!ref || ref.size() < 2 || ref[0] <= 0)
-      return emitOpError() << "buffers must be array<i64: bytes, offset, "
-                              "coefficients...> with bytes > 0, found "
-                           << a;
+    if (!ref || ref.size() < static_cast<int64_t>(bytesAt) + 2 ||
+        ref[bytesAt] <= 0 || (bytesAt > 0 && ref[0] < 0))
+      return op->emitOpError()
+             << "buffers must be " << refForm << " with bytes > 0, found " << a;
   }
-  for (Attribute a : getInts()) {
+  for (Attribute a : ints) {
     auto v = dyn_cast<DenseI64ArrayAttr>(a);
     if (!v || v.size() < 1)
-      return emitOpError() << "ints must be array<i64: constant, "
-                              "coefficients...>, found "
-                           << a;
+      return op->emitOpError() << "ints must be array<i64: constant, "
+                                  "coefficients...>, found "
+                               << a;
   }
   // The calling convention of Kernels.def: at least the required operands.
   const kernels::Signature &sig = kernels::signature(*kernel);
-  if (getBuffers().size() < sig.minBuffers || getInts().size() < sig.minInts ||
-      getFloats().size() < sig.minFloats)
-    return emitOpError() << "kernel '" << getKernel() << "' takes at least "
-                         << sig.minBuffers << " buffers, " << sig.minInts
-                         << " ints and " << sig.minFloats << " floats, given "
-                         << getBuffers().size() << ", " << getInts().size()
-                         << " and " << getFloats().size()
-                         << " (docs/kernels.md)";
+  if (buffers.size() < sig.minBuffers || ints.size() < sig.minInts ||
+      floats < sig.minFloats)
+    return op->emitOpError()
+           << "kernel '" << name << "' takes at least " << sig.minBuffers
+           << " buffers, " << sig.minInts << " ints and " << sig.minFloats
+           << " floats, given " << buffers.size() << ", " << ints.size()
+           << " and " << floats << " (docs/kernels.md)";
   return success();
+}
+
+} // namespace
+
+LogicalResult KernelOp::verify() {
+  return verifyCall(*this, getKernel(), getBuffers(), getInts(),
+                    getFloats().size(), 0,
+                    "array<i64: bytes, offset, coefficients...>");
+}
+
+LogicalResult CallOp::verify() {
+  return verifyCall(*this, getKernel(), getBuffers(), getInts(),
+                    getFloats().size(), 1,
+                    "array<i64: buffer id, bytes, offset, coefficients...>");
 }

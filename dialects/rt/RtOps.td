@@ -134,4 +134,46 @@ def Rt_KernelOp : Rt_Op<"kernel"> {
   let hasVerifier = 1;
 }
 
+def Rt_BufferOp : Rt_Op<"buffer", [HasParent<"::ferry::rt::ProgramOp">]> {
+  let summary = "a program's temporary before the arena layout: a virtual buffer";
+  let description = [{
+    Between `ferry-select-kernels` and `ferry-layout-arena`, programs call
+    kernels on virtual buffers (`rt.call`). A buffer id below the module's
+    count of `rt.state` ops names that state (in declaration order); above
+    it, the `rt.buffer` with that id: a temporary of `size` bytes that
+    `ferry-layout-arena` places in the arena by its live range. `label` says
+    what it holds, for budget errors (`bf16 matmul workspace`,
+    `@layer.w (staged)`).
+
+    ```mlir
+    rt.buffer 41 size 65536
+    rt.buffer 42 size 131072 {label = "@layer.w (staged)"}
+    ```
+  }];
+  let arguments = (ins I64Attr:$id, I64Attr:$bytes, OptionalAttr<StrAttr>:$label);
+  let assemblyFormat = [{
+    $id `size` $bytes attr-dict
+  }];
+}
+
+def Rt_CallOp : Rt_Op<"call"> {
+  let summary = "one kernel call on virtual buffers (before the arena layout)";
+  let description = [{
+    As `rt.kernel`, but each buffer is `array<i64: id, bytes, c, a...>`:
+    `bytes` bytes at offset `c + a0*r0 + ...` of buffer `id` (a state or an
+    `rt.buffer`, see there). `ferry-layout-arena` turns every `rt.call`
+    into an `rt.kernel` on arena addresses.
+
+    ```mlir
+    rt.call "layer_norm" buffers [array<i64: 40, 4096, 0>, array<i64: 2, 512, 0>, array<i64: 3, 512, 0>, array<i64: 41, 4096, 0>] ints [array<i64: 8>, array<i64: 128>] floats array<f64: 1.0e-12>
+    ```
+  }];
+  let arguments = (ins StrAttr:$kernel, ArrayAttr:$buffers, ArrayAttr:$ints,
+                       DenseF64ArrayAttr:$floats);
+  let assemblyFormat = [{
+    $kernel `buffers` $buffers `ints` $ints `floats` $floats attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // FERRY_DIALECTS_RT_RTOPS_TD

@@ -1,5 +1,5 @@
 // RUN: ferry-opt %s --ferry-lower-to-rt='programs=f' | FileCheck %s
-// RUN: ferry-opt %s --ferry-lower-to-rt='programs=f matmul-inputs=1 gemm-workspace=1024' | FileCheck %s --check-prefix=BF16
+// RUN: ferry-opt %s --ferry-lower-to-rt='programs=f matmul-precision=bf16 gemm-workspace=1024' | FileCheck %s --check-prefix=BF16
 // RUN: ferry-opt %s --ferry-lower-to-rt='programs=g' | FileCheck %s --check-prefix=ALPHA
 
 // Tests how ferry-lower-to-rt lowers graph.fused_matmul (ferry-fuse-epilogues'

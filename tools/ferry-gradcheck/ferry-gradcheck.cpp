@@ -20,6 +20,7 @@
 #include "compiler/Registration.h"
 #include "models/bert/BertBuilder.h"
 #include "passes/Passes.h"
+#include "passes/Pipelines.h"
 #include "runtime/config/Config.h"
 #include "runtime/cpu/CpuBackend.h"
 #include "runtime/data/SyntheticData.h"
@@ -120,9 +121,9 @@ int run(const Options &opts) {
   pm.addPass(createAutodiffPass()); // entry: forward
   pm.addPass(mlir::createCSEPass());
   pm.addPass(mlir::createCanonicalizerPass());
-  LowerToRtPassOptions lower;
+  LoweringPipelineOptions lower;
   lower.programs = {"forward", "forward_grad"};
-  pm.addPass(createLowerToRtPass(lower));
+  buildLowerToRtPipeline(pm, lower);
   if (mlir::failed(pm.run(*module)))
     return 1;
   Config dummy;

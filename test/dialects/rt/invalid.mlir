@@ -45,3 +45,35 @@ rt.program @p inputs [] registers 0 transient 0 {
   // expected-error @+1 {{expects parent op 'builtin.module'}}
   rt.state @w : tensor<4xf32> role "parameter" at 0 size 16 {hf = "w", init = "zeros", init_std = 0.0 : f64}
 }
+
+// -----
+
+// Tests that a call on virtual buffers names its buffer first.
+rt.program @p inputs [] registers 0 transient 0 {
+  // expected-error @+1 {{buffers must be array<i64: buffer id, bytes, offset, coefficients...> with bytes > 0, found array<i64: 64, 0>}}
+  rt.call "fill" buffers [array<i64: 64, 0>] ints [array<i64: 16>] floats [0.0]
+}
+
+// -----
+
+// Tests that buffer ids are not negative.
+rt.program @p inputs [] registers 0 transient 0 {
+  // expected-error @+1 {{buffers must be array<i64: buffer id, bytes, offset, coefficients...> with bytes > 0, found array<i64: -1, 64, 0>}}
+  rt.call "fill" buffers [array<i64: -1, 64, 0>] ints [array<i64: 16>] floats [0.0]
+}
+
+// -----
+
+// Tests that rt.call follows the kernel's calling convention too.
+rt.program @p inputs [] registers 0 transient 0 {
+  // expected-error @+1 {{kernel 'gemm' takes at least}}
+  rt.call "gemm" buffers [array<i64: 0, 64, 0>] ints [] floats []
+}
+
+// -----
+
+// Tests that temporaries are declared in a program.
+module {
+  // expected-error @+1 {{expects parent op 'rt.program'}}
+  rt.buffer 3 size 64
+}

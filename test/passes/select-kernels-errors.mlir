@@ -1,6 +1,7 @@
-// RUN: ferry-opt %s --split-input-file --ferry-lower-to-rt='programs=forward' -verify-diagnostics
+// RUN: ferry-opt %s --split-input-file --ferry-select-kernels='programs=forward' -verify-diagnostics
 
-// Tests the diagnostics of ferry-lower-to-rt (passes/LowerToRt.cpp).
+// Tests the diagnostics of ferry-select-kernels (passes/SelectKernels.cpp,
+// passes/lowering/); the messages name the lowering, ferry-lower-to-rt.
 
 // Tests that every program named in programs=... exists (a module-level
 // error).

@@ -1,4 +1,4 @@
-// RUN: ferry-opt %s --split-input-file --ferry-lower-to-rt='programs=forward' -verify-diagnostics
+// RUN: ferry-opt %s --split-input-file --ferry-select-kernels='programs=forward' -verify-diagnostics
 
 // Tests that an op with a non-tensor result that ferry-lower-to-rt cannot
 // fold into an affine index (anything but arith.constant / addi / subi / muli)

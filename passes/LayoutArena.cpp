@@ -1,0 +1,85 @@
+//===- LayoutArena.cpp - virtual buffers -> arena addresses ---------------===//
+//
+// ferry-layout-arena, the last of the lowering's passes: states get their
+// final offsets (device states packed in declaration order, remote buffers
+// in host memory), temporaries share the range above the states by their
+// live ranges (passes/lowering/ArenaLayout.h), and every rt.call becomes an
+// rt.kernel on arena addresses. It records the plan: each program's
+// `transient` bytes and per-phase statistics, the module's arena size.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "passes/lowering/ArenaLayout.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace ferry {
+#define GEN_PASS_DEF_LAYOUTARENAPASS
+#include "passes/Passes.h.inc"
+} // namespace ferry
+
+using namespace mlir;
+using namespace ferry;
+using namespace ferry::lowering;
+
+namespace {
+
+struct LayoutArenaPass
+    : public ferry::impl::LayoutArenaPassBase<LayoutArenaPass> {
+  using LayoutArenaPassBase::LayoutArenaPassBase;
+  StringRef getName() const override { return getArgument(); }
+  void runOnOperation() override;
+};
+
+void LayoutArenaPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  Builder b(module.getContext());
+  std::vector<StateInfo> states = readStates(module);
+  StateLayout stateLayout = layoutStates(states);
+  int64_t maxTransient = 0;
+  for (auto op : module.getOps<rt::ProgramOp>()) {
+    FailureOr<Program> p = readProgram(op, states);
+    if (failed(p))
+      return signalPassFailure();
+    ProgramLayout layout = layoutProgram(*p, stateLayout);
+    maxTransient = std::max(maxTransient, layout.plan.peakBytes);
+    writeArenaProgram(op, *p);
+    op.setTransient(static_cast<uint64_t>(layout.plan.peakBytes));
+    op->setAttr("rt.max_live_bytes",
+                b.getI64IntegerAttr(layout.plan.maxLiveBytes));
+    if (layout.phases.empty())
+      continue;
+    SmallVector<Attribute> phases;
+    for (const PhaseStats &ps : layout.phases)
+      phases.push_back(b.getDictionaryAttr({
+          b.getNamedAttr("name", b.getStringAttr(ps.name)),
+          b.getNamedAttr("executions", b.getI64IntegerAttr(ps.executions)),
+          b.getNamedAttr("bytes_in", b.getI64IntegerAttr(ps.bytesIn)),
+          b.getNamedAttr("bytes_out", b.getI64IntegerAttr(ps.bytesOut)),
+          b.getNamedAttr("flops", b.getF64FloatAttr(ps.flops)),
+          b.getNamedAttr("peak_bytes", b.getI64IntegerAttr(ps.peakBytes)),
+      }));
+    op->setAttr("rt.phases", b.getArrayAttr(phases));
+  }
+  int64_t params = 0;
+  for (auto [i, op] : llvm::enumerate(module.getOps<rt::StateOp>())) {
+    op.setOffset(static_cast<uint64_t>(stateLayout.offsets[i]));
+    if (op.getRole() == "parameter")
+      params += cast<RankedTensorType>(op.getType()).getNumElements();
+  }
+  module->removeAttr("rt.recompute"); // read by ferry-place-buffers only
+  module->setAttr(
+      "rt.arena_bytes",
+      b.getI64IntegerAttr(stateLayout.deviceStateBytes + maxTransient));
+  module->setAttr("rt.state_bytes",
+                  b.getI64IntegerAttr(stateLayout.deviceStateBytes));
+  if (stateLayout.hostBytes > 0)
+    module->setAttr("rt.host_bytes",
+                    b.getI64IntegerAttr(stateLayout.hostBytes));
+  module->setAttr("rt.alignment", b.getI64IntegerAttr(kAlignment));
+  module->setAttr("rt.parameter_count", b.getI64IntegerAttr(params));
+}
+
+} // namespace

@@ -1,0 +1,269 @@
+//===- PlaceBuffers.cpp - device or host memory for each state, under a budget
+//-===//
+//
+// ferry-place-buffers decides, for a phased module, which states live in
+// host memory (remote buffers, staged through device buffers by phases)
+// and how much prefetch the budget allows. It owns
+// execution.device_memory_limit for the lowering: every candidate is judged
+// by the plan it leads to (staging and arena layout run on a copy), and this
+// is where a budget the phased plan cannot meet is refused, saying what is
+// largest at the peak and what to change.
+//
+// The decision is recorded in the IR: `host` on each remote rt.state, and on
+// the module `rt.prefetch_levels` (what ferry-stage-remote-buffers
+// double-buffers) and `rt.prefetch` (the note `ferry plan` shows).
+// Modules without phases pass through unchanged.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "passes/lowering/ArenaLayout.h"
+#include "passes/lowering/Staging.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+namespace ferry {
+#define GEN_PASS_DEF_PLACEBUFFERSPASS
+#include "passes/Passes.h.inc"
+} // namespace ferry
+
+using namespace mlir;
+using namespace ferry;
+using namespace ferry::lowering;
+
+namespace {
+
+// A placement and the plan it leads to.
+struct Candidate {
+  std::vector<StateInfo> states; // with the candidate's host flags
+  StateLayout stateLayout;
+  std::vector<Program> programs; // staged, laid out
+  std::vector<ProgramLayout> layouts;
+  int64_t maxTransient = 0; // the largest program's temporaries
+  size_t peakProgram = 0;
+  std::string error; // staging failed
+  int64_t peak() const { return stateLayout.deviceStateBytes + maxTransient; }
+};
+
+Candidate evaluate(const std::vector<Program> &programs,
+                   std::vector<StateInfo> states, const std::vector<bool> &host,
+                   PrefetchLevels levels) {
+  Candidate c;
+  for (size_t i = 0; i < states.size(); ++i)
+    states[i].host = host[i];
+  c.states = std::move(states);
+  c.stateLayout = layoutStates(c.states);
+  for (auto [k, original] : llvm::enumerate(programs)) {
+    Program p = original;
+    StagingResult staged = stageProgram(p, c.states, levels);
+    if (!staged.error.empty()) {
+      c.error = staged.error;
+      return c;
+    }
+    ProgramLayout layout = layoutProgram(p, c.stateLayout);
+    if (layout.plan.peakBytes > c.maxTransient) {
+      c.maxTransient = layout.plan.peakBytes;
+      c.peakProgram = k;
+    }
+    c.programs.push_back(std::move(p));
+    c.layouts.push_back(std::move(layout));
+  }
+  return c;
+}
+
+// Says why the smallest plan does not fit, what is largest at its peak, and
+// what to change.
+std::string budgetError(const Candidate &p, int64_t limit, bool recomputing) {
+  const std::vector<StateInfo> &states = p.states;
+  auto mib = [](int64_t bytes) {
+    return llvm::formatv("{0:F2} MiB", static_cast<double>(bytes) / 1048576.0)
+        .str();
+  };
+  const Program &pp = p.programs[p.peakProgram];
+  int64_t peakPosition = p.layouts[p.peakProgram].peakPosition;
+  std::string phase = "outside any phase";
+  for (int64_t q = 0; q <= peakPosition; ++q) {
+    const Instr &in = pp.instrs[q];
+    if (in.kernel == "phase_begin")
+      phase = "phase " + pp.phaseNames[in.ints[0].c];
+    else if (in.kernel == "phase_end")
+      phase = "outside any phase";
+  }
+  std::vector<std::pair<int64_t, std::string>> consumers;
+  int64_t unlabeled = 0, count = 0;
+  for (const Buffer &b : pp.buffers) {
+    if (b.isState || b.first > peakPosition || b.last < peakPosition)
+      continue;
+    if (b.label.empty()) {
+      unlabeled += b.bytes;
+      ++count;
+    } else {
+      consumers.push_back({b.bytes, b.label});
+    }
+  }
+  consumers.push_back(
+      {unlabeled, llvm::formatv("{0} activations and temporaries", count)});
+  int64_t residentBytes = 0;
+  for (size_t i = 0; i < states.size(); ++i)
+    if (!states[i].host)
+      residentBytes += states[i].bytes;
+  consumers.push_back({residentBytes,
+                       "states kept on the device (small or used outside "
+                       "phases)"});
+  std::sort(consumers.rbegin(), consumers.rend());
+  std::string largest;
+  for (size_t i = 0; i < consumers.size() && i < 5; ++i)
+    largest +=
+        (i ? ", " : "") + consumers[i].second + " " + mib(consumers[i].first);
+  return llvm::formatv(
+             "the phased plan needs {0} of device memory ({1} bytes) at its "
+             "peak ({2} of @{3}) but execution.device_memory_limit is {4}, "
+             "even with every remote buffer in host memory; largest there: "
+             "{5}. Lower execution.micro_batch_size, {6}or raise "
+             "execution.device_memory_limit",
+             mib(p.peak()), p.peak(), phase, pp.name, mib(limit), largest,
+             recomputing ? "" : "set execution.recompute: layer, ")
+      .str();
+}
+struct PlaceBuffersPass
+    : public ferry::impl::PlaceBuffersPassBase<PlaceBuffersPass> {
+  using PlaceBuffersPassBase::PlaceBuffersPassBase;
+  StringRef getName() const override { return getArgument(); }
+  void runOnOperation() override;
+};
+
+void PlaceBuffersPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  std::vector<StateInfo> states = readStates(module);
+  std::vector<Program> programs;
+  for (auto op : module.getOps<rt::ProgramOp>()) {
+    FailureOr<Program> p = readProgram(op, states);
+    if (failed(p))
+      return signalPassFailure();
+    programs.push_back(std::move(*p));
+  }
+
+  // In phased programs a state only phases touch may live in host memory
+  // (a remote buffer); small ones (biases, metrics) stay on the device,
+  // where they cost nothing worth a transfer.
+  constexpr int64_t kSmallState = 64 * 1024;
+  std::vector<bool> eligible(states.size(), false);
+  bool phased = false;
+  {
+    std::vector<bool> outside(states.size(), false);
+    for (const Program &p : programs) {
+      int depth = 0;
+      for (const Instr &in : p.instrs) {
+        depth += in.kernel == "phase_begin" ? 1 : 0;
+        depth -= in.kernel == "phase_end" ? 1 : 0;
+        phased |= in.kernel == "phase_begin";
+        if (depth == 0)
+          for (const Ref &r : in.buffers)
+            if (r.buffer < static_cast<int>(states.size()))
+              outside[r.buffer] = true;
+      }
+    }
+    for (size_t i = 0; i < states.size(); ++i)
+      eligible[i] = phased && !outside[i] && states[i].bytes >= kSmallState;
+  }
+  if (!phased)
+    return;
+
+  // Prefetching doubles staging buffers; under a tight budget keep what
+  // fits: both kinds, the layers' only, the micro-batches' only, none.
+  PrefetchLevels levels =
+      prefetch ? PrefetchLevels::all() : PrefetchLevels::none();
+  std::string note = prefetch ? "" : "off (execution.prefetch: false)";
+  Candidate best = evaluate(programs, states, eligible, levels);
+  if (!best.error.empty()) {
+    module.emitError() << "ferry-lower-to-rt: " << best.error;
+    return signalPassFailure();
+  }
+  int64_t limit = deviceMemoryLimit;
+  if (limit > 0 && best.peak() > limit && levels.any()) {
+    int64_t full = best.peak();
+    for (PrefetchLevels fewer :
+         {PrefetchLevels{true, true, false}, PrefetchLevels{true, false, false},
+          PrefetchLevels{false, true, false}, PrefetchLevels::none()}) {
+      Candidate c = evaluate(programs, states, eligible, fewer);
+      if (!c.error.empty())
+        continue;
+      best = std::move(c);
+      levels = fewer;
+      if (best.peak() <= limit)
+        break;
+    }
+    if (best.peak() <= limit)
+      note = llvm::formatv(
+          "reduced to {0}: double-buffering everything needs {1} bytes at "
+          "the peak, over the {2}-byte budget",
+          levels.describe(), full, limit);
+  }
+  if (limit > 0 && best.peak() > limit) {
+    module.emitError() << budgetError(best, limit,
+                                      module->hasAttr("rt.recompute"));
+    return signalPassFailure();
+  }
+
+  // Keep on the device what the budget allows, the largest host-link
+  // traffic first: activation rows and stashes (stored and reloaded every
+  // step), then optimizer state, gradients, weights. The check is
+  // conservative (staging buffers only shrink when a state moves), and the
+  // final plan is exact.
+  std::vector<bool> host = eligible;
+  auto rank = [&](const StateInfo &st) {
+    return st.role == "stash"             ? 0
+           : st.role == "optimizer_state" ? 1
+           : st.role == "gradient"        ? 2
+           : st.role == "parameter"       ? 3
+                                          : 4;
+  };
+  std::vector<size_t> order;
+  for (size_t i = 0; i < states.size(); ++i)
+    if (host[i])
+      order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (rank(states[a]) != rank(states[b]))
+      return rank(states[a]) < rank(states[b]);
+    return states[a].bytes > states[b].bytes;
+  });
+  int64_t device = best.stateLayout.deviceStateBytes,
+          transient = best.maxTransient;
+  for (size_t i : order)
+    if (limit <= 0 || device + alignUp(states[i].bytes) + transient <= limit) {
+      host[i] = false;
+      device += alignUp(states[i].bytes);
+    }
+  if (host != eligible) {
+    best = evaluate(programs, states, host, levels);
+    if (!best.error.empty()) {
+      module.emitError() << "ferry-lower-to-rt: " << best.error;
+      return signalPassFailure();
+    }
+  }
+
+  // The decision, in the IR.
+  Builder b(module.getContext());
+  bool anyHost = false;
+  for (auto [i, op] : llvm::enumerate(module.getOps<rt::StateOp>())) {
+    if (best.states[i].host)
+      op->setAttr("host", b.getUnitAttr());
+    else
+      op->removeAttr("host");
+    anyHost |= best.states[i].host;
+  }
+  if (!anyHost)
+    return;
+  std::vector<std::string> names = levels.names();
+  SmallVector<StringRef> levelNames(names.begin(), names.end());
+  module->setAttr("rt.prefetch_levels", b.getStrArrayAttr(levelNames));
+  if (note.empty())
+    note = llvm::formatv("on ({0})", levels.describe());
+  module->setAttr("rt.prefetch", b.getStringAttr(note));
+}
+
+} // namespace

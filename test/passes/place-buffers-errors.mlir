@@ -1,0 +1,40 @@
+// RUN: ferry-opt %s --split-input-file --ferry-place-buffers=device-memory-limit=100000 -verify-diagnostics
+
+// Tests the budget error of ferry-place-buffers: even with @layer.w in host
+// memory and no prefetch, the phase needs 139264 bytes. The message gives
+// the peak, where it is, what is largest there and what to change.
+
+// expected-error @+1 {{the phased plan needs 0.13 MiB of device memory (139264 bytes) at its peak (phase layer of @train_step) but execution.device_memory_limit is 0.10 MiB, even with every remote buffer in host memory; largest there: @layer.w (staged) 0.06 MiB, 1 activations and temporaries 0.06 MiB, states kept on the device (small or used outside phases) 0.01 MiB. Lower execution.micro_batch_size, set execution.recompute: layer, or raise execution.device_memory_limit}}
+module {
+  rt.state @layer.w : tensor<4x128x128xf32> role "parameter" at 0 size 262144 {hf = "layer.{}.w", init = "normal", init_std = 2.0e-02 : f64, stacked}
+  rt.state @x : tensor<16x128xf32> role "input" at 262144 size 8192 {hf = "x", init = "zeros", init_std = 0.0 : f64}
+  rt.program @train_step inputs [] registers 1 transient 0 attributes {rt.phase_names = ["layer"]} {
+    rt.buffer 2 size 65536
+    rt.loop r 0 count 4 {
+      rt.call "phase_begin" buffers [] ints [array<i64: 0>] floats []
+      rt.call "copy" buffers [array<i64: 0, 65536, 0, 65536>, array<i64: 2, 65536, 0>] ints [array<i64: 65536>] floats []
+      rt.call "phase_end" buffers [] ints [array<i64: 0>] floats []
+    }
+    rt.call "fill" buffers [array<i64: 1, 8192, 0>] ints [array<i64: 2048>] floats [1.0]
+  }
+}
+
+// -----
+
+// With rt.recompute (ferry-select-kernels saw recomputed layers), the
+// message does not suggest it again.
+
+// expected-error @+1 {{even with every remote buffer in host memory; largest there: @layer.w (staged) 0.06 MiB, 1 activations and temporaries 0.06 MiB, states kept on the device (small or used outside phases) 0.01 MiB. Lower execution.micro_batch_size, or raise execution.device_memory_limit}}
+module attributes {rt.recompute} {
+  rt.state @layer.w : tensor<4x128x128xf32> role "parameter" at 0 size 262144 {hf = "layer.{}.w", init = "normal", init_std = 2.0e-02 : f64, stacked}
+  rt.state @x : tensor<16x128xf32> role "input" at 262144 size 8192 {hf = "x", init = "zeros", init_std = 0.0 : f64}
+  rt.program @train_step inputs [] registers 1 transient 0 attributes {rt.phase_names = ["layer"]} {
+    rt.buffer 2 size 65536
+    rt.loop r 0 count 4 {
+      rt.call "phase_begin" buffers [] ints [array<i64: 0>] floats []
+      rt.call "copy" buffers [array<i64: 0, 65536, 0, 65536>, array<i64: 2, 65536, 0>] ints [array<i64: 65536>] floats []
+      rt.call "phase_end" buffers [] ints [array<i64: 0>] floats []
+    }
+    rt.call "fill" buffers [array<i64: 1, 8192, 0>] ints [array<i64: 2048>] floats [1.0]
+  }
+}
