@@ -109,14 +109,10 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
       : config.training.precision == "fp16" ? MatmulPrecision::fp16
                                             : MatmulPrecision::fp32;
   lowering.fusion = config.execution.fusion;
-  // cuBLASLt's scratch, planned like any temporary (one GEMM runs at a time,
-  // so the plan reuses one region): 32 MiB, what NVIDIA recommends on Hopper,
-  // or less under a small device budget.
+  // cuBLASLt's scratch per GEMM on cuda: 32 MiB, what NVIDIA recommends on
+  // Hopper; ferry-place-buffers shrinks it under a small device budget.
   if (config.execution.backend == "cuda")
-    lowering.gemmWorkspace =
-        lowering.deviceMemoryLimit
-            ? std::min<int64_t>(32 << 20, lowering.deviceMemoryLimit / 32)
-            : 32 << 20;
+    lowering.gemmWorkspace = 32 << 20;
   buildLoweringPipeline(lower, lowering);
   if (failed(lower.run(module)))
     return failure();

@@ -28,8 +28,8 @@
 // stay on the device under a budget); every layer's input, which the
 // backward reads again, in `@stash.x` laid out rows x GA (entry = l * GA +
 // i, stored by layer l as it starts; only when there is a backward). A
-// carry larger than `carry-forward-max-bytes` (a third of the device
-// budget) could not stay on the device: then the forward's activation flows
+// carry of a third of `device-memory-limit` or more could not stay on the
+// device: then the forward's activation flows
 // through @stash.x's rows instead (x[l, i] -> x[l + 1, i], L + 1 rows) and
 // only the backward uses the carry. Anything else lives in
 // `@stash.mb.<n>` (entry = i). Variables the micro-batch body overwrites
@@ -598,6 +598,13 @@ void BatchSerialisePass::runOnOperation() {
                           "ferry-insert-optimizer first";
     return signalPassFailure();
   }
+  // The forward's activation stays in the one carry row when that row can
+  // stay on the device: at most a third of the budget (ferry-place-buffers
+  // keeps activation rows on the device first, and the rest of a phase needs
+  // the other two thirds). Larger, it flows through its rows, stored once
+  // per layer.
+  int64_t carryForwardMaxBytes =
+      deviceMemoryLimit > 0 ? deviceMemoryLimit / 3 : -1;
   if (failed(serialise(module, step, grad, carryForwardMaxBytes)))
     return signalPassFailure();
   // Evaluation streams the same way (ferry-insert-eval's @eval_step).

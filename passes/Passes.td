@@ -178,11 +178,12 @@ def BatchSerialisePass : Pass<"ferry-batch-serialise", "mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"carryForwardMaxBytes", "carry-forward-max-bytes", "int64_t",
-           /*default=*/"-1",
-           "the forward's activation flows through @stash.carry when the "
-           "carry has at most this many bytes (-1: always); else through "
-           "the rows of @stash.x">,
+    Option<"deviceMemoryLimit", "device-memory-limit", "int64_t",
+           /*default=*/"0",
+           "execution.device_memory_limit in bytes (0: none). The forward's "
+           "activation flows through @stash.carry when the carry is at most "
+           "a third of it (it can stay on the device); else through the "
+           "rows of @stash.x">,
   ];
   let dependentDialects = [
     "ferry::graph::GraphDialect", "mlir::arith::ArithDialect",
@@ -337,8 +338,9 @@ def SelectKernelsPass : Pass<"ferry-select-kernels", "mlir::ModuleOp"> {
              clEnumValN(ferry::MatmulPrecision::fp16, "fp16",
                         "rounded to fp16"))}]>,
     Option<"gemmWorkspace", "gemm-workspace", "int64_t", /*default=*/"0",
-           "bytes of scratch each GEMM gets in the plan (the CUDA "
-           "backend's cuBLASLt workspace)">,
+           "bytes of scratch the backend wants for each GEMM (the CUDA "
+           "backend's cuBLASLt workspace; ferry-place-buffers shrinks it "
+           "under a small budget)">,
   ];
   let dependentDialects = ["ferry::rt::RtDialect", "ferry::graph::GraphDialect"];
 }
@@ -381,7 +383,9 @@ def PlaceBuffersPass : Pass<"ferry-place-buffers", "mlir::ModuleOp"> {
     weights). A budget even the smallest plan exceeds is an error naming
     the peak and what is largest there. The decision is recorded as `host`
     on each remote `rt.state`, and `rt.prefetch_levels` and `rt.prefetch`
-    on the module. Modules without phases are left as they are.
+    on the module. It also owns the GEMM scratch under a budget: a GEMM
+    workspace's cuBLASLt scratch (`rt.buffer ... {scratch = N}`) is cut to
+    a 32nd of `device-memory-limit` when that is smaller, in every module.
 
     ```mlir
     // before

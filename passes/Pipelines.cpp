@@ -44,15 +44,11 @@ void ferry::buildTrainingPipeline(mlir::OpPassManager &pm,
   // execution.mode: phased. Each block loops over the micro-batches itself
   // (weights read once per block, used GA times); needs @train_step's
   // micro-batch loop, so after the optimizer, and after @eval_step copied
-  // @forward (it is not serialised: evaluation reads no stash).
-  // The forward's activation stays in the one carry row when that row can
-  // stay on the device (at most a third of the budget: the placement keeps
-  // activation rows first); larger, it flows through its rows, stored once
-  // per layer.
+  // @forward (it is not serialised: evaluation reads no stash). The budget
+  // decides whether the forward's activation can stay in one carry row.
   if (options.batchSerialise) {
     BatchSerialisePassOptions serialise;
-    serialise.carryForwardMaxBytes =
-        options.deviceMemoryLimit > 0 ? options.deviceMemoryLimit / 3 : -1;
+    serialise.deviceMemoryLimit = options.deviceMemoryLimit;
     pm.addPass(createBatchSerialisePass(serialise));
   }
   // execution.mode: phased. The phase schedule on the serialised blocks:

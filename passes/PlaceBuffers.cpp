@@ -12,7 +12,8 @@
 // The decision is recorded in the IR: `host` on each remote rt.state, and on
 // the module `rt.prefetch_levels` (what ferry-stage-remote-buffers
 // double-buffers) and `rt.prefetch` (the note `ferry plan` shows).
-// Modules without phases pass through unchanged.
+// It also sizes the GEMMs' cuBLASLt scratch under the budget. Modules
+// without phases are otherwise left as they are.
 //
 //===----------------------------------------------------------------------===//
 
@@ -145,6 +146,29 @@ void PlaceBuffersPass::runOnOperation() {
     if (failed(p))
       return signalPassFailure();
     programs.push_back(std::move(*p));
+  }
+
+  // cuBLASLt's scratch: one GEMM runs at a time, so the plan reuses one
+  // region; NVIDIA recommends 32 MiB on Hopper (what ferry-select-kernels
+  // is given), but under a small budget at most a 32nd of it.
+  if (deviceMemoryLimit > 0) {
+    int64_t cap = deviceMemoryLimit / 32;
+    for (auto [op, p] : llvm::zip(module.getOps<rt::ProgramOp>(), programs)) {
+      bool changed = false;
+      for (Buffer &buf : p.buffers)
+        if (buf.scratch > cap) {
+          buf.bytes -= buf.scratch - cap;
+          buf.scratch = cap;
+          changed = true;
+        }
+      if (!changed)
+        continue;
+      for (Instr &in : p.instrs)
+        for (Ref &r : in.buffers)
+          if (p.buffers[r.buffer].scratch > 0)
+            r.bytes = p.buffers[r.buffer].bytes; // workspaces are used whole
+      writeProgram(op, p);
+    }
   }
 
   // In phased programs a state only phases touch may live in host memory

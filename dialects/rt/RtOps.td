@@ -143,14 +143,17 @@ def Rt_BufferOp : Rt_Op<"buffer", [HasParent<"::ferry::rt::ProgramOp">]> {
     it, the `rt.buffer` with that id: a temporary of `size` bytes that
     `ferry-layout-arena` places in the arena by its live range. `label` says
     what it holds, for budget errors (`bf16 matmul workspace`,
-    `@layer.w (staged)`).
+    `@layer.w (staged)`). A GEMM's workspace ends with `scratch` bytes for
+    cuBLASLt, which `ferry-place-buffers` may shrink under a budget.
 
     ```mlir
     rt.buffer 41 size 65536
     rt.buffer 42 size 131072 {label = "@layer.w (staged)"}
+    rt.buffer 43 size 33554432 {label = "gemm workspace", scratch = 33554432 : i64}
     ```
   }];
-  let arguments = (ins I64Attr:$id, I64Attr:$bytes, OptionalAttr<StrAttr>:$label);
+  let arguments = (ins I64Attr:$id, I64Attr:$bytes, OptionalAttr<StrAttr>:$label,
+                       OptionalAttr<I64Attr>:$scratch);
   let assemblyFormat = [{
     $id `size` $bytes attr-dict
   }];

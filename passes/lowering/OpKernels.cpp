@@ -262,7 +262,8 @@ void KernelSelection::selectMatmul(Operation &op, ArrayRef<Ref> ins,
     // products accumulated in fp32; the rounded copies need a workspace,
     // planned like any temporary (4 bytes per input element: the CPU
     // backend keeps them as fp32, the CUDA backend as bf16). After them,
-    // `gemmWorkspace` bytes of scratch for cuBLASLt (CUDA backend).
+    // `gemmWorkspace` bytes of scratch for cuBLASLt (CUDA backend), which
+    // ferry-place-buffers shrinks under a small budget.
     int64_t elements =
         !rounded ? 0 : batch * m * k + (shared ? k * n : batch * k * n);
     int64_t bytes = 4 * elements + gemmWorkspace;
@@ -270,6 +271,7 @@ void KernelSelection::selectMatmul(Operation &op, ArrayRef<Ref> ins,
       Ref w =
           temp(Type(), rounded ? "bf16 matmul workspace" : "gemm workspace");
       program.buffers[w.buffer].bytes = w.bytes = bytes;
+      program.buffers[w.buffer].scratch = gemmWorkspace;
       bufs.push_back(w);
     }
     ints.push_back(static_cast<int64_t>(matmulInputs));

@@ -98,6 +98,8 @@ LogicalResult readBlock(Block &block, Program &p) {
       p.buffers[id].bytes = static_cast<int64_t>(buffer.getBytes());
       if (auto label = buffer.getLabel())
         p.buffers[id].label = label->str();
+      if (auto scratch = buffer.getScratch())
+        p.buffers[id].scratch = static_cast<int64_t>(*scratch);
       continue;
     }
     if (auto loop = dyn_cast<rt::LoopOp>(op)) {
@@ -217,9 +219,10 @@ void lowering::writeProgram(rt::ProgramOp op, const Program &p) {
   for (auto [id, buf] : llvm::enumerate(p.buffers)) {
     if (buf.isState || !used[id])
       continue;
-    rt::BufferOp::create(b, op.getLoc(), id, buf.bytes,
-                         buf.label.empty() ? StringAttr()
-                                           : b.getStringAttr(buf.label));
+    rt::BufferOp::create(
+        b, op.getLoc(), id, buf.bytes,
+        buf.label.empty() ? StringAttr() : b.getStringAttr(buf.label),
+        buf.scratch > 0 ? b.getI64IntegerAttr(buf.scratch) : IntegerAttr());
   }
   writeInstrs(block, p, 0, p.instrs.size(), op.getLoc(),
               [&](OpBuilder &ib, const Instr &in) {

@@ -73,6 +73,7 @@ struct Buffer {
   bool isState = false;
   int64_t first = INT64_MAX, last = -1; // live range (instruction positions)
   std::string label;   // for budget errors: what a temporary holds
+  int64_t scratch = 0; // a GEMM workspace's trailing cuBLASLt scratch bytes
   int64_t address = 0; // after the layout: in the arena or in host memory
 };
 

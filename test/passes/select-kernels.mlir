@@ -1,5 +1,6 @@
 // RUN: ferry-opt %s --ferry-select-kernels='programs=forward matmul-precision=bf16' | FileCheck %s
 // RUN: ferry-opt %s --ferry-select-kernels='programs=forward' | FileCheck %s --check-prefix=FP32
+// RUN: ferry-opt %s --ferry-select-kernels='programs=forward matmul-precision=bf16 gemm-workspace=4096' | FileCheck %s --check-prefix=SCRATCH
 
 // Tests ferry-select-kernels alone: graph IR -> rt.call on virtual buffers.
 // * States come first, in declaration order after the program's input and
@@ -10,7 +11,9 @@
 //   in buffer 4, copied in before the loop and at the end of each body.
 // * With matmul-precision=bf16 each GEMM gets a workspace for its rounded
 //   inputs (4 bytes per element: 2x4 + 4x4 = 96 bytes) and the precision
-//   flag 1; fp32 GEMMs get neither.
+//   flag 1; fp32 GEMMs get neither. gemm-workspace adds the backend's
+//   cuBLASLt scratch after the rounded inputs, marked as `scratch` (which
+//   ferry-place-buffers may shrink under a budget).
 // * Nothing is forwarded yet: the copies stay (ferry-forward-buffers).
 
 // CHECK: rt.state @arg.forward.x : tensor<2x4xf32> role "input" at 0 size 32
@@ -37,6 +40,9 @@
 
 // FP32-NOT: workspace
 // FP32: rt.call "gemm" buffers [array<i64: 4, 32, 0>, array<i64: 2, 64, 0, 0, 64>, array<i64: 5, 32, 0>] ints [array<i64: 1>, array<i64: 2>, array<i64: 4>, array<i64: 4>, array<i64: 0>, array<i64: 1>, array<i64: 8>, array<i64: 16>, array<i64: 8>, array<i64: 0>] floats [1.000000e+00]
+
+// SCRATCH: rt.buffer 6 size 4192 {label = "bf16 matmul workspace", scratch = 4096 : i64}
+// SCRATCH: rt.call "gemm" buffers [{{.*}}, array<i64: 6, 4192, 0>] ints [{{.*}}, array<i64: 1>] floats
 
 module {
   graph.parameter @layer.w : tensor<2x4x4xf32> init(normal, 2.000000e-02) hf "layer.{}.w" stacked
