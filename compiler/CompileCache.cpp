@@ -2,7 +2,6 @@
 
 #include "compiler/CompileCache.h"
 
-#include "compiler/GraphCompile.h"
 #include "runtime/executable/ExecutableFile.h"
 
 #include "ferry/Version.h"
@@ -10,9 +9,24 @@
 
 #include <flatbuffers/base.h>
 
+#include <cctype>
 #include <sstream>
 
 using namespace ferry;
+
+std::string ferry::moduleNameForConfig(const std::string &configPath) {
+  std::string stem = configPath;
+  if (size_t slash = stem.find_last_of('/'); slash != std::string::npos)
+    stem = stem.substr(slash + 1);
+  if (size_t dot = stem.find('.'); dot != std::string::npos)
+    stem = stem.substr(0, dot);
+  for (char &c : stem)
+    if (!std::isalnum(static_cast<unsigned char>(c)))
+      c = '_';
+  if (stem.empty() || std::isdigit(static_cast<unsigned char>(stem[0])))
+    stem = "model_" + stem;
+  return stem;
+}
 
 CacheKey ferry::executableCacheKey(const Config &config,
                                    const std::vector<std::string> &programs) {
@@ -64,8 +78,7 @@ CacheKey ferry::executableCacheKey(const Config &config,
 }
 
 CompileResult
-ferry::compileThroughCache(mlir::MLIRContext &context, const Config &config,
-                           const std::string &name,
+ferry::compileThroughCache(const Config &config, const std::string &name,
                            const CompileRequest &request, std::FILE *log,
                            const std::vector<std::string> &programs) {
   CompileResult result;
@@ -106,12 +119,16 @@ ferry::compileThroughCache(mlir::MLIRContext &context, const Config &config,
                  cache ? "dumps and timing need the passes to run"
                        : "--no-cache");
   }
+  std::string why;
+  const CompilerApi *compiler = openCompiler(why);
+  if (!compiler) {
+    if (log)
+      std::fprintf(log, "ferry: error: %s\n", why.c_str());
+    return result;
+  }
   CompileOptions options = debug;
   options.cacheKey = result.key;
-  CompileSession session(options);
-  result.payload = compileExecutable(context, config, name, programs, &session);
-  if (result.payload.empty())
-    session.reportReproducer(log);
+  result.payload = compiler->compile(config, name, programs, options, log);
   if (!result.payload.empty() && cache)
     cache->store(key, result.payload, log);
   return result;

@@ -13,6 +13,8 @@
 #ifndef FERRY_COMPILER_COMPILESESSION_H
 #define FERRY_COMPILER_COMPILESESSION_H
 
+#include "compiler/CompilerApi.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
@@ -23,15 +25,6 @@
 #include <vector>
 
 namespace ferry {
-
-struct CompileOptions {
-  std::string dumpDir; // --dump-ir: created if missing
-  std::string
-      printAfter; // --print-ir-after: a pass argument, e.g. ferry-recompute
-  bool timing = false;    // --timing: time per pass on stderr
-  std::string cacheKey;   // for the manifest, when known
-  std::string configPath; // for the manifest
-};
 
 class CompileSession {
 public:

@@ -18,20 +18,6 @@
 
 using namespace mlir;
 
-std::string ferry::moduleNameForConfig(const std::string &configPath) {
-  std::string stem = configPath;
-  if (size_t slash = stem.find_last_of('/'); slash != std::string::npos)
-    stem = stem.substr(slash + 1);
-  if (size_t dot = stem.find('.'); dot != std::string::npos)
-    stem = stem.substr(0, dot);
-  for (char &c : stem)
-    if (!std::isalnum(static_cast<unsigned char>(c)))
-      c = '_';
-  if (stem.empty() || std::isdigit(static_cast<unsigned char>(stem[0])))
-    stem = "model_" + stem;
-  return stem;
-}
-
 OwningOpRef<ModuleOp> ferry::compileGraph(MLIRContext &context,
                                           const Config &config,
                                           const std::string &name,

@@ -15,9 +15,6 @@ namespace ferry {
 class CompileSession;
 struct Config;
 
-// "configs/bert-tiny.yaml" -> "bert_tiny": the module's symbol name.
-std::string moduleNameForConfig(const std::string &configPath);
-
 // Builds the BERT graph IR for `config`, verifies it and runs the graph
 // clean-up pipeline. Diagnostics go to the context's handler; returns null on
 // failure (a failure here is a bug in ferry, reported as such).

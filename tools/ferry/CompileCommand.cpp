@@ -18,13 +18,7 @@
 
 #ifdef FERRY_HAVE_COMPILER
 #include "compiler/CompileCache.h"
-#include "compiler/CompileSession.h"
-#include "compiler/GraphCompile.h"
-#include "compiler/GraphSummary.h"
-#include "compiler/Registration.h"
-
-#include "mlir/IR/MLIRContext.h"
-#include "llvm/Support/raw_ostream.h"
+#include "compiler/CompilerApi.h"
 #endif
 
 namespace ferry::cli {
@@ -60,10 +54,6 @@ int runCompile(const CompileOptions &opts) {
   return 1;
 #else
   auto start = std::chrono::steady_clock::now();
-  mlir::DialectRegistry registry;
-  registerFerryDialects(registry);
-  mlir::MLIRContext context(registry);
-  context.loadAllAvailableDialects();
   auto elapsedMs = [&] {
     return std::chrono::duration<double, std::milli>(
                std::chrono::steady_clock::now() - start)
@@ -83,7 +73,7 @@ int runCompile(const CompileOptions &opts) {
   if (opts.emit.empty() && !opts.output.empty()) {
     ferry::CompileResult compiled;
     try {
-      compiled = compileThroughCache(context, config, name, request, stderr);
+      compiled = compileThroughCache(config, name, request, stderr);
     } catch (const CacheError &e) {
       std::fprintf(stderr, "ferry: error: %s\n", e.what());
       return 1;
@@ -106,20 +96,17 @@ int runCompile(const CompileOptions &opts) {
 
   // A stage's IR: compiled here (the cache holds executables only).
   std::string stage = opts.emit.empty() ? "graph" : opts.emit;
-  ferry::CompileSession session(request.debug);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      compileGraph(context, config, name, &session);
-  if (!module ||
-      mlir::failed(lowerGraph(*module, config, {"train_step", "eval_step"},
-                              stage, &session))) {
-    session.reportReproducer(stderr);
+  std::string why;
+  const CompilerApi *compiler = openCompiler(why);
+  if (!compiler) {
+    std::fprintf(stderr, "ferry: error: %s\n", why.c_str());
     return 1;
   }
+  std::string ir, graphSummary;
+  if (!compiler->emit(config, name, stage, request.debug, ir, graphSummary,
+                      stderr))
+    return 1;
   double ms = elapsedMs();
-
-  std::string ir;
-  llvm::raw_string_ostream irStream(ir);
-  module->print(irStream);
 
   if (!opts.output.empty()) {
     if (auto error = writeFileAtomically(opts.output, ir)) {
@@ -135,7 +122,7 @@ int runCompile(const CompileOptions &opts) {
                 opts.output.empty() ? "" : ", written to ",
                 opts.output.c_str());
     if (stage == "graph")
-      std::fputs(summarizeGraph(*module, config).c_str(), stdout);
+      std::fputs(graphSummary.c_str(), stdout);
   }
   return 0;
 #endif

@@ -7,10 +7,6 @@
 
 #ifdef FERRY_HAVE_COMPILER
 #include "compiler/CompileCache.h"
-#include "compiler/GraphCompile.h"
-#include "compiler/Registration.h"
-
-#include "mlir/IR/MLIRContext.h"
 #endif
 
 namespace ferry::cli {
@@ -92,10 +88,6 @@ loadExecutable(const std::string &input,
                  "instead (FILE.fxe)\n");
     return std::nullopt;
 #else
-    mlir::DialectRegistry registry;
-    registerFerryDialects(registry);
-    mlir::MLIRContext context(registry);
-    context.loadAllAvailableDialects();
     CompileRequest request;
     request.useCache = !flags.noCache;
     request.explain = flags.explainCache;
@@ -104,7 +96,7 @@ loadExecutable(const std::string &input,
     request.debug.timing = flags.timing;
     request.debug.configPath = input;
     CompileResult compiled = compileThroughCache(
-        context, out.config, moduleNameForConfig(input), request, stderr);
+        out.config, moduleNameForConfig(input), request, stderr);
     if (compiled.payload.empty())
       return std::nullopt;
     out.cacheHit = compiled.hit;
