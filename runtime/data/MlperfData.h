@@ -25,6 +25,7 @@
 // and the value.
 #pragma once
 
+#include "runtime/data/DataError.h"
 #include "runtime/data/HostBatch.h"
 
 #include <cstdint>
@@ -34,21 +35,6 @@
 #include <vector>
 
 namespace ferry::data {
-
-// Data the user must fix: names the file, the dataset or feature, and the
-// expected vs found shape, type or value.
-class DataError : public std::runtime_error {
-public:
-  using std::runtime_error::runtime_error;
-};
-
-// What the model expects of each sample.
-struct SampleShape {
-  int64_t seq = 0;         // model.seq_length
-  int64_t predictions = 0; // model.max_predictions
-  int64_t vocab = 0;       // model.vocab_size
-  int64_t typeVocab = 0;   // model.type_vocab_size
-};
 
 // One file of samples with random access.
 class SampleFile {

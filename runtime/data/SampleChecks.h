@@ -4,8 +4,8 @@
 // are judged by the same rules and the same words.
 #pragma once
 
+#include "runtime/data/DataError.h"
 #include "runtime/data/HostBatch.h"
-#include "runtime/data/MlperfData.h"
 
 #include <cstdint>
 #include <string>

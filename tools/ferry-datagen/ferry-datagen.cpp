@@ -2,8 +2,8 @@
 // from ferry's seeded synthetic samples, for tests, examples and benchmarks
 // where the real dataset is not at hand.
 //
-//   ferry-datagen --format hdf5 --seq 128 --predictions 20 --vocab 30522 \
-//       --samples 1000 --seed 7 -o shard-0.hdf5
+//   ferry-datagen --format hdf5 --seq 128 --predictions 20 --vocab 30522
+//       --samples 1000 --seed 7 -o shard-0.hdf5   (one command line)
 #include "runtime/data/MlperfData.h"
 #include "runtime/data/SyntheticData.h"
 
