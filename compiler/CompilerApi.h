@@ -14,6 +14,7 @@
 
 #include "runtime/config/Config.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -32,7 +33,9 @@ struct CompileOptions {
 };
 
 struct CompilerApi {
-  int version; // kCompilerApiVersion of the module's build
+  int version;            // kCompilerApiVersion of the module's build
+  const char *build;      // FERRY_VERSION " (" FERRY_GIT_HASH ")" of its build
+  std::size_t configSize; // sizeof(Config) in its build
   // The executable's payload for `config`; empty after an error, which is
   // printed on `log` (with where a failing pass left its reproducer).
   std::vector<uint8_t> (*compile)(const Config &config, const std::string &name,

@@ -7,6 +7,8 @@
 
 #include "compiler/CompilerApi.h"
 
+#include "ferry/Version.h"
+
 #include <dlfcn.h>
 
 #include <filesystem>
@@ -29,7 +31,8 @@ const CompilerApi *load(std::string &why) {
   for (const std::filesystem::path &dir :
        {exe.parent_path(), exe.parent_path().parent_path() / "lib" / "ferry"}) {
     std::filesystem::path path = dir / FERRY_COMPILER_MODULE_FILE;
-    if (ec || !std::filesystem::exists(path)) {
+    std::error_code missing;
+    if (ec || !std::filesystem::exists(path, missing)) {
       tried += (tried.empty() ? "" : ", ") + path.string();
       continue;
     }
@@ -42,10 +45,14 @@ const CompilerApi *load(std::string &why) {
     auto entry = reinterpret_cast<CompilerEntry>(
         dlsym(handle, FERRY_COMPILER_MODULE_ENTRY));
     const CompilerApi *api = entry ? entry() : nullptr;
-    if (!api || api->version != kCompilerApiVersion) {
-      why = path.string() +
-            " is not the compiler module of this ferry build (rebuild it "
-            "with this ferry)";
+    // The module reads this program's Config and its executables are
+    // cached under this build's key: only the same build will do.
+    std::string build = FERRY_VERSION " (" FERRY_GIT_HASH ")";
+    if (!api || api->version != kCompilerApiVersion ||
+        api->configSize != sizeof(Config) || build != api->build) {
+      why = path.string() + " is not the compiler module of this ferry " +
+            build + (api ? std::string(" (it is ") + api->build + ")" : "") +
+            "; rebuild ferry and its modules together";
       return nullptr;
     }
     return api; // the module stays loaded for the life of the process

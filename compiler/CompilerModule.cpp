@@ -15,6 +15,7 @@
 #include "compiler/GraphSummary.h"
 #include "compiler/Registration.h"
 
+#include "ferry/Version.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -47,6 +48,11 @@ std::vector<uint8_t> compile(const Config &config, const std::string &name,
     if (log)
       std::fprintf(log, "ferry: error: %s\n", e.what());
     return {};
+  } catch (...) {
+    if (log)
+      std::fprintf(log, "ferry: error: the compiler failed (an unknown "
+                        "exception); this is a bug in ferry\n");
+    return {};
   }
 }
 
@@ -73,10 +79,17 @@ bool emit(const Config &config, const std::string &name,
     if (log)
       std::fprintf(log, "ferry: error: %s\n", e.what());
     return false;
+  } catch (...) {
+    if (log)
+      std::fprintf(log, "ferry: error: the compiler failed (an unknown "
+                        "exception); this is a bug in ferry\n");
+    return false;
   }
 }
 
-const CompilerApi kApi = {kCompilerApiVersion, compile, emit};
+const CompilerApi kApi = {kCompilerApiVersion,
+                          FERRY_VERSION " (" FERRY_GIT_HASH ")", sizeof(Config),
+                          compile, emit};
 
 } // namespace
 

@@ -28,7 +28,7 @@
 // stay on the device under a budget); every layer's input, which the
 // backward reads again, in `@stash.x` laid out rows x GA (entry = l * GA +
 // i, stored by layer l as it starts; only when there is a backward). A
-// carry of a third of `device-memory-limit` or more could not stay on the
+// carry over a third of `device-memory-limit` could not stay on the
 // device: then the forward's activation flows
 // through @stash.x's rows instead (x[l, i] -> x[l + 1, i], L + 1 rows) and
 // only the backward uses the carry. Anything else lives in

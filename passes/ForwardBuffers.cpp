@@ -89,7 +89,9 @@ void forwardIntoDestinations(Program &program) {
                    producer.ints.size() > 11 && producer.ints[11].c == 2);
       bool scatter = producer.kernel == "embedding_grad";
       size_t out = 2, flag = gemm ? 9 : 3;
-      if ((!gemm && !scatter) || producer.buffers[out].buffer != src.buffer ||
+      if ((!gemm && !scatter) || producer.buffers.size() <= out ||
+          producer.ints.size() <= flag ||
+          producer.buffers[out].buffer != src.buffer ||
           producer.ints[flag].c != 0)
         continue;
       // alpha * AB + D in one rounding equals D + (alpha * AB) only when

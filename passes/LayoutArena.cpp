@@ -43,6 +43,22 @@ void LayoutArenaPass::runOnOperation() {
     FailureOr<Program> p = readProgram(op, states);
     if (failed(p))
       return signalPassFailure();
+    // Host memory is not in the arena: only transfers may name it (whatever
+    // else touched it was staged by ferry-stage-remote-buffers).
+    for (const Instr &in : p->instrs)
+      for (auto [b, r] : llvm::enumerate(in.buffers)) {
+        bool transfer =
+            (in.kernel == "load" && b == 0) || (in.kernel == "store" && b == 1);
+        if (r.buffer < static_cast<int>(states.size()) &&
+            states[r.buffer].host && !transfer) {
+          op.emitOpError() << "calls '" << in.kernel << "' on @"
+                           << states[r.buffer].name
+                           << ", a remote buffer in host memory that only "
+                              "load and store may touch; run "
+                              "ferry-stage-remote-buffers first";
+          return signalPassFailure();
+        }
+      }
     ProgramLayout layout = layoutProgram(*p, stateLayout);
     maxTransient = std::max(maxTransient, layout.plan.peakBytes);
     writeArenaProgram(op, *p);

@@ -399,8 +399,10 @@ def PlaceBuffersPass : Pass<"ferry-place-buffers", "mlir::ModuleOp"> {
   let options = [
     Option<"deviceMemoryLimit", "device-memory-limit", "int64_t",
            /*default=*/"0",
-           "bytes of device memory a phased plan may use; remote buffers "
-           "stay on the device while they fit (0: unlimited)">,
+           "execution.device_memory_limit in bytes (0: unlimited): what a "
+           "phased plan may use (remote buffers stay on the device while "
+           "they fit) and, in every module, a cap of a 32nd of it on each "
+           "GEMM's cuBLASLt scratch">,
     Option<"prefetch", "prefetch", "bool", /*default=*/"true",
            "double-buffer staged ranges of looped phases so the next "
            "iteration's loads overlap this one's compute">,
@@ -425,7 +427,7 @@ def StageRemoteBuffersPass
 
     ```mlir
     // before
-    rt.kernel "phase_begin" ... rt.call "gemm" buffers [..., array<i64: 1, 65536, 0, 0, 65536>, ...]
+    rt.call "phase_begin" ... rt.call "gemm" buffers [..., array<i64: 1, 65536, 0, 0, 65536>, ...]
     // after
     rt.buffer 90 size 65536 {label = "@layer.w (staged)"}
     rt.call "phase_begin" ...

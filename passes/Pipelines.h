@@ -31,7 +31,7 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
 // training graph IR -> rt programs and the memory plan (what `ferry
 // compile` runs after the training pipeline).
 struct LoweringPipelineOptions {
-  std::vector<std::string> programs; // entry functions to lower (all: empty)
+  std::vector<std::string> programs; // entry functions (empty: train_step)
   int64_t deviceMemoryLimit = 0;     // execution.device_memory_limit (0: none)
   bool prefetch = true;              // execution.prefetch
   MatmulPrecision matmulPrecision = MatmulPrecision::fp32; // training.precision

@@ -152,7 +152,9 @@ void PlaceBuffersPass::runOnOperation() {
   // region; NVIDIA recommends 32 MiB on Hopper (what ferry-select-kernels
   // is given), but under a small budget at most a 32nd of it.
   if (deviceMemoryLimit > 0) {
-    int64_t cap = deviceMemoryLimit / 32;
+    // At least one aligned slot: a workspace never shrinks to nothing (a
+    // budget that small fails below anyway).
+    int64_t cap = std::max<int64_t>(deviceMemoryLimit / 32, kAlignment);
     for (auto [op, p] : llvm::zip(module.getOps<rt::ProgramOp>(), programs)) {
       bool changed = false;
       for (Buffer &buf : p.buffers)

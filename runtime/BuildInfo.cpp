@@ -35,8 +35,11 @@ BuildInfo buildInfo() {
 std::string describeBuild() {
   BuildInfo info = buildInfo();
   std::string out = fmt::format("ferry {} ({})\n", info.version, info.gitHash);
-  out += fmt::format("  compiler:     {}\n",
-                     info.compiler ? "yes (MLIR)" : "no (runtime-only build)");
+  out += fmt::format(
+      "  compiler:     {}\n",
+      info.compiler ? "yes (MLIR; module libferry-compiler.so, opened on a "
+                      "cache miss)"
+                    : "no (runtime-only build)");
   out += fmt::format("  cpu backend:  yes\n");
   std::string cuda = "no";
   for (const auto &[name, how] : availableBackends())

@@ -38,7 +38,8 @@ LogicalResult verifyCall(Operation *op, StringRef name, ArrayAttr buffers,
   for (Attribute a : buffers) {
     auto ref = dyn_cast<DenseI64ArrayAttr>(a);
     if (!ref || ref.size() < static_cast<int64_t>(bytesAt) + 2 ||
-        ref[bytesAt] <= 0 || (bytesAt > 0 && ref[0] < 0))
+        ref[bytesAt] <= 0 ||
+        (bytesAt > 0 && (ref[0] < 0 || ref[0] >= (int64_t{1} << 24))))
       return op->emitOpError()
              << "buffers must be " << refForm << " with bytes > 0, found " << a;
   }
@@ -67,6 +68,23 @@ LogicalResult KernelOp::verify() {
   return verifyCall(*this, getKernel(), getBuffers(), getInts(),
                     getFloats().size(), 0,
                     "array<i64: bytes, offset, coefficients...>");
+}
+
+LogicalResult BufferOp::verify() {
+  // Ids index a table of the program's buffers: keep them plausible.
+  constexpr int64_t kMaxId = 1 << 24;
+  auto id = static_cast<int64_t>(getId());
+  auto bytes = static_cast<int64_t>(getBytes());
+  if (id < 0 || id >= kMaxId)
+    return emitOpError() << "id must be in [0, " << kMaxId << "), found " << id;
+  if (bytes <= 0)
+    return emitOpError() << "size must be positive, found " << bytes;
+  if (auto scratch = getScratch()) {
+    auto s = static_cast<int64_t>(*scratch);
+    if (s < 0 || s > bytes)
+      return emitOpError() << "scratch must be in [0, size], found " << s;
+  }
+  return success();
 }
 
 LogicalResult CallOp::verify() {

@@ -157,6 +157,7 @@ def Rt_BufferOp : Rt_Op<"buffer", [HasParent<"::ferry::rt::ProgramOp">]> {
   let assemblyFormat = [{
     $id `size` $bytes attr-dict
   }];
+  let hasVerifier = 1;
 }
 
 def Rt_CallOp : Rt_Op<"call"> {

@@ -144,8 +144,13 @@ FailureOr<Program> lowering::readProgram(rt::ProgramOp op,
   p.name = op.getSymName().str();
   p.registers = static_cast<int64_t>(op.getRegisters());
   if (auto names = op->getAttrOfType<ArrayAttr>("rt.phase_names"))
-    for (Attribute a : names)
-      p.phaseNames.push_back(cast<StringAttr>(a).str());
+    for (Attribute a : names) {
+      auto name = dyn_cast<StringAttr>(a);
+      if (!name)
+        return op.emitOpError()
+               << "rt.phase_names must hold strings, found " << a;
+      p.phaseNames.push_back(name.str());
+    }
   for (const StateInfo &s : states) {
     Buffer b;
     b.bytes = s.bytes;
@@ -154,7 +159,14 @@ FailureOr<Program> lowering::readProgram(rt::ProgramOp op,
   }
   if (failed(readBlock(op.getBody().front(), p)))
     return failure();
-  for (const Instr &in : p.instrs)
+  for (const Instr &in : p.instrs) {
+    bool marker = in.kernel == "phase_begin" || in.kernel == "phase_end";
+    if (marker &&
+        (in.ints.empty() || !in.ints[0].isConstant() || in.ints[0].c < 0 ||
+         in.ints[0].c >= static_cast<int64_t>(p.phaseNames.size())))
+      return op.emitOpError()
+             << "has a '" << in.kernel
+             << "' whose phase is not a constant index of rt.phase_names";
     for (const Ref &r : in.buffers)
       if (r.buffer >= static_cast<int>(p.buffers.size()) ||
           p.buffers[r.buffer].bytes == 0)
@@ -162,6 +174,7 @@ FailureOr<Program> lowering::readProgram(rt::ProgramOp op,
                << "calls '" << in.kernel << "' on buffer " << r.buffer
                << ", which is neither a state nor an "
                   "rt.buffer of the program";
+  }
   return p;
 }
 

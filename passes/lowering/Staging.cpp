@@ -102,6 +102,9 @@ struct Staging {
         loops.pop_back();
         continue;
       }
+      // Transfers already name the remote side on purpose.
+      if (n.in.kernel == "load" || n.in.kernel == "store")
+        continue;
       for (size_t b = 0; b < n.in.buffers.size(); ++b) {
         Ref &r = n.in.buffers[b];
         if (r.buffer < 0 || r.buffer >= static_cast<int>(host.size()) ||

@@ -77,3 +77,27 @@ module {
   // expected-error @+1 {{expects parent op 'rt.program'}}
   rt.buffer 3 size 64
 }
+
+// -----
+
+// Tests that a temporary has a positive size.
+rt.program @p inputs [] registers 0 transient 0 {
+  // expected-error @+1 {{size must be positive, found -64}}
+  rt.buffer 3 size -64
+}
+
+// -----
+
+// Tests that a workspace's scratch lies within it.
+rt.program @p inputs [] registers 0 transient 0 {
+  // expected-error @+1 {{scratch must be in [0, size], found 128}}
+  rt.buffer 3 size 64 {scratch = 128 : i64}
+}
+
+// -----
+
+// Tests that buffer ids stay in range.
+rt.program @p inputs [] registers 0 transient 0 {
+  // expected-error @+1 {{id must be in [0, 16777216), found -1}}
+  rt.buffer -1 size 64
+}
