@@ -5,8 +5,12 @@
 
 #include <fmt/format.h>
 
-#include "runtime/backend/Registry.h"
+#include <string>
 #ifdef FERRY_HAVE_MPI
+// Only the version macros are used: no C++ bindings, whose static objects
+// would make every program that prints its version map the MPI library.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 #endif
 
@@ -21,13 +25,16 @@ BuildInfo buildInfo() {
 #endif
 #ifdef FERRY_HAVE_MPI
   info.mpi = true;
-  // Callable before MPI_Init.
-  char text[MPI_MAX_LIBRARY_VERSION_STRING];
-  int length = 0;
-  if (MPI_Get_library_version(text, &length) == MPI_SUCCESS) {
-    std::string line(text, static_cast<size_t>(length));
-    info.mpiLibrary = line.substr(0, line.find_first_of(",\n"));
-  }
+  // From the headers the build used: asking the library would map it, and
+  // `--version` maps nothing it does not print.
+#ifdef OMPI_MAJOR_VERSION
+  info.mpiLibrary = "Open MPI v" + std::to_string(OMPI_MAJOR_VERSION) + "." +
+                    std::to_string(OMPI_MINOR_VERSION) + "." +
+                    std::to_string(OMPI_RELEASE_VERSION);
+#else
+  info.mpiLibrary = "MPI " + std::to_string(MPI_VERSION) + "." +
+                    std::to_string(MPI_SUBVERSION);
+#endif
 #endif
   return info;
 }
@@ -41,25 +48,16 @@ std::string describeBuild() {
                       "cache miss)"
                     : "no (runtime-only build)");
   out += fmt::format("  cpu backend:  yes\n");
+  // Without asking the registry, which would link every backend in.
+#ifdef FERRY_HAVE_CUDA
+  std::string cuda =
+      "yes (module libferry-backend-cuda.so; `ferry devices` lists the GPUs)";
+#else
   std::string cuda = "no";
-  for (const auto &[name, how] : availableBackends())
-    if (name == "cuda")
-      cuda = "yes (" + how + "; `ferry devices` lists the GPUs)";
+#endif
   out += fmt::format("  cuda backend: {}\n", cuda);
   out += fmt::format("  mpi:          {}\n",
                      info.mpi ? "yes (" + info.mpiLibrary + ")" : "no");
-  return out;
-}
-
-std::string describeDevices() {
-  std::string out;
-  for (const auto &[name, how] : availableBackends()) {
-    DeviceList list = listDevices(name);
-    if (list.devices.empty())
-      out += fmt::format("{}: none ({})\n", name, list.reason);
-    for (size_t i = 0; i < list.devices.size(); ++i)
-      out += fmt::format("{} device {}: {}\n", name, i, list.devices[i]);
-  }
   return out;
 }
 

@@ -1,6 +1,7 @@
 // ferry: compile BERT-class model configs to executables and train them. This
 // file sets up the command line; each subcommand lives in its own file.
 #include "tools/ferry/Commands.h"
+#include "tools/ferry/RunApi.h"
 
 #include "runtime/BuildInfo.h"
 
@@ -67,8 +68,13 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (devices->parsed()) {
-    std::fputs(ferry::describeDevices().c_str(), stdout);
-    return 0;
+    std::string why;
+    const ferry::cli::RunApi *run = ferry::cli::openRunModule(why);
+    if (!run) {
+      std::fprintf(stderr, "ferry: error: %s\n", why.c_str());
+      return 1;
+    }
+    return run->devices();
   }
   if (app.got_subcommand("compile"))
     return compile();

@@ -1,0 +1,58 @@
+// The commands that run programs (`ferry train`, `ferry eval`, `ferry
+// devices`) live in libferry-run.so with the runtime they need (backends,
+// kernels, data readers, checkpoints: OpenBLAS, OpenMP, HDF5, protobuf,
+// MPI). The `ferry` executable parses every command's flags itself and
+// opens this module only for those three, so `--version`, `compile`,
+// `plan`, `inspect` and `cache` start without mapping those libraries.
+#pragma once
+
+#include "tools/ferry/LoadExecutable.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ferry::cli {
+
+struct TrainOptionsCli {
+  CompileFlags compile;
+  std::string input;
+  std::vector<std::string> overrides;
+  std::string data;
+  int64_t steps = 0;
+  int64_t logEvery = 10;
+  std::string metrics;
+  std::string initCheckpoint, save, resume;
+  bool profile = false;
+};
+
+struct EvalOptionsCli {
+  CompileFlags compile;
+  std::string input;
+  std::vector<std::string> overrides;
+  std::string checkpoint, data, json;
+  int64_t samples = 0;
+};
+
+struct RunApi {
+  const char *build;       // FERRY_VERSION " (" FERRY_GIT_HASH ")" of its build
+  std::size_t optionsSize; // sizeof(TrainOptionsCli) + sizeof(EvalOptionsCli)
+  int (*train)(const TrainOptionsCli &options);
+  int (*eval)(const EvalOptionsCli &options);
+  int (*devices)(); // `ferry devices`
+};
+
+#define FERRY_RUN_MODULE_ENTRY "ferry_run_api"
+#define FERRY_RUN_MODULE_FILE "libferry-run.so"
+
+// The run commands linked into this program, else libferry-run.so beside
+// the executable (or in its ../lib/ferry), opened once and globally (the
+// CUDA backend module takes the runtime's symbols from it). Null, with the
+// reason in `why`, when neither is there or the module is another build's.
+const RunApi *openRunModule(std::string &why);
+
+int runTrain(const TrainOptionsCli &opts);
+int runEval(const EvalOptionsCli &opts);
+
+} // namespace ferry::cli
