@@ -1,11 +1,11 @@
 // The backend registry (Registry.h): a name -> factory table filled by
 // Builtin.cpp, with modules opened by dlopen on first use.
 #include "runtime/backend/Registry.h"
+#include "runtime/ModuleFile.h"
 
 #include <fmt/format.h>
 
 #include <dlfcn.h>
-#include <filesystem>
 #include <map>
 #include <mutex>
 #include <system_error>
@@ -37,47 +37,25 @@ void ensureBuiltins() {
   std::call_once(once, registerBuiltinBackends);
 }
 
-// The directories a module is looked for in: beside the running executable,
-// then its ../lib/ferry (an installed layout).
-std::vector<std::filesystem::path> moduleDirectories() {
-  std::error_code ec;
-  std::filesystem::path exe =
-      std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec)
-    return {};
-  std::filesystem::path dir = exe.parent_path();
-  return {dir, dir.parent_path() / "lib" / "ferry"};
-}
-
 // Opens an entry's module (with the registry locked); on failure the entry
 // keeps the reason.
 void loadModule(Entry &e) {
   if (e.info || !e.loadError.empty())
     return;
-  std::string tried;
-  for (const std::filesystem::path &dir : moduleDirectories()) {
-    std::filesystem::path path = dir / e.moduleFile;
-    if (!std::filesystem::exists(path)) {
-      tried += (tried.empty() ? "" : ", ") + path.string();
-      continue;
-    }
-    // RTLD_NOW: a missing symbol is an error here, not a crash mid-run.
-    void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-      e.loadError = dlerror();
-      return;
-    }
-    auto entry = reinterpret_cast<BackendModuleEntry>(
-        dlsym(handle, FERRY_BACKEND_MODULE_ENTRY));
-    if (!entry) {
-      e.loadError = path.string() + " is not a ferry backend module (no " +
-                    FERRY_BACKEND_MODULE_ENTRY + ")";
-      return;
-    }
-    e.info = *entry();
-    return; // the module stays loaded for the life of the process
+  bool missing = false;
+  void *handle = openModuleFile(e.moduleFile, RTLD_LOCAL, e.loadError, missing);
+  if (missing)
+    e.loadError = "not found (" + e.loadError + ")";
+  if (!handle)
+    return;
+  auto entry = reinterpret_cast<BackendModuleEntry>(
+      dlsym(handle, FERRY_BACKEND_MODULE_ENTRY));
+  if (!entry) {
+    e.loadError = e.moduleFile + " is not a ferry backend module (no " +
+                  FERRY_BACKEND_MODULE_ENTRY + ")";
+    return;
   }
-  e.loadError = "not found (looked for " + tried + ")";
+  e.info = *entry();
 }
 
 } // namespace

@@ -42,15 +42,7 @@ Runner addEvalCommand(CLI::App &app) {
   cmd->add_option("--json", opts->json,
                   "Also write the results as one JSON object to FILE")
       ->type_name("FILE.json");
-  return [opts] {
-    std::string why;
-    const RunApi *run = openRunModule(why);
-    if (!run) {
-      std::fprintf(stderr, "ferry: error: %s\n", why.c_str());
-      return 1;
-    }
-    return run->eval(*opts);
-  };
+  return [opts] { return runInModule(&RunApi::eval, *opts); };
 }
 
 } // namespace ferry::cli

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,25 @@ struct RunApi {
 // reason in `why`, when neither is there or the module is another build's.
 const RunApi *openRunModule(std::string &why);
 
+// Runs `command` of the run module on `options`, or says why the module is
+// not there (exit code 1).
+template <typename Options>
+int runInModule(int (*RunApi::*command)(const Options &),
+                const Options &options);
+
 int runTrain(const TrainOptionsCli &opts);
 int runEval(const EvalOptionsCli &opts);
+
+template <typename Options>
+int runInModule(int (*RunApi::*command)(const Options &),
+                const Options &options) {
+  std::string why;
+  const RunApi *run = openRunModule(why);
+  if (!run) {
+    std::fprintf(stderr, "ferry: error: %s\n", why.c_str());
+    return 1;
+  }
+  return (run->*command)(options);
+}
 
 } // namespace ferry::cli

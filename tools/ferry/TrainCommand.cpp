@@ -64,15 +64,7 @@ Runner addTrainCommand(CLI::App &app) {
       ->capture_default_str();
   cmd->add_flag("--profile", opts->profile,
                 "Time every kernel and print where the time went at the end");
-  return [opts] {
-    std::string why;
-    const RunApi *run = openRunModule(why);
-    if (!run) {
-      std::fprintf(stderr, "ferry: error: %s\n", why.c_str());
-      return 1;
-    }
-    return run->train(*opts);
-  };
+  return [opts] { return runInModule(&RunApi::train, *opts); };
 }
 
 } // namespace ferry::cli
