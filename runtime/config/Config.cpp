@@ -4,6 +4,7 @@
 // driven by that table, so adding a key is one line.
 #include "runtime/config/Config.h"
 #include "runtime/ByteSize.h"
+#include "runtime/config/ConfigInternal.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -18,6 +19,9 @@
 #include <sstream>
 
 namespace ferry {
+using config_detail::Raw;
+using config_detail::validateRelations;
+
 namespace {
 
 // ---------------------------------------------------------------------------
@@ -41,10 +45,6 @@ enum class Kind {
 
 // The largest size or count a key accepts (2^31 - 1).
 constexpr int64_t kMaxCount = 2147483647;
-
-// The largest tensor the model may declare: 2^40 elements (4 TiB in fp32).
-constexpr unsigned __int128 kMaxTensorElements =
-    static_cast<unsigned __int128>(1) << 40;
 
 // A typed value; which member is meaningful depends on the key's Kind.
 struct Value {
@@ -231,12 +231,6 @@ std::string didYouMean(const std::string &unknown,
 // Raw values, as written in the file or on the command line
 // ---------------------------------------------------------------------------
 
-struct Raw {
-  std::string text;
-  bool null = false;
-  std::string origin; // "file.yaml:3:12" or "--set k=v"
-};
-
 std::string quote(const std::string &s) { return "\"" + s + "\""; }
 
 std::string markOf(const std::string &source, const YAML::Mark &mark) {
@@ -246,19 +240,35 @@ std::string markOf(const std::string &source, const YAML::Mark &mark) {
          std::to_string(mark.column + 1);
 }
 
+// Where each key and section was first written, so a second one is an error
+// (yaml-cpp keeps both entries of a mapping that repeats a key, and the later
+// one would silently win).
+using FirstSeen = std::map<std::string, std::string>;
+
 void collect(const YAML::Node &node, const std::string &prefix,
-             const std::string &source, std::map<std::string, Raw> &raw) {
+             const std::string &source, std::map<std::string, Raw> &raw,
+             FirstSeen &seen) {
   for (const auto &item : node) {
     std::string name = item.first.as<std::string>();
     std::string key = prefix.empty() ? name : prefix + "." + name;
     const YAML::Node &value = item.second;
     std::string where = markOf(source, item.first.Mark());
+    auto [first, inserted] = seen.emplace(key, where);
+    if (!inserted) {
+      bool section = isSection(key);
+      throw ConfigError(
+          where + ": " + (section ? "section '" : "key '") + key +
+          "' is given twice in one file (first at " + first->second + "); " +
+          (section ? "merge the two '" + name + ":' blocks into one"
+                   : "keep one of them (for a one-off change use --set " +
+                         key + "=VALUE)"));
+    }
     if (isSection(key)) {
       if (!value.IsMap())
         throw ConfigError(where + ": '" + key +
                           "' must be a mapping of keys (e.g. '" + key +
                           ":' followed by indented 'key: value' lines)");
-      collect(value, key, source, raw);
+      collect(value, key, source, raw, seen);
       continue;
     }
     const KeyDef *def = findKey(key);
@@ -491,145 +501,6 @@ std::string render(Kind kind, const Value &v) {
   return "";
 }
 
-// ---------------------------------------------------------------------------
-// Relations between keys
-// ---------------------------------------------------------------------------
-
-// Where a relation error points: the --set override of one of its keys if
-// there is one (the user's latest word), else the config file.
-std::string originOf(const Config &c, const std::map<std::string, Raw> &raw,
-                     std::initializer_list<const char *> keys) {
-  std::string origin = c.source;
-  for (const char *key : keys) {
-    auto it = raw.find(key);
-    if (it != raw.end() && it->second.origin.rfind("--set ", 0) == 0)
-      origin = it->second.origin;
-  }
-  return origin;
-}
-
-void validateRelations(Config &c, const std::map<std::string, Raw> &raw) {
-  auto where = [&](std::initializer_list<const char *> keys) {
-    return originOf(c, raw, keys);
-  };
-  const ModelConfig &m = c.model;
-  if (m.hidden_size % m.num_heads != 0)
-    throw ConfigError(
-        where({"model.hidden_size", "model.num_heads"}) +
-        ": model.hidden_size " + std::to_string(m.hidden_size) +
-        " is not divisible by model.num_heads " + std::to_string(m.num_heads) +
-        "; choose a number of heads that divides the hidden size");
-  if (m.seq_length > m.max_positions)
-    throw ConfigError(where({"model.seq_length", "model.max_positions"}) +
-                      ": model.seq_length " + std::to_string(m.seq_length) +
-                      " exceeds model.max_positions " +
-                      std::to_string(m.max_positions) +
-                      "; shorten the sequences or raise max_positions");
-  if (m.max_predictions > m.seq_length)
-    throw ConfigError(
-        where({"model.max_predictions", "model.seq_length"}) +
-        ": model.max_predictions " + std::to_string(m.max_predictions) +
-        " exceeds model.seq_length " + std::to_string(m.seq_length) +
-        "; at most one prediction per token");
-
-  ExecutionConfig &e = c.execution;
-  int64_t global = c.training.global_batch_size;
-  auto batchOrigin = [&] {
-    return where({"training.global_batch_size", "execution.micro_batch_size",
-                  "execution.data_parallel"});
-  };
-  if (e.micro_batch_size == -1) { // auto: one micro-batch per replica
-    if (global % e.data_parallel != 0)
-      throw ConfigError(batchOrigin() + ": training.global_batch_size " +
-                        std::to_string(global) +
-                        " is not divisible by execution.data_parallel " +
-                        std::to_string(e.data_parallel) +
-                        "; choose a global batch that splits evenly");
-    e.micro_batch_size = global / e.data_parallel;
-  }
-  // Compared by division first, so micro x data_parallel cannot overflow.
-  if (e.micro_batch_size > global / e.data_parallel ||
-      global % (e.micro_batch_size * e.data_parallel) != 0)
-    throw ConfigError(
-        batchOrigin() + ": training.global_batch_size " +
-        std::to_string(global) +
-        " is not divisible by execution.micro_batch_size " +
-        std::to_string(e.micro_batch_size) + " x execution.data_parallel " +
-        std::to_string(e.data_parallel) +
-        "; choose a micro-batch size that divides global_batch_size / "
-        "data_parallel");
-  if (e.replicated_tensor_sharding && e.data_parallel < 2)
-    throw ConfigError(where({"execution.data_parallel",
-                             "execution.replicated_tensor_sharding"}) +
-                      ": execution.replicated_tensor_sharding needs "
-                      "execution.data_parallel >= 2 (found " +
-                      std::to_string(e.data_parallel) +
-                      "); raise data_parallel or set it to false");
-  // auto: bf16 matmuls on the GPU (tensor cores), fp32 on the CPU.
-  if (c.training.precision == "auto")
-    c.training.precision = c.execution.backend == "cuda" ? "bf16" : "fp32";
-  if (c.training.lr_schedule.start_warmup_step > 0)
-    throw ConfigError(
-        where({"training.lr_schedule.start_warmup_step"}) +
-        ": training.lr_schedule.start_warmup_step " +
-        std::to_string(c.training.lr_schedule.start_warmup_step) +
-        " is positive, which would make the warmup's learning rate negative "
-        "for the first updates; use 0, or a negative value to start part-way "
-        "through the warmup (MLPerf uses -76)");
-  // MLPerf's evaluation interval: floor(0.05 x (230.23 x batch + 3,000,000) /
-  // 25,000) x 25,000 samples.
-  if (c.training.eval_every_samples == -1)
-    c.training.eval_every_samples =
-        static_cast<int64_t>(std::floor(
-            0.05 * (230.23 * static_cast<double>(global) + 3000000.0) /
-            25000.0)) *
-        25000;
-  if (c.training.eval_every_samples > 0 && c.data.eval_path.empty())
-    throw ConfigError(where({"training.eval_every_samples", "data.eval_path"}) +
-                      ": training.eval_every_samples " +
-                      std::to_string(c.training.eval_every_samples) +
-                      " needs data.eval_path (the evaluation set); set it or "
-                      "use 0 to train without evaluating");
-  if (c.training.target_mlm_accuracy > 0 && c.training.eval_every_samples == 0)
-    throw ConfigError(
-        where({"training.target_mlm_accuracy", "training.eval_every_samples"}) +
-        ": training.target_mlm_accuracy is set but training.eval_every_samples "
-        "is 0, so it would never be checked; set eval_every_samples (or "
-        "'auto') and data.eval_path");
-  if (c.data.path.empty())
-    throw ConfigError(where({"data.path"}) +
-                      ": data.path is empty; use 'synthetic' or a file, "
-                      "directory or glob of training data");
-
-  // The largest tensors the model declares or computes must be representable.
-  using u128 = unsigned __int128;
-  struct Extent {
-    const char *what;
-    u128 elements;
-  };
-  const Extent extents[] = {
-      {"the word embedding (vocab x hidden)",
-       static_cast<u128>(m.paddedVocabSize()) * m.hidden_size},
-      {"the stacked FFN weights (layers x ffn x hidden)",
-       static_cast<u128>(m.layers) * m.ffn_size * m.hidden_size},
-      {"the attention scores (micro-batch x heads x seq x seq)",
-       static_cast<u128>(e.micro_batch_size) * m.num_heads * m.seq_length *
-           m.seq_length},
-      {"the MLM logits (micro-batch x predictions x vocab)",
-       static_cast<u128>(e.micro_batch_size) * m.max_predictions *
-           m.paddedVocabSize()},
-  };
-  for (const Extent &x : extents)
-    if (x.elements > kMaxTensorElements)
-      throw ConfigError(
-          where({"model.layers", "model.hidden_size", "model.num_heads",
-                 "model.ffn_size", "model.vocab_size", "model.seq_length",
-                 "model.max_predictions", "execution.micro_batch_size"}) +
-          ": " + x.what +
-          " would exceed 2^40 elements; reduce the model or "
-          "micro-batch size");
-}
-
 } // namespace
 
 // ---------------------------------------------------------------------------
@@ -704,7 +575,8 @@ Config parseConfig(const std::string &yamlText, const std::string &sourceName,
                         ": expected a mapping with the sections model, "
                         "training, execution, data, checkpoint");
     try {
-      collect(root, "", sourceName, raw);
+      FirstSeen seen;
+      collect(root, "", sourceName, raw, seen);
     } catch (const YAML::Exception &e) {
       throw ConfigError(markOf(sourceName, e.mark) + ": " + e.msg);
     }

@@ -426,10 +426,11 @@ TEST(ConfigErrors, HugeCountsAreRejectedNotOverflowed) {
 }
 
 TEST(ConfigErrors, TensorTooLargeToRepresent) {
-  EXPECT_EQ(errorOf(kFull, {"model.hidden_size=2147483647", "model.num_heads=1",
-                            "model.ffn_size=2147483647"}),
-            "--set model.ffn_size=2147483647: the word embedding (vocab x "
-            "hidden) would exceed 2^40 elements; reduce the model or "
+  // Each dimension within its sane limit, but their product past 2^40.
+  EXPECT_EQ(errorOf(kFull, {"model.layers=1024", "model.hidden_size=65536",
+                            "model.num_heads=1", "model.ffn_size=262144"}),
+            "--set model.ffn_size=262144: the stacked FFN weights (layers x "
+            "ffn x hidden) would exceed 2^40 elements; reduce the model or "
             "micro-batch size");
 }
 
@@ -463,8 +464,50 @@ TEST(ByteSize, Rejects) {
 
 TEST(ByteSize, Formats) {
   EXPECT_EQ(ferry::formatByteSize(100), "100 B");
-  EXPECT_EQ(ferry::formatByteSize(8ull << 30), "8.00 GiB");
+  EXPECT_EQ(ferry::formatByteSize(1024), "1 KiB");
+  EXPECT_EQ(ferry::formatByteSize(1536), "1.50 KiB");
+  EXPECT_EQ(ferry::formatByteSize(8ull << 30), "8 GiB");
   EXPECT_EQ(ferry::formatByteSize(1536ull << 20), "1.50 GiB");
+  EXPECT_EQ(ferry::formatByteSize((1ull << 20) + 1), "1.00 MiB");
+}
+
+// A key or a section given twice names both lines; yaml-cpp alone keeps one.
+TEST(Config, DuplicateKeysAreErrors) {
+  std::string yaml = kFull;
+  yaml.replace(yaml.find("  layers: 2\n"), 12, "  layers: 2\n  layers: 3\n");
+  EXPECT_EQ(errorOf(yaml),
+            "test.yaml:3:3: key 'model.layers' is given twice in one file "
+            "(first at test.yaml:2:3); keep one of them (for a one-off change "
+            "use --set model.layers=VALUE)");
+  std::string section = std::string(kFull) + "model:\n  layers: 4\n";
+  EXPECT_NE(errorOf(section).find("section 'model' is given twice in one file "
+                                  "(first at test.yaml:1:1); merge the two "
+                                  "'model:' blocks into one"),
+            std::string::npos)
+      << errorOf(section);
+  // The flow style too.
+  std::string flow = kFull;
+  flow.replace(flow.find("data: {path: synthetic,"), 23,
+               "data: {path: synthetic, path: x,");
+  EXPECT_NE(errorOf(flow).find("key 'data.path' is given twice"),
+            std::string::npos)
+      << errorOf(flow);
+}
+
+// Sizes far beyond any BERT are refused with the limit, before any plan.
+TEST(Config, AbsurdSizesAreRefusedWithTheLimit) {
+  EXPECT_EQ(errorOfOverride("model.hidden_size=1048576"),
+            "--set model.hidden_size=1048576: model.hidden_size 1048576 is "
+            "beyond ferry's limit of 65536 (BERT-large uses 1024); a value "
+            "this large is usually a typo. Use at most 65536");
+  EXPECT_NE(errorOfOverride("model.layers=5000").find("limit of 1024"),
+            std::string::npos);
+  EXPECT_NE(errorOfOverride("model.vocab_size=100000000").find("limit of"),
+            std::string::npos);
+  std::string inFile = kFull;
+  inFile.replace(inFile.find("ffn_size: 256"), 13, "ffn_size: 999999");
+  EXPECT_EQ(errorOf(inFile).rfind("test.yaml:5:", 0), 0u) << errorOf(inFile);
+  EXPECT_EQ(errorOfOverride("model.hidden_size=65536"), "");
 }
 
 // docs/configs.md must describe every key the schema knows.
