@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,8 +22,22 @@ mode_t modeForTarget(const std::string &path) {
 }
 } // namespace
 
+std::optional<std::string> createParentDirectories(const std::string &path) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (parent.empty())
+    return std::nullopt;
+  std::error_code error;
+  std::filesystem::create_directories(parent, error);
+  if (error)
+    return path + ": cannot create its directory " + parent.string() + " (" +
+           error.message() + ")";
+  return std::nullopt;
+}
+
 std::optional<std::string> writeFileAtomically(const std::string &path,
                                                std::string_view data) {
+  if (std::optional<std::string> error = createParentDirectories(path))
+    return error;
   std::string temp = path + ".tmp.XXXXXX";
   int fd = mkstemp(temp.data());
   if (fd < 0)

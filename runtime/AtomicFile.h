@@ -10,7 +10,12 @@
 namespace ferry {
 
 // Returns an error message naming the path and the cause, or nullopt.
+// Missing parent directories are created first, as `mkdir -p` would.
 std::optional<std::string> writeFileAtomically(const std::string &path,
                                                std::string_view data);
+
+// Creates the directories above `path` that do not exist yet. Returns an
+// error message naming the directory and the cause, or nullopt.
+std::optional<std::string> createParentDirectories(const std::string &path);
 
 } // namespace ferry

@@ -4,6 +4,7 @@
 // writes a batch as int32 datasets. Every HDF5 failure becomes a DataError
 // naming the file and the dataset; HDF5's own printing to stderr is off.
 #include "runtime/data/MlperfData.h"
+#include "runtime/AtomicFile.h"
 
 #include "runtime/data/SampleChecks.h"
 
@@ -369,6 +370,8 @@ void writeHdf5(const std::string &path, const HostBatch &batch) {
     std::filesystem::remove(temp, ignored);
     throw DataError(path + ": cannot write (" + what + ")");
   };
+  if (std::optional<std::string> error = createParentDirectories(path))
+    throw DataError(*error);
   {
     Hdf5Lock lock;
     Hid file(H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),

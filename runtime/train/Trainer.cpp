@@ -1,5 +1,6 @@
 // The training loop of `ferry train` and the evaluation of `ferry eval`.
 #include "runtime/train/Trainer.h"
+#include "runtime/AtomicFile.h"
 
 #include "runtime/backend/Registry.h"
 #include "runtime/checkpoint/Checkpoint.h"
@@ -238,6 +239,9 @@ RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
   std::ofstream metrics;
   if (!options.metricsPath.empty()) {
     // A resumed run appends to the metrics of the run it continues.
+    if (std::optional<std::string> error =
+            createParentDirectories(options.metricsPath))
+      throw RuntimeError("cannot write metrics: " + *error);
     metrics.open(options.metricsPath,
                  stepsDone_ > 0 ? std::ios::app : std::ios::trunc);
     if (!metrics)

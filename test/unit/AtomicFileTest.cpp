@@ -73,12 +73,22 @@ TEST_F(AtomicFile, NewFilesFollowTheUmask) {
   EXPECT_EQ(st.st_mode & 07777, 0640u);
 }
 
-TEST_F(AtomicFile, MissingDirectoryIsAClearError) {
+TEST_F(AtomicFile, MissingDirectoriesAreCreated) {
   std::string path = dir + "/no/such/dir/out.mlir";
+  ASSERT_EQ(ferry::writeFileAtomically(path, "x"), std::nullopt);
+  std::ifstream in(path);
+  std::string text;
+  in >> text;
+  EXPECT_EQ(text, "x");
+}
+
+TEST_F(AtomicFile, AnUncreatableDirectoryIsAClearError) {
+  std::ofstream(dir + "/file") << "a file, not a directory";
+  std::string path = dir + "/file/sub/out.mlir";
   std::optional<std::string> error = ferry::writeFileAtomically(path, "x");
   ASSERT_TRUE(error.has_value());
-  EXPECT_EQ(*error, path + ": cannot create a temporary file beside it (No "
-                           "such file or directory)");
+  EXPECT_EQ(*error, path + ": cannot create its directory " + dir +
+                        "/file/sub (Not a directory)");
 }
 
 TEST_F(AtomicFile, FailedRenameKeepsTheOldTargetAndNoTemporary) {

@@ -508,10 +508,11 @@ TEST_F(Safetensors, RefusesBadTensorsOnWrite) {
   EXPECT_THAT(writeError({badName}), HasSubstr("UTF-8"));
   EXPECT_EQ(access(path.c_str(), F_OK), -1) << "a refused write left a file";
 
-  std::string unwritable = dir + "/no/such/dir/out.safetensors";
+  std::ofstream(dir + "/plain-file") << "not a directory";
+  std::string unwritable = dir + "/plain-file/dir/out.safetensors";
   try {
     writeSafetensors(unwritable, {a});
-    ADD_FAILURE() << "wrote into a missing directory";
+    ADD_FAILURE() << "wrote below a regular file";
   } catch (const CheckpointError &error) {
     EXPECT_THAT(error.what(), HasSubstr(unwritable));
   }

@@ -3,12 +3,13 @@
 #include "tools/ferry/LoadExecutable.h"
 #include "tools/ferry/RunApi.h"
 
+#include "runtime/AtomicFile.h"
 #include "runtime/train/Trainer.h"
 
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <fstream>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,16 +38,15 @@ int runEval(const EvalOptionsCli &opts) {
                 m.countedSlots, m.mlmAccuracy, m.mlmLoss, m.nspAccuracy,
                 m.nspLoss, m.seconds > 0 ? m.samples / m.seconds : 0.0);
     if (!opts.json.empty()) {
-      std::ofstream out(opts.json, std::ios::trunc);
-      out << fmt::format(
+      std::string json = fmt::format(
           "{{\"samples\": {}, \"masked_tokens\": {}, \"eval_mlm_accuracy\": "
           "{:.9g}, \"eval_mlm_loss\": {:.9g}, \"eval_nsp_accuracy\": {:.9g}, "
           "\"eval_nsp_loss\": {:.9g}}}\n",
           m.samples, static_cast<int64_t>(m.countedSlots), m.mlmAccuracy,
           m.mlmLoss, m.nspAccuracy, m.nspLoss);
-      if (!out) {
-        std::fprintf(stderr, "ferry: error: cannot write %s\n",
-                     opts.json.c_str());
+      if (std::optional<std::string> error =
+              writeFileAtomically(opts.json, json)) {
+        std::fprintf(stderr, "ferry: error: %s\n", error->c_str());
         return 1;
       }
     }
