@@ -3,9 +3,9 @@
 #include "runtime/checkpoint/Checkpoint.h"
 
 #include "runtime/AtomicFile.h"
+#include "runtime/checkpoint/TrainerJson.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstring>
@@ -21,8 +21,6 @@ using namespace ferry;
 using namespace ferry::ckpt;
 
 namespace {
-
-constexpr int kTrainerFormatVersion = 1;
 
 const char *kWordEmbedding = "bert.embeddings.word_embeddings.weight";
 const char *kDecoderWeight = "cls.predictions.decoder.weight";
@@ -264,17 +262,7 @@ std::string ckpt::saveCheckpoint(const std::string &dir,
                    {{"format", "pt"}});
   writeSafetensors((tmp / "optimizer.safetensors").string(),
                    exportStates(exe, backend, fxe::Role_OptimizerState));
-  nlohmann::json trainer = {{"format_version", kTrainerFormatVersion},
-                            {"step", state.step},
-                            {"data_position", state.dataPosition},
-                            {"seed", state.seed},
-                            {"config", state.configText}};
-  if (state.lossScale > 0) {
-    trainer["loss_scale"] = state.lossScale;
-    trainer["loss_scale_clean_steps"] = state.lossScaleCleanSteps;
-    trainer["skipped_updates"] = state.skippedUpdates;
-  }
-  writeText(tmp / "trainer.json", trainer.dump(2) + "\n");
+  writeText(tmp / "trainer.json", trainerJsonText(state));
 
   fs::path final = root / name;
   if (fs::exists(final)) {
@@ -341,46 +329,8 @@ TrainerState ckpt::loadCheckpoint(const std::string &stepDir,
                                   Backend &backend) {
   fs::path root(stepDir);
   fs::path trainerPath = root / "trainer.json";
-  nlohmann::json trainer;
-  try {
-    trainer = nlohmann::json::parse(readText(trainerPath));
-  } catch (const nlohmann::json::exception &e) {
-    throw CheckpointError(fmt::format(
-        "{}: not valid JSON ({}); the checkpoint is damaged: resume from "
-        "another step directory",
-        trainerPath.string(), e.what()));
-  }
-  auto field = [&](const char *key, auto kind) {
-    using T = decltype(kind);
-    if (!trainer.is_object() || !trainer.contains(key))
-      throw CheckpointError(
-          fmt::format("{}: field '{}' is missing", trainerPath.string(), key));
-    try {
-      return trainer.at(key).get<T>();
-    } catch (const nlohmann::json::exception &) {
-      throw CheckpointError(fmt::format("{}: field '{}' has the wrong type",
-                                        trainerPath.string(), key));
-    }
-  };
-  int64_t version = field("format_version", int64_t{});
-  if (version != kTrainerFormatVersion)
-    throw CheckpointError(
-        fmt::format("{}: format_version {}; this ferry reads version {}",
-                    trainerPath.string(), version, kTrainerFormatVersion));
-  TrainerState state;
-  state.step = field("step", int64_t{});
-  state.dataPosition = field("data_position", int64_t{});
-  state.seed = field("seed", int64_t{});
-  state.configText = field("config", std::string{});
-  if (trainer.contains("loss_scale")) {
-    state.lossScale = field("loss_scale", double{});
-    state.lossScaleCleanSteps = field("loss_scale_clean_steps", int64_t{});
-    state.skippedUpdates = field("skipped_updates", int64_t{});
-  }
-  if (state.step < 0 || state.dataPosition < 0)
-    throw CheckpointError(
-        fmt::format("{}: step {} and data_position {} must be non-negative",
-                    trainerPath.string(), state.step, state.dataPosition));
+  TrainerState state =
+      parseTrainerJson(readText(trainerPath), trainerPath.string());
   SafetensorsFile model =
       readSafetensors((root / "model.safetensors").string());
   importStates(exe, backend, fxe::Role_Parameter, model);
