@@ -10,6 +10,7 @@
 #include <flatbuffers/base.h>
 
 #include <cctype>
+#include <filesystem>
 #include <sstream>
 
 using namespace ferry;
@@ -97,6 +98,7 @@ ferry::compileThroughCache(const Config &config, const std::string &name,
                      cache->dir().c_str());
       result.payload = std::move(*hit);
       result.hit = true;
+      result.cacheEntry = cache->entryPath(key);
       return result;
     }
     if (request.explain && log) {
@@ -129,7 +131,11 @@ ferry::compileThroughCache(const Config &config, const std::string &name,
   CompileOptions options = debug;
   options.cacheKey = result.key;
   result.payload = compiler->compile(config, name, programs, options, log);
-  if (!result.payload.empty() && cache)
+  if (!result.payload.empty() && cache) {
     cache->store(key, result.payload, log);
+    std::error_code error; // a store that failed was a warning on `log`
+    if (std::filesystem::exists(cache->entryPath(key), error))
+      result.cacheEntry = cache->entryPath(key);
+  }
   return result;
 }

@@ -39,6 +39,8 @@ struct CompileResult {
   std::vector<uint8_t> payload; // empty after a compile error
   bool hit = false;
   std::string key;
+  std::string cacheEntry; // the entry file it was read from or stored in;
+                          // empty when not cached (--no-cache, a failed store)
 };
 
 // Looks the config up in the cache (unless the request turns it off or asks

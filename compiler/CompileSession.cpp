@@ -95,6 +95,13 @@ void CompileSession::reportReproducer(std::FILE *log) const {
                reproducer_.c_str(), reproducer_.c_str());
 }
 
+void CompileSession::discardReproducer() {
+  if (reproducer_.empty())
+    return;
+  llvm::sys::fs::remove(reproducer_);
+  reproducer_.clear();
+}
+
 void CompileSession::dumpStage(const std::string &name, ModuleOp module) {
   if (options_.dumpDir.empty())
     return;

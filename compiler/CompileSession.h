@@ -40,6 +40,9 @@ public:
   // After a failed compile: says where the failing pass's reproducer is and
   // how to replay it, if one was written.
   void reportReproducer(std::FILE *log) const;
+  // After a user error (passes/UserError.h): removes the reproducer the
+  // failure wrote, since it records no bug, and reports nothing later.
+  void discardReproducer();
   const CompileOptions &options() const { return options_; }
 
 private:

@@ -8,6 +8,7 @@
 #include "models/bert/BertBuilder.h"
 #include "passes/Passes.h"
 #include "passes/Pipelines.h"
+#include "passes/UserError.h"
 #include "runtime/config/Config.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -15,8 +16,52 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <cctype>
+#include <cstdlib>
+
+#include <unistd.h>
 
 using namespace mlir;
+
+namespace {
+
+// Physical memory of this machine in bytes (0 when unknown).
+uint64_t physicalMemoryBytes() {
+  long pages = ::sysconf(_SC_PHYS_PAGES), size = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && size > 0
+             ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(size)
+             : 0;
+}
+
+// Runs `pm` on `module`, holding its diagnostics back until it ends. A
+// failure a pass marked as the user's (passes/UserError.h) prints its
+// message alone: MLIR's "Failures have been detected ..." error, which
+// points at the reproducer, is dropped with the reproducer itself. Any other
+// failure prints everything, as MLIR would have.
+LogicalResult runPipeline(PassManager &pm, ModuleOp module,
+                          ferry::CompileSession *session) {
+  MLIRContext *context = module.getContext();
+  std::vector<Diagnostic> held;
+  LogicalResult result = success();
+  {
+    ScopedDiagnosticHandler hold(context, [&](Diagnostic &diagnostic) {
+      held.push_back(std::move(diagnostic));
+      return success();
+    });
+    result = pm.run(module);
+  }
+  bool userError = failed(result) && module->hasAttr(ferry::kUserErrorAttr);
+  for (Diagnostic &diagnostic : held) {
+    if (userError && StringRef(diagnostic.str()).starts_with(
+                         "Failures have been detected while processing"))
+      continue;
+    context->getDiagEngine().emit(std::move(diagnostic));
+  }
+  if (userError && session)
+    session->discardReproducer();
+  return result;
+}
+
+} // namespace
 
 OwningOpRef<ModuleOp> ferry::compileGraph(MLIRContext &context,
                                           const Config &config,
@@ -35,7 +80,7 @@ OwningOpRef<ModuleOp> ferry::compileGraph(MLIRContext &context,
   if (session)
     session->instrument(pm);
   buildGraphCleanupPipeline(pm);
-  if (failed(pm.run(*module)))
+  if (failed(runPipeline(pm, *module, session)))
     return nullptr;
   return module;
 }
@@ -76,7 +121,7 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
   options.deviceMemoryLimit =
       e.device_memory_limit ? static_cast<int64_t>(*e.device_memory_limit) : 0;
   buildTrainingPipeline(pm, options);
-  if (failed(pm.run(module)))
+  if (failed(runPipeline(pm, module, session)))
     return failure();
   if (stopAfter == "training")
     return success();
@@ -100,7 +145,11 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
   if (config.execution.backend == "cuda")
     lowering.gemmWorkspace = 32 << 20;
   buildLoweringPipeline(lower, lowering);
-  if (failed(lower.run(module)))
+  // A stand-in for a compiler bug, for the reproducer tests (DebugFail.cpp).
+  if (const char *fail = std::getenv("FERRY_DEBUG_FAIL_PASS");
+      fail && std::string(fail) == "1")
+    lower.addPass(createDebugFailPass());
+  if (failed(runPipeline(lower, module, session)))
     return failure();
   auto arena = module->getAttrOfType<IntegerAttr>("rt.arena_bytes");
   if (config.execution.device_memory_limit &&
@@ -115,6 +164,28 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
               "execution.recompute: layer, or use execution.mode: phased "
               "(weights, optimizer state and activations streamed through "
               "host memory)";
+  // Without a budget, a CPU plan is checked against this machine's memory
+  // (the CPU backend's arena and remote buffers both live there), so an
+  // absurd model fails here with the fix rather than at allocation. A CUDA
+  // plan without a budget is checked by the runtime against its device.
+  uint64_t hostBytes = module->hasAttr("rt.host_bytes")
+                           ? module->getAttrOfType<IntegerAttr>("rt.host_bytes")
+                                 .getInt()
+                           : 0;
+  uint64_t needed = static_cast<uint64_t>(arena.getInt()) + hostBytes;
+  uint64_t machine = physicalMemoryBytes();
+  if (!config.execution.device_memory_limit &&
+      config.execution.backend == "cpu" && machine > 0 && needed > machine)
+    return emitError(module.getLoc())
+           << "the plan needs " << formatByteSize(needed) << " of memory ("
+           << needed << " bytes: the arena "
+           << formatByteSize(arena.getInt())
+           << (hostBytes ? " and remote buffers " + formatByteSize(hostBytes)
+                         : std::string())
+           << ") but this machine has " << formatByteSize(machine)
+           << "; reduce the model or execution.micro_batch_size, set "
+              "execution.recompute: layer, or compile on (and for) a machine "
+              "with more memory";
   return success();
 }
 

@@ -467,4 +467,24 @@ def LayoutArenaPass : Pass<"ferry-layout-arena", "mlir::ModuleOp"> {
   let dependentDialects = ["ferry::rt::RtDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Debugging the driver
+//===----------------------------------------------------------------------===//
+
+def DebugFailPass : Pass<"ferry-debug-fail", "mlir::ModuleOp"> {
+  let summary = "Fails, always, as a compiler bug would (for testing the "
+                "reproducer path)";
+  let description = [{
+    In no pipeline. With FERRY_DEBUG_FAIL_PASS=1 in the environment,
+    `ferry compile` appends it to the lowering, so a test can check what a
+    compiler bug leaves behind: the error, MLIR's pipeline-failure note and a
+    reproducer that `ferry-opt --run-reproducer` replays. (A user error such
+    as an impossible budget leaves no reproducer; passes/UserError.h.)
+
+    ```mlir
+    // any module: error: ferry-debug-fail: failing on request
+    ```
+  }];
+}
+
 #endif // FERRY_PASSES_TD

@@ -18,9 +18,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/UserError.h"
 
 #include "passes/lowering/ArenaLayout.h"
 #include "passes/lowering/Staging.h"
+#include "runtime/ByteSize.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -80,9 +82,8 @@ Candidate evaluate(const std::vector<Program> &programs,
 // what to change.
 std::string budgetError(const Candidate &p, int64_t limit, bool recomputing) {
   const std::vector<StateInfo> &states = p.states;
-  auto mib = [](int64_t bytes) {
-    return llvm::formatv("{0:F2} MiB", static_cast<double>(bytes) / 1048576.0)
-        .str();
+  auto size = [](int64_t bytes) {
+    return formatByteSize(static_cast<uint64_t>(bytes));
   };
   const Program &pp = p.programs[p.peakProgram];
   int64_t peakPosition = p.layouts[p.peakProgram].peakPosition;
@@ -119,14 +120,14 @@ std::string budgetError(const Candidate &p, int64_t limit, bool recomputing) {
   std::string largest;
   for (size_t i = 0; i < consumers.size() && i < 5; ++i)
     largest +=
-        (i ? ", " : "") + consumers[i].second + " " + mib(consumers[i].first);
+        (i ? ", " : "") + consumers[i].second + " " + size(consumers[i].first);
   return llvm::formatv(
              "the phased plan needs {0} of device memory ({1} bytes) at its "
              "peak ({2} of @{3}) but execution.device_memory_limit is {4}, "
              "even with every remote buffer in host memory; largest there: "
              "{5}. Lower execution.micro_batch_size, {6}or raise "
              "execution.device_memory_limit",
-             mib(p.peak()), p.peak(), phase, pp.name, mib(limit), largest,
+             size(p.peak()), p.peak(), phase, pp.name, size(limit), largest,
              recomputing ? "" : "set execution.recompute: layer, ")
       .str();
 }
@@ -230,7 +231,7 @@ void PlaceBuffersPass::runOnOperation() {
           levels.describe(), full, limit);
   }
   if (limit > 0 && best.peak() > limit) {
-    module.emitError() << budgetError(best, limit,
+    emitUserError(module) << budgetError(best, limit,
                                       module->hasAttr("rt.recompute"));
     return signalPassFailure();
   }

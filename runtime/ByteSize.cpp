@@ -61,6 +61,10 @@ std::string formatByteSize(uint64_t bytes) {
   if (unit == 0)
     std::snprintf(buffer, sizeof buffer, "%llu B",
                   static_cast<unsigned long long>(bytes));
+  else if (bytes % (1ull << (10 * unit)) == 0)
+    std::snprintf(buffer, sizeof buffer, "%llu %s", // "1 KiB", not "1.00 KiB"
+                  static_cast<unsigned long long>(bytes >> (10 * unit)),
+                  names[unit]);
   else
     std::snprintf(buffer, sizeof buffer, "%.2f %s", value, names[unit]);
   return buffer;

@@ -12,7 +12,8 @@ namespace ferry {
 // "1.5 GB", "1048576". Returns nullopt when it does not parse.
 std::optional<uint64_t> parseByteSize(const std::string &text);
 
-// "8.00 GiB", "512.00 MiB", "100 B": for messages and reports.
+// "8 GiB", "1 KiB" (whole numbers of the unit), "1.50 MiB", "100 B": for
+// messages and reports.
 std::string formatByteSize(uint64_t bytes);
 
 } // namespace ferry

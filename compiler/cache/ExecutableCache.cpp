@@ -198,7 +198,7 @@ ExecutableCache ExecutableCache::fromEnvironment() {
 
 std::optional<std::vector<uint8_t>> ExecutableCache::lookup(const CacheKey &key,
                                                             std::FILE *log) {
-  std::string path = dir_ + "/" + key.hex() + kSuffix;
+  std::string path = entryPath(key);
   std::optional<std::string> bytes = readWhole(path);
   if (!bytes) {
     count(&CacheStats::misses);
@@ -246,7 +246,7 @@ void ExecutableCache::store(const CacheKey &key,
   bytes += keyText;
   bytes.append(reinterpret_cast<const char *>(payload.data()), payload.size());
   putU64(bytes, XXH64(bytes.data(), bytes.size(), 0));
-  std::string path = dir_ + "/" + key.hex() + kSuffix;
+  std::string path = entryPath(key);
   if (std::optional<std::string> error = writeFileAtomically(path, bytes)) {
     if (log)
       std::fprintf(log, "ferry: warning: %s; the executable is not cached\n",
@@ -283,6 +283,10 @@ uint64_t ExecutableCache::removeBeyondBound(std::FILE *log) {
     }
   }
   return evicted;
+}
+
+std::string ExecutableCache::entryPath(const CacheKey &key) const {
+  return dir_ + "/" + key.hex() + kSuffix;
 }
 
 std::vector<CacheEntryInfo> ExecutableCache::list() const {

@@ -78,6 +78,9 @@ public:
   void store(const CacheKey &key, const std::vector<uint8_t> &payload,
              std::FILE *log);
 
+  // Where the entry for `key` lives (whether or not it exists).
+  std::string entryPath(const CacheKey &key) const;
+
   std::vector<CacheEntryInfo> list() const; // most recently used first
   CacheStats stats() const;
   void clear(); // every entry and the counters

@@ -4,7 +4,7 @@
 // memory and no prefetch, the phase needs 139264 bytes. The message gives
 // the peak, where it is, what is largest there and what to change.
 
-// expected-error @+1 {{the phased plan needs 0.13 MiB of device memory (139264 bytes) at its peak (phase layer of @train_step) but execution.device_memory_limit is 0.10 MiB, even with every remote buffer in host memory; largest there: @layer.w (staged) 0.06 MiB, 1 activations and temporaries 0.06 MiB, states kept on the device (small or used outside phases) 0.01 MiB. Lower execution.micro_batch_size, set execution.recompute: layer, or raise execution.device_memory_limit}}
+// expected-error @+1 {{the phased plan needs 136 KiB of device memory (139264 bytes) at its peak (phase layer of @train_step) but execution.device_memory_limit is 97.66 KiB, even with every remote buffer in host memory; largest there: @layer.w (staged) 64 KiB, 1 activations and temporaries 64 KiB, states kept on the device (small or used outside phases) 8 KiB. Lower execution.micro_batch_size, set execution.recompute: layer, or raise execution.device_memory_limit}}
 module {
   rt.state @layer.w : tensor<4x128x128xf32> role "parameter" at 0 size 262144 {hf = "layer.{}.w", init = "normal", init_std = 2.0e-02 : f64, stacked}
   rt.state @x : tensor<16x128xf32> role "input" at 262144 size 8192 {hf = "x", init = "zeros", init_std = 0.0 : f64}
@@ -24,7 +24,7 @@ module {
 // With rt.recompute (ferry-select-kernels saw recomputed layers), the
 // message does not suggest it again.
 
-// expected-error @+1 {{even with every remote buffer in host memory; largest there: @layer.w (staged) 0.06 MiB, 1 activations and temporaries 0.06 MiB, states kept on the device (small or used outside phases) 0.01 MiB. Lower execution.micro_batch_size, or raise execution.device_memory_limit}}
+// expected-error @+1 {{even with every remote buffer in host memory; largest there: @layer.w (staged) 64 KiB, 1 activations and temporaries 64 KiB, states kept on the device (small or used outside phases) 8 KiB. Lower execution.micro_batch_size, or raise execution.device_memory_limit}}
 module attributes {rt.recompute} {
   rt.state @layer.w : tensor<4x128x128xf32> role "parameter" at 0 size 262144 {hf = "layer.{}.w", init = "normal", init_std = 2.0e-02 : f64, stacked}
   rt.state @x : tensor<16x128xf32> role "input" at 262144 size 8192 {hf = "x", init = "zeros", init_std = 0.0 : f64}

@@ -208,8 +208,8 @@ TEST(CpuBackend, MemoryLimitIsEnforced) {
     FAIL() << "expected an error";
   } catch (const RuntimeError &e) {
     EXPECT_NE(std::string(e.what()).find(
-                  "needs 1.00 MiB of device memory (1048576 bytes) but "
-                  "execution.device_memory_limit is 512.00 KiB"),
+                  "needs 1 MiB of device memory (1048576 bytes) but "
+                  "execution.device_memory_limit is 512 KiB"),
               std::string::npos)
         << e.what();
   }

@@ -1,12 +1,15 @@
 // `ferry compile CONFIG [--set K=V]... [--emit graph|training|rt] [-o FILE]
-// [--summary]`: loads and validates the config and compiles it. With -o
-// FILE.fxe (and no --emit) it writes the executable; with --emit it prints
-// or writes the IR of that stage. In a runtime-only build
-// (-DFERRY_BUILD_COMPILER=OFF) it says the compiler is not built in.
+// [--summary]`: loads and validates the config and compiles it. Without
+// --emit it compiles the executable through the cache and prints a summary
+// (the key, the size, the arena, the phases and the cache entry); -o FILE.fxe
+// also writes it to FILE. With --emit it prints or writes the IR of that
+// stage. In a runtime-only build (-DFERRY_BUILD_COMPILER=OFF) it says the
+// compiler is not built in.
 #include "tools/ferry/Commands.h"
 #include "tools/ferry/LoadExecutable.h"
 
 #include "runtime/AtomicFile.h"
+#include "runtime/ByteSize.h"
 #include "runtime/config/Config.h"
 #include "runtime/executable/ExecutableFile.h"
 
@@ -28,11 +31,55 @@ struct CompileOptions {
   CompileFlags compile;
   std::string config;
   std::vector<std::string> overrides;
-  std::string emit; // "" = graph IR to stdout, or the executable with -o
+  std::string emit; // "" = the executable (into the cache, and -o FILE)
   std::string output;
   bool summary = false;
   bool printConfig = false;
 };
+
+#ifdef FERRY_HAVE_COMPILER
+// What `ferry compile CONFIG` made, in one short block: the executable's size,
+// the arena, the phases, the cache key and where the cache keeps it.
+std::string executableSummary(const std::string &configPath,
+                              const ferry::CompileResult &compiled, double ms) {
+  ExecutableFile file =
+      ExecutableFile::fromPayload(compiled.payload, configPath);
+  const fxe::Executable &exe = file.root();
+  std::string phases;
+  for (const fxe::Program *p : *exe.programs()) {
+    size_t n = p->phases() ? p->phases()->size() : 0;
+    if (n > 0)
+      phases += (phases.empty() ? "" : ", ") + std::to_string(n) + " in @" +
+                p->name()->str();
+  }
+  if (phases.empty())
+    phases = "none (resident: everything stays in device memory)";
+  else if (exe.host_bytes() > 0)
+    phases += "; " + formatByteSize(exe.host_bytes()) +
+              " of remote buffers in host memory";
+  char head[64];
+  std::snprintf(head, sizeof head, "%s in %.0f ms",
+                compiled.hit ? "found in the cache" : "compiled", ms);
+  std::string text = "ferry compile " + configPath + ": " + head + "\n";
+  text += "  executable  " + formatByteSize(file.payloadBytes()) + ", " +
+          exe.backend()->str() + " backend, " +
+          std::to_string(exe.parameter_count()) + " parameters\n";
+  text += "  arena       " + formatByteSize(exe.arena_bytes()) + " (states " +
+          formatByteSize(exe.state_bytes()) + " + temporaries)\n";
+  text += "  phases      " + phases + "\n";
+  text += "  key         " + compiled.key + "\n";
+  if (compiled.cacheEntry.empty()) {
+    text += "  not cached  (--no-cache, or the cache could not be written); "
+            "-o FILE.fxe writes it to a file\n";
+  } else {
+    text += "  cached at   " + compiled.cacheEntry + "\n";
+    text += "`ferry train " + configPath +
+            "` (with the same --set) loads it from the cache; -o FILE.fxe "
+            "writes a copy.\n";
+  }
+  return text;
+}
+#endif
 
 int runCompile(const CompileOptions &opts) {
   Config config;
@@ -69,8 +116,8 @@ int runCompile(const CompileOptions &opts) {
   request.debug.timing = opts.compile.timing;
   request.debug.configPath = opts.config;
 
-  // The executable: -o without --emit, through the cache.
-  if (opts.emit.empty() && !opts.output.empty()) {
+  // The executable, through the cache; with -o also to FILE.
+  if (opts.emit.empty()) {
     ferry::CompileResult compiled;
     try {
       compiled = compileThroughCache(config, name, request, stderr);
@@ -81,21 +128,27 @@ int runCompile(const CompileOptions &opts) {
     std::vector<uint8_t> &payload = compiled.payload;
     if (payload.empty())
       return 1;
-    try {
-      writeExecutableFile(opts.output, payload);
-    } catch (const ExecutableError &e) {
-      std::fprintf(stderr, "ferry: error: %s\n", e.what());
-      return 1;
+    double ms = elapsedMs();
+    if (!opts.output.empty()) {
+      try {
+        writeExecutableFile(opts.output, payload);
+      } catch (const ExecutableError &e) {
+        std::fprintf(stderr, "ferry: error: %s\n", e.what());
+        return 1;
+      }
+      if (opts.summary)
+        std::printf("ferry compile %s -> %s (%zu bytes) in %.1f ms%s\n",
+                    opts.config.c_str(), opts.output.c_str(), payload.size(),
+                    ms, compiled.hit ? " (cache hit)" : "");
+      return 0;
     }
-    if (opts.summary)
-      std::printf("ferry compile %s -> %s (%zu bytes) in %.1f ms%s\n",
-                  opts.config.c_str(), opts.output.c_str(), payload.size(),
-                  elapsedMs(), compiled.hit ? " (cache hit)" : "");
+    std::string summary = executableSummary(opts.config, compiled, ms);
+    std::fputs(summary.c_str(), stdout);
     return 0;
   }
 
   // A stage's IR: compiled here (the cache holds executables only).
-  std::string stage = opts.emit.empty() ? "graph" : opts.emit;
+  std::string stage = opts.emit;
   std::string why;
   const CompilerApi *compiler = openCompiler(why);
   if (!compiler) {
@@ -134,9 +187,9 @@ Runner addCompileCommand(CLI::App &app) {
   auto opts = std::make_shared<CompileOptions>();
   CLI::App *cmd = app.add_subcommand(
       "compile",
-      "Compile a model config (configs/*.yaml): -o FILE.fxe writes the "
-      "executable; --emit STAGE prints (or with -o writes) the IR of a "
-      "stage; with neither, prints the graph IR.");
+      "Compile a model config (configs/*.yaml) into the executable cache and "
+      "print a summary; -o FILE.fxe also writes the executable; --emit STAGE "
+      "prints (or with -o writes) the IR of a stage instead.");
   addCompileFlags(cmd, opts->compile);
   cmd->add_option("config", opts->config,
                   "Model config, e.g. configs/bert-tiny.yaml")
@@ -156,8 +209,9 @@ Runner addCompileCommand(CLI::App &app) {
                   "atomically")
       ->type_name("FILE");
   cmd->add_flag("--summary", opts->summary,
-                "Print a summary of the IR (parameters, functions, layer "
-                "loop, tied decoder) instead of the IR itself");
+                "With --emit graph, print a summary of the IR (parameters, "
+                "functions, layer loop, tied decoder) instead of the IR "
+                "itself; with -o, one line on what was written");
   cmd->add_flag("--print-config", opts->printConfig,
                 "Print the resolved config (presets, defaults and --set "
                 "applied) in canonical form and exit");

@@ -36,14 +36,11 @@ int main(int argc, char **argv) {
   CLI::App app{
       "ferry: a graph compiler and runtime that trains BERT-class models, "
       "including models larger than device memory.\n\n"
-      "  ferry compile configs/bert-tiny.yaml --summary   what the compiler "
-      "builds\n"
-      "  ferry compile configs/bert-base.yaml --set model.layers=6 -o "
-      "bert.fxe\n"
-      "  ferry train configs/bert-tiny.yaml --steps 30               train on "
-      "the CPU\n"
-      "  ferry inspect bert.fxe                                       what an "
-      "executable holds\n",
+      "  ferry compile configs/bert-tiny.yaml                         compile into the cache\n"
+      "  ferry compile configs/bert-tiny.yaml --emit graph --summary  what the builder makes\n"
+      "  ferry compile configs/bert-base.yaml --set model.layers=6 -o bert.fxe\n"
+      "  ferry train configs/bert-tiny.yaml --steps 30                train on the CPU\n"
+      "  ferry inspect bert.fxe                                       what an executable holds\n",
       "ferry"};
   app.require_subcommand(0, 1);
   bool version = false;
