@@ -22,6 +22,8 @@ packages=(
   libopenblas-dev libopenmpi-dev openmpi-bin
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
+  # the readers' fuzz targets (libFuzzer with AddressSanitizer and UBSan)
+  clang-22 libclang-rt-22-dev libomp-22-dev
   # the golden test against PyTorch (never a build dependency)
   python3-torch python3-numpy
 )

@@ -3,6 +3,9 @@
 # build, and run every test with ctest (unit, lit, and gpu tests, which report
 # "skipped" with the reason when no GPU is present).
 #
+# After them it builds the readers' libFuzzer targets and runs each for 30 s
+# (scripts/fuzz.sh; FERRY_TEST_FUZZ=OFF skips it).
+#
 # Before that it builds the runtime alone (-DFERRY_BUILD_COMPILER=OFF, as on a
 # GPU host without LLVM), which proves the runtime has no MLIR/LLVM dependency;
 # skip it with FERRY_TEST_RUNTIME_ONLY=OFF.
@@ -33,5 +36,11 @@ fi
 
 echo "== full build and tests =="
 bash scripts/build.sh
-cd "${BUILD_DIR:-build}"
-ctest --output-on-failure -j "${JOBS:-2}"
+(cd "${BUILD_DIR:-build}" && ctest --output-on-failure -j "${JOBS:-2}")
+
+# Every reader under libFuzzer with ASan and UBSan, a short run each
+# (docs/reliability.md); skip with FERRY_TEST_FUZZ=OFF.
+if [[ "${FERRY_TEST_FUZZ:-ON}" != "OFF" ]]; then
+  TOOLS_DIR="${BUILD_DIR:-build}/bin" FERRY_FUZZ_SECONDS="${FERRY_FUZZ_SECONDS:-30}" \
+    bash scripts/fuzz.sh
+fi

@@ -10,6 +10,8 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <mutex>
 #include <system_error>
@@ -293,6 +295,14 @@ private:
       throw DataError(path_ + ": dataset " + name + " holds " +
                       typeName(type.get()) +
                       " values; expected integers (any integer type)");
+    // libhdf5 sizes its conversion buffers by the file's type: a damaged
+    // type of gigabytes per integer would be allocated, not refused.
+    size_t typeBytes = H5Tget_size(type.get());
+    if (typeBytes == 0 || typeBytes > 8)
+      throw DataError(path_ + ": dataset " + name + " holds " +
+                      std::to_string(typeBytes) +
+                      "-byte integers; expected 1 to 8 bytes (int8 to int64): "
+                      "the file is damaged or not MLPerf data");
 
     column.fileSpace = Hid(H5Dget_space(column.dataset.get()), H5Sclose);
     int rank = column.fileSpace.valid()
@@ -323,12 +333,41 @@ private:
       throw DataError(path_ + ": dataset " + name + " has shape " +
                       shapeText(dims) + "; the model expects " + expected);
     column.rows = static_cast<int64_t>(dims[0]);
+    checkChunks(column, name, rank, typeBytes);
 
     // The file-space selection is set per read; the memory side is one row.
     hsize_t rowDims[1] = {static_cast<hsize_t>(column.width)};
     column.memorySpace = Hid(H5Screate_simple(1, rowDims, nullptr), H5Sclose);
     if (!column.memorySpace.valid())
       throw DataError(path_ + ": dataset " + name + ": " + hdf5Error());
+  }
+
+  // libhdf5 reads a chunked dataset a whole chunk at a time: chunks larger
+  // than any MLPerf writer makes are refused before a read allocates one.
+  void checkChunks(const Column &column, const char *name, int rank,
+                   size_t typeBytes) {
+    constexpr uint64_t kMaxChunkBytes = 256ull << 20;
+    Hid plist(H5Dget_create_plist(column.dataset.get()), H5Pclose);
+    if (!plist.valid())
+      throw DataError(path_ + ": dataset " + name +
+                      ": cannot read its storage layout (" + hdf5Error() + ")");
+    if (H5Pget_layout(plist.get()) != H5D_CHUNKED)
+      return;
+    hsize_t chunk[2] = {0, 0};
+    if (H5Pget_chunk(plist.get(), rank, chunk) != rank)
+      throw DataError(path_ + ": dataset " + name +
+                      ": cannot read its chunk shape (" + hdf5Error() + ")");
+    unsigned __int128 bytes = typeBytes;
+    for (int d = 0; d < rank; ++d)
+      bytes *= chunk[d];
+    if (bytes > kMaxChunkBytes)
+      throw DataError(path_ + ": dataset " + name + " is stored in chunks of " +
+                      shapeText({chunk, chunk + rank}) + " (" +
+                      std::to_string(static_cast<uint64_t>(
+                          std::min<unsigned __int128>(bytes, UINT64_MAX))) +
+                      " bytes); ferry reads chunks of at most 256 MiB. Rewrite "
+                      "it with smaller chunks, e.g. h5repack -l CHUNK=1024x" +
+                      std::to_string(column.width) + " IN OUT");
   }
 
   std::string path_;

@@ -27,15 +27,44 @@ void requireFields(const fxe::Executable &exe, const std::string &path) {
     throw missing("compiler version, config or backend");
   if (!exe.states() || !exe.programs())
     throw missing("states or programs");
-  for (const fxe::State *s : *exe.states())
+  // FlatBuffers' verifier checks a vector's length field but not that its
+  // 8-byte elements are 8-byte aligned, which ferry's writer always makes
+  // them; a damaged file could make every later read a misaligned load.
+  auto misaligned = [](const auto *vector) {
+    return vector && vector->size() > 0 &&
+           reinterpret_cast<uintptr_t>(vector->data()) % alignof(int64_t) != 0;
+  };
+  auto damaged = [&](const std::string &what) {
+    return ExecutableError(fmt::format(
+        "'{}' is damaged: {} is not 8-byte aligned, as ferry compile writes "
+        "it; recompile it",
+        path, what));
+  };
+  auto checkAffine = [&](const fxe::Affine *a) {
+    if (a && misaligned(a->coeffs()))
+      throw damaged("an instruction's address or parameter");
+  };
+  for (const fxe::State *s : *exe.states()) {
     if (!s->name() || !s->shape() || !s->hf_name())
       throw missing("name, shape or HF name for a state");
+    if (misaligned(s->shape()))
+      throw damaged("the shape of state " + s->name()->str());
+  }
   for (const fxe::Program *p : *exe.programs()) {
     if (!p->name() || !p->instrs() || !p->inputs())
       throw missing("name, inputs or instructions for a program");
-    for (const fxe::Instr *in : *p->instrs())
+    for (const fxe::Instr *in : *p->instrs()) {
       if (in->loop_count() <= 0 && (!in->buffers() || !in->ints()))
         throw missing("buffers or parameters for a kernel call");
+      if (misaligned(in->floats()))
+        throw damaged("an instruction's float parameters");
+      if (in->ints())
+        for (const fxe::Affine *a : *in->ints())
+          checkAffine(a);
+      if (in->buffers())
+        for (const fxe::Ref *r : *in->buffers())
+          checkAffine(r ? r->offset() : nullptr);
+    }
   }
 }
 

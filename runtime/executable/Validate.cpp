@@ -45,9 +45,11 @@ void ferry::validateExecutable(const fxe::Executable &exe_,
     for (int64_t d : *s->shape())
       if (d < 0 || __builtin_mul_overflow(elements, d, &elements))
         throw RuntimeError("state " + s->name()->str() + " has a bad shape");
-    if (s->offset() < 0 || s->bytes() != elements * 4 ||
-        s->offset() + s->bytes() >
-            (s->host() ? exe_.host_bytes() : exe_.state_bytes()) ||
+    int64_t bytes = 0, end = 0;
+    if (s->offset() < 0 || __builtin_mul_overflow(elements, 4, &bytes) ||
+        s->bytes() != bytes ||
+        __builtin_add_overflow(s->offset(), s->bytes(), &end) ||
+        end > (s->host() ? exe_.host_bytes() : exe_.state_bytes()) ||
         (s->stacked() && (s->shape()->size() == 0 || s->shape()->Get(0) < 1)))
       throw RuntimeError(fmt::format(
           "state {} (offset {}, {} bytes) does not fit the executable's "
