@@ -67,7 +67,11 @@ PY
 cp configs/*.yaml test/tools/Inputs/*.yaml "$micro" "$seeds/config/"
 export FERRY_FUZZ_EXECUTABLE=$seeds/micro.fxe
 
-echo "== fuzzing: ${runs:+$runs executions}${runs:-$seconds s} per target =="
+if [[ -n $runs ]]; then
+  echo "== fuzzing: $runs executions per target =="
+else
+  echo "== fuzzing: $seconds s per target =="
+fi
 mkdir -p "$fuzz_dir/artifacts"
 status=0 passed=0 failed=0
 for target in $targets; do
