@@ -10,7 +10,6 @@
 #include <flatbuffers/base.h>
 
 #include <cctype>
-#include <filesystem>
 #include <sstream>
 
 using namespace ferry;
@@ -131,11 +130,7 @@ ferry::compileThroughCache(const Config &config, const std::string &name,
   CompileOptions options = debug;
   options.cacheKey = result.key;
   result.payload = compiler->compile(config, name, programs, options, log);
-  if (!result.payload.empty() && cache) {
-    cache->store(key, result.payload, log);
-    std::error_code error; // a store that failed was a warning on `log`
-    if (std::filesystem::exists(cache->entryPath(key), error))
-      result.cacheEntry = cache->entryPath(key);
-  }
+  if (!result.payload.empty() && cache)
+    result.cacheEntry = cache->store(key, result.payload, log).value_or("");
   return result;
 }

@@ -224,9 +224,9 @@ std::optional<std::vector<uint8_t>> ExecutableCache::lookup(const CacheKey &key,
   return std::vector<uint8_t>(e.payload.begin(), e.payload.end());
 }
 
-void ExecutableCache::store(const CacheKey &key,
-                            const std::vector<uint8_t> &payload,
-                            std::FILE *log) {
+std::optional<std::string>
+ExecutableCache::store(const CacheKey &key, const std::vector<uint8_t> &payload,
+                       std::FILE *log) {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) {
@@ -235,7 +235,7 @@ void ExecutableCache::store(const CacheKey &key,
                    "ferry: warning: cannot create the cache directory %s "
                    "(%s); the executable is not cached\n",
                    dir_.c_str(), ec.message().c_str());
-    return;
+    return std::nullopt;
   }
   std::string keyText = key.text();
   std::string bytes(kMagic, 8);
@@ -251,10 +251,13 @@ void ExecutableCache::store(const CacheKey &key,
     if (log)
       std::fprintf(log, "ferry: warning: %s; the executable is not cached\n",
                    error->c_str());
-    return;
+    return std::nullopt;
   }
   count(&CacheStats::stores);
   evict(log);
+  if (!fs::exists(path, ec))
+    return std::nullopt; // larger than the bound on its own
+  return path;
 }
 
 void ExecutableCache::evict(std::FILE *log) {

@@ -74,9 +74,12 @@ public:
                                              std::FILE *log);
   // Stores `payload` under `key` atomically, then evicts least recently used
   // entries beyond the size bound. Failures are warnings on `log`: a cache
-  // that cannot be written never fails a compile.
-  void store(const CacheKey &key, const std::vector<uint8_t> &payload,
-             std::FILE *log);
+  // that cannot be written never fails a compile. Returns the entry's path
+  // when it is in the cache afterwards (not when the write failed or the
+  // entry alone exceeds the bound and was evicted).
+  std::optional<std::string> store(const CacheKey &key,
+                                   const std::vector<uint8_t> &payload,
+                                   std::FILE *log);
 
   // Where the entry for `key` lives (whether or not it exists).
   std::string entryPath(const CacheKey &key) const;
