@@ -7,7 +7,8 @@
 # the run and leaves the input in build-fuzz/artifacts/.
 #
 # Environment: FERRY_FUZZ_SECONDS per target (default 30), or FERRY_FUZZ_RUNS
-# executions per target instead; FERRY_FUZZ_TARGETS (default all seven);
+# executions per target instead; FERRY_FUZZ_SEED (default: a new one each run)
+# makes a run of FERRY_FUZZ_RUNS repeatable, as the test command's is; FERRY_FUZZ_TARGETS (default all seven);
 # TOOLS_DIR (default build/bin: a full build's ferry and ferry-datagen);
 # FUZZ_BUILD_DIR (default build-fuzz). Prints one line per target with its
 # executions, time and rate (docs/reliability.md records long runs).
@@ -18,6 +19,7 @@ tools=${TOOLS_DIR:-build/bin}
 fuzz_dir=${FUZZ_BUILD_DIR:-build-fuzz}
 seconds=${FERRY_FUZZ_SECONDS:-30}
 runs=${FERRY_FUZZ_RUNS:-}
+seed=${FERRY_FUZZ_SEED:-0}
 targets=${FERRY_FUZZ_TARGETS:-safetensors hdf5 tfrecord executable config checkpoint cache-entry}
 
 for tool in ferry ferry-datagen; do
@@ -76,9 +78,15 @@ mkdir -p "$fuzz_dir/artifacts"
 status=0 passed=0 failed=0
 for target in $targets; do
   work=$fuzz_dir/corpus/$target
+  if [[ $seed != 0 ]]; then
+    # A seeded run starts from the kept corpus alone, so it repeats exactly.
+    work=$fuzz_dir/corpus-seeded/$target
+    rm -rf "$work"
+  fi
   mkdir -p "$work" "test/fuzz/corpus/$target"
   limit=(-max_total_time="$seconds")
   [[ -n $runs ]] && limit=(-runs="$runs")
+  limit+=(-seed="$seed")
   log=$fuzz_dir/$target.log
   # For libhdf5 alone (docs/reliability.md): its own leaks on damaged files
   # are suppressed (test/fuzz/hdf5-leaks.supp); a damaged header makes it

@@ -6,12 +6,14 @@
 #include "runtime/data/MlperfData.h"
 #include "runtime/AtomicFile.h"
 
+#include "runtime/data/IsolatedHelper.h"
 #include "runtime/data/SampleChecks.h"
 
 #include <hdf5.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <system_error>
@@ -29,14 +31,21 @@ std::recursive_mutex &hdf5Mutex() {
   return mutex;
 }
 
+// True in the helper process openInHelperFirst forks: it is
+// single-threaded, and the mutex it inherited is held in the name of the
+// parent's thread, which the helper is not, so it must not take it again.
+bool inCheckingChild = false;
+
 class Hdf5Lock {
 public:
-  Hdf5Lock() : lock_(hdf5Mutex()) {
+  Hdf5Lock() {
+    if (!inCheckingChild)
+      lock_ = std::unique_lock<std::recursive_mutex>(hdf5Mutex());
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   }
 
 private:
-  std::lock_guard<std::recursive_mutex> lock_;
+  std::unique_lock<std::recursive_mutex> lock_;
 };
 
 // The description of the innermost entries of HDF5's error stack, which is
@@ -333,7 +342,7 @@ private:
       throw DataError(path_ + ": dataset " + name + " has shape " +
                       shapeText(dims) + "; the model expects " + expected);
     column.rows = static_cast<int64_t>(dims[0]);
-    checkChunks(column, name, rank, typeBytes);
+    checkStorage(column, name, rank, typeBytes);
 
     // The file-space selection is set per read; the memory side is one row.
     hsize_t rowDims[1] = {static_cast<hsize_t>(column.width)};
@@ -342,17 +351,45 @@ private:
       throw DataError(path_ + ": dataset " + name + ": " + hdf5Error());
   }
 
-  // libhdf5 reads a chunked dataset a whole chunk at a time: chunks larger
-  // than any MLPerf writer makes are refused before a read allocates one.
-  void checkChunks(const Column &column, const char *name, int rank,
-                   size_t typeBytes) {
+  // Checks the dataset's storage before libhdf5 reads from it, for the
+  // damaged layouts libhdf5 itself follows blindly (docs/reliability.md):
+  // - a compact dataset keeps its values in its header; one whose buffer is
+  //   shorter than its shape (even empty) makes H5Dread copy from a null or
+  //   short buffer;
+  // - a virtual dataset maps other files' datasets, which MLPerf data never
+  //   does;
+  // - libhdf5 reads a chunked dataset a whole chunk at a time: chunks larger
+  //   than any MLPerf writer makes are refused before a read allocates one.
+  void checkStorage(const Column &column, const char *name, int rank,
+                    size_t typeBytes) {
     constexpr uint64_t kMaxChunkBytes = 256ull << 20;
     Hid plist(H5Dget_create_plist(column.dataset.get()), H5Pclose);
     if (!plist.valid())
       throw DataError(path_ + ": dataset " + name +
                       ": cannot read its storage layout (" + hdf5Error() + ")");
-    if (H5Pget_layout(plist.get()) != H5D_CHUNKED)
+    H5D_layout_t layout = H5Pget_layout(plist.get());
+    if (layout == H5D_COMPACT) {
+      unsigned __int128 needed = static_cast<unsigned __int128>(typeBytes) *
+                                 static_cast<uint64_t>(column.rows) *
+                                 static_cast<uint64_t>(column.width);
+      hsize_t held = H5Dget_storage_size(column.dataset.get());
+      if (held < needed)
+        throw DataError(
+            path_ + ": dataset " + name + " is stored compact with " +
+            std::to_string(held) + " bytes but its shape needs " +
+            std::to_string(static_cast<uint64_t>(needed)) +
+            "; the file is damaged. Rewrite it (ferry-datagen, or h5repack "
+            "-l CONTI IN OUT from a good copy)");
       return;
+    }
+    if (layout == H5D_CONTIGUOUS)
+      return;
+    if (layout != H5D_CHUNKED)
+      throw DataError(path_ + ": dataset " + name + " has storage layout " +
+                      std::to_string(static_cast<int>(layout)) +
+                      " (virtual or unknown); ferry reads compact, contiguous "
+                      "and chunked datasets. Rewrite it with h5repack -l "
+                      "CONTI IN OUT");
     hsize_t chunk[2] = {0, 0};
     if (H5Pget_chunk(plist.get(), rank, chunk) != rank)
       throw DataError(path_ + ": dataset " + name +
@@ -377,10 +414,48 @@ private:
   Column columns_[kColumnCount];
 };
 
+// Debian's libhdf5 (1.10) follows some damaged metadata (symbol-table
+// B-tree nodes, heaps) into wild reads and crashes the process; the fuzz
+// target found such files (docs/reliability.md), and nothing ferry can check
+// before calling libhdf5 tells them apart short of parsing HDF5 itself. So
+// each file is first opened in a helper process (IsolatedHelper.h) that does
+// everything the reader does with the metadata and reads the first and the
+// last sample; a helper killed by a signal becomes an error naming the
+// file, and the process that trains never meets the fault. A DataError in
+// the helper is ignored there: the caller then meets it itself and reports
+// it as usual.
+void checkInHelper(const std::string &request) {
+  inCheckingChild = true;
+  SampleShape shape;
+  std::memcpy(&shape, request.data(), sizeof shape);
+  std::string path = request.substr(sizeof shape);
+  Hdf5File file(path, shape);
+  HostBatch batch;
+  batch.resize(1, shape.seq, shape.predictions);
+  if (file.samples() > 0) {
+    file.read(0, batch, 0);
+    file.read(file.samples() - 1, batch, 0);
+  }
+}
+
+void openInHelperFirst(const std::string &path, const SampleShape &shape) {
+  static IsolatedHelper helper(checkInHelper);
+  // No other thread is inside libhdf5 while the helper is made or works.
+  Hdf5Lock lock;
+  std::string request(sizeof shape, '\0');
+  std::memcpy(request.data(), &shape, sizeof shape);
+  request += path;
+  if (std::optional<std::string> death = helper.run(request))
+    throw DataError(path + ": libhdf5 crashed reading it (" + *death +
+                    "): the file is damaged. Make it again (ferry-datagen, or "
+                    "the MLPerf preprocessing) or copy it again");
+}
+
 } // namespace
 
 std::unique_ptr<SampleFile> openHdf5(const std::string &path,
                                      const SampleShape &shape) {
+  openInHelperFirst(path, shape);
   return std::make_unique<Hdf5File>(path, shape);
 }
 
