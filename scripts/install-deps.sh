@@ -24,6 +24,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # the readers' fuzz targets (libFuzzer with AddressSanitizer and UBSan)
   clang-22 libclang-rt-22-dev libomp-22-dev
+  # the TensorBoard test reads event files with python3-protobuf
+  python3-protobuf
   # the golden test against PyTorch (never a build dependency)
   python3-torch python3-numpy
 )

@@ -74,3 +74,22 @@ if torch_missing is None:
 else:
     lit_config.note(f"skipping tests that REQUIRE torch: `{torch_python} -c "
                     f"'import torch, numpy'` failed: {torch_missing}")
+
+# The TensorBoard test (e2e/tensorboard.test) reads event files with Debian's
+# python3-protobuf, through /usr/bin/python3 as the golden test does; it is
+# skipped, with the reason printed, when that interpreter cannot import it
+# (scripts/install-deps.sh installs it).
+protobuf_python = "/usr/bin/python3"
+try:
+    probe = subprocess.run([protobuf_python, "-c", "import google.protobuf"],
+                           capture_output=True, text=True, timeout=60)
+    protobuf_missing = None if probe.returncode == 0 else (
+        (probe.stderr.strip().splitlines() or [f"exit status {probe.returncode}"])[-1])
+except (OSError, subprocess.TimeoutExpired) as error:
+    protobuf_missing = str(error)
+if protobuf_missing is None:
+    config.available_features.add("python-protobuf")
+    config.substitutions.append(("%protobuf_python", protobuf_python))
+else:
+    lit_config.note(f"skipping tests that REQUIRE python-protobuf: `{protobuf_python} -c "
+                    f"'import google.protobuf'` failed: {protobuf_missing}")

@@ -236,19 +236,9 @@ std::string Trainer::save(const std::string &dir, int64_t steps) {
 }
 
 RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
-  std::ofstream metrics;
-  if (!options.metricsPath.empty()) {
-    // A resumed run appends to the metrics of the run it continues.
-    if (std::optional<std::string> error =
-            createParentDirectories(options.metricsPath))
-      throw RuntimeError("cannot write metrics: " + *error);
-    metrics.open(options.metricsPath,
-                 stepsDone_ > 0 ? std::ios::app : std::ios::trunc);
-    if (!metrics)
-      throw RuntimeError(fmt::format("cannot write metrics to '{}': {}",
-                                     options.metricsPath,
-                                     std::strerror(errno)));
-  }
+  // A resumed run appends to the metrics of the run it continues.
+  MetricsWriter metrics(options.metricsPath, options.tensorboardDir,
+                        stepsDone_ > 0);
   RunResult result;
   const int64_t global = config_.training.global_batch_size;
   const int64_t evalEvery = config_.training.eval_every_samples;
@@ -284,8 +274,17 @@ RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
       windowSteps = 0;
     }
 
+    UpdateRecord record;
+    record.step = last;
+    record.devicePeakBytes = backend_->peakBytes();
+    record.devicePlannedBytes = backend_->arenaBytes();
+    record.hostLinkBytes = stepLinkBytes;
+    if (lossScale_.enabled())
+      // A skipped update halved the scale after using it.
+      record.lossScale =
+          last.skipped ? lossScale_.scale() * 2 : lossScale_.scale();
+
     // Evaluation when the samples trained cross a multiple of the interval.
-    std::string evalFields;
     if (evalEvery > 0 &&
         (s * global) / evalEvery != (s + 1) * global / evalEvery) {
       EvalMetrics e =
@@ -298,10 +297,7 @@ RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
                    static_cast<long long>((s + 1) * global),
                    static_cast<long long>(e.samples), e.mlmAccuracy, e.mlmLoss,
                    e.nspAccuracy, e.nspLoss, e.seconds);
-      evalFields = fmt::format(
-          ", \"eval_mlm_accuracy\": {:.9g}, \"eval_mlm_loss\": {:.9g}, "
-          "\"eval_nsp_accuracy\": {:.9g}, \"eval_nsp_loss\": {:.9g}",
-          e.mlmAccuracy, e.mlmLoss, e.nspAccuracy, e.nspLoss);
+      record.eval = e;
       double target = config_.training.target_mlm_accuracy;
       if (target > 0 && e.mlmAccuracy >= target) {
         std::fprintf(out,
@@ -313,29 +309,7 @@ RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
       }
       std::fflush(out);
     }
-    if (metrics.is_open()) {
-      metrics << fmt::format(
-          "{{\"step\": {}, \"loss\": {:.9g}, \"mlm_loss\": {:.9g}, "
-          "\"nsp_loss\": {:.9g}, \"mlm_accuracy\": {:.9g}, \"lr\": {:.9g}, "
-          "\"grad_norm\": {}, \"samples_per_s\": {:.6g}, "
-          "\"device_peak_bytes\": {}, \"device_peak_bytes_planned\": {}, "
-          "\"host_link_bytes\": {}{}{}}}\n",
-          last.step, last.loss, last.mlmLoss, last.nspLoss, last.mlmAccuracy,
-          last.lr,
-          // JSON has no infinity: an overflowed fp16 update's norm is null.
-          std::isfinite(last.gradNorm) ? fmt::format("{:.9g}", last.gradNorm)
-                                       : std::string("null"),
-          last.samplesPerSecond, backend_->peakBytes(), backend_->arenaBytes(),
-          stepLinkBytes,
-          lossScale_.enabled()
-              ? fmt::format(", \"loss_scale\": {:g}, \"skipped\": {}",
-                            last.skipped ? lossScale_.scale() * 2
-                                         : lossScale_.scale(),
-                            last.skipped ? "true" : "false")
-              : std::string(),
-          evalFields);
-      metrics.flush();
-    }
+    metrics.write(record);
 
     int signal = stopSignalReceived();
     bool periodic = everySteps > 0 && last.step % everySteps == 0;

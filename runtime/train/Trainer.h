@@ -10,6 +10,7 @@
 #include "runtime/config/Config.h"
 #include "runtime/data/MlperfData.h"
 #include "runtime/data/SyntheticData.h"
+#include "runtime/metrics/MetricsWriter.h"
 #include "runtime/train/LossScale.h"
 #include "runtime/train/StopSignals.h"
 
@@ -19,26 +20,12 @@
 
 namespace ferry {
 
-struct StepMetrics {
-  int64_t step = 0; // batches trained after this one (1 for the first)
-  bool skipped = false;   // fp16: the update overflowed and was skipped
-  std::string lossScaleNote; // fp16: what happened to the loss scale
-  double loss = 0, mlmLoss = 0, nspLoss = 0, mlmAccuracy = 0;
-  double lr = 0, gradNorm = 0, samplesPerSecond = 0, seconds = 0;
-};
-
-struct EvalMetrics {
-  int64_t samples = 0;
-  double countedSlots = 0;
-  double mlmAccuracy = 0, mlmLoss = 0, nspAccuracy = 0, nspLoss = 0;
-  double seconds = 0;
-};
-
 struct TrainOptions {
   int64_t steps = 0;    // total optimizer updates of the run (a resumed run
                         // continues up to it)
   int64_t logEvery = 0; // progress line every N updates (and the last)
-  std::string metricsPath;
+  std::string metricsPath;     // JSON lines ("" = none)
+  std::string tensorboardDir;  // TensorBoard event files ("" = none)
   std::string saveDir; // "" = no checkpoints
   bool quiet = false;
 };

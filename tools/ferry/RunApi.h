@@ -23,7 +23,7 @@ struct TrainOptionsCli {
   std::string data;
   int64_t steps = 0;
   int64_t logEvery = 10;
-  std::string metrics;
+  std::string metrics, tensorboard;
   std::string initCheckpoint, save, resume;
   bool profile = false;
 };

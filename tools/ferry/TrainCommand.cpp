@@ -1,10 +1,11 @@
 // `ferry train CONFIG|FILE.fxe [--set K=V]... [--data PATH|synthetic]
 // [--steps N] [--init-checkpoint F] [--save DIR] [--resume DIR]
-// [--metrics FILE.jsonl] [--log-every N] [--profile]`: compiles the config (or
-// loads a compiled executable), then trains on the CPU backend, printing a
-// progress line every N updates, writing every update's metrics as JSON
-// lines, evaluating and checkpointing as the config says. SIGINT/SIGTERM end
-// the run after the current update, with a checkpoint when saving.
+// [--metrics FILE.jsonl] [--tensorboard DIR] [--log-every N] [--profile]`:
+// compiles the config (or loads a compiled executable), then trains on the
+// CPU backend, printing a progress line every N updates, writing every
+// update's metrics as JSON lines and TensorBoard events, evaluating and
+// checkpointing as the config says. SIGINT/SIGTERM end the run after the
+// current update, with a checkpoint when saving.
 #include "tools/ferry/Commands.h"
 #include "tools/ferry/RunApi.h"
 
@@ -58,6 +59,10 @@ Runner addTrainCommand(CLI::App &app) {
                   "Write each update's metrics as JSON lines to FILE "
                   "(appended to when resuming)")
       ->type_name("FILE.jsonl");
+  cmd->add_option("--tensorboard", opts->tensorboard,
+                  "Write each update's metrics as TensorBoard event files in "
+                  "DIR (tensorboard --logdir DIR)")
+      ->type_name("DIR");
   cmd->add_option("--log-every", opts->logEvery,
                   "Print a progress line every N updates (0: none)")
       ->check(CLI::NonNegativeNumber)

@@ -63,6 +63,7 @@ int runTrain(const TrainOptionsCli &opts) {
     run.steps = steps;
     run.logEvery = opts.logEvery;
     run.metricsPath = opts.metrics;
+    run.tensorboardDir = opts.tensorboard;
     run.saveDir = config.checkpoint.save_dir;
     RunResult result = trainer.run(run, stdout);
     const Backend &backend = trainer.backend();
