@@ -18,5 +18,6 @@ Runner addEvalCommand(CLI::App &app);
 Runner addInspectCommand(CLI::App &app);
 Runner addPlanCommand(CLI::App &app);
 Runner addCacheCommand(CLI::App &app);
+Runner addReportCommand(CLI::App &app);
 
 } // namespace ferry::cli

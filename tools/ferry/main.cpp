@@ -40,7 +40,8 @@ int main(int argc, char **argv) {
       "  ferry compile configs/bert-tiny.yaml --emit graph --summary  what the builder makes\n"
       "  ferry compile configs/bert-base.yaml --set model.layers=6 -o bert.fxe\n"
       "  ferry train configs/bert-tiny.yaml --steps 30                train on the CPU\n"
-      "  ferry inspect bert.fxe                                       what an executable holds\n",
+      "  ferry inspect bert.fxe                                       what an executable holds\n"
+      "  ferry report run.jsonl --html -o curves.html                 training curves\n",
       "ferry"};
   app.require_subcommand(0, 1);
   bool version = false;
@@ -54,6 +55,7 @@ int main(int argc, char **argv) {
   ferry::cli::Runner inspect = ferry::cli::addInspectCommand(app);
   ferry::cli::Runner plan = ferry::cli::addPlanCommand(app);
   ferry::cli::Runner cache = ferry::cli::addCacheCommand(app);
+  ferry::cli::Runner report = ferry::cli::addReportCommand(app);
   CLI::App *devices = app.add_subcommand(
       "devices", "List the devices each backend can use (opens the CUDA "
                  "backend, so it maps the CUDA libraries)");
@@ -85,6 +87,8 @@ int main(int argc, char **argv) {
     return plan();
   if (app.got_subcommand("cache"))
     return cache();
+  if (app.got_subcommand("report"))
+    return report();
   std::fputs(app.help().c_str(), stdout);
   return 0;
 }

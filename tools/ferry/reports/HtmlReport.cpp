@@ -5,6 +5,7 @@
 #include "runtime/ByteSize.h"
 
 #include "runtime/config/Config.h"
+#include "tools/ferry/reports/Html.h"
 #include "tools/ferry/reports/PlanReport.h"
 
 #include <fmt/format.h>
@@ -16,28 +17,7 @@ using namespace ferry;
 
 namespace {
 
-std::string escape(const std::string &s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    default:
-      out += c;
-    }
-  }
-  return out;
-}
+std::string escape(const std::string &s) { return htmlEscape(s); }
 
 // One phase instance of the schedule, in order.
 struct Slot {
