@@ -69,10 +69,18 @@ CompileSession::CompileSession(CompileOptions options)
 }
 
 // The timing report prints when the manager goes, after every pass manager.
-CompileSession::~CompileSession() = default;
+CompileSession::~CompileSession() {
+  if (progress_)
+    progress_->finish();
+}
 
 void CompileSession::instrument(PassManager &pm) {
   pm.addInstrumentation(std::make_unique<SessionInstrumentation>(*this));
+  if (!progress_)
+    progress_ = std::make_unique<Progress>("compile", 3.0, "pipelines");
+  ++pipelines_;
+  pipeline_ = &pm;
+  passesDone_ = 0;
   if (timing_)
     pm.enableTiming(rootScope_);
   // A failing pass leaves its input IR and the pipeline behind.
@@ -123,6 +131,12 @@ void CompileSession::afterPass(Pass *pass, Operation *op) {
   std::string argument = pass->getArgument().str();
   if (argument.empty())
     argument = pass->getName().str();
+  if (progress_ && pipeline_ && op->getParentOp() == nullptr) {
+    ++passesDone_;
+    double passes = std::max<double>(static_cast<double>(pipeline_->size()), 1);
+    progress_->update(pipelines_ - 1 + std::min(1.0, passesDone_ / passes),
+                      "after " + argument);
+  }
   if (!options_.printAfter.empty() && options_.printAfter == argument) {
     llvm::errs() << "// -----// IR after " << argument << " //----- //\n"
                  << printModule(op) << "\n";

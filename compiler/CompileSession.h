@@ -14,6 +14,7 @@
 #define FERRY_COMPILER_COMPILESESSION_H
 
 #include "compiler/CompilerApi.h"
+#include "runtime/Progress.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -53,6 +54,13 @@ private:
   std::vector<std::pair<std::string, std::string>> files_; // file, pass
   std::string reproducer_;
   std::unique_ptr<mlir::DefaultTimingManager> timing_;
+  // A progress line for a long compile (runtime/Progress.h): the three
+  // pipelines (graph clean-up, training, lowering), each by its passes.
+  std::unique_ptr<Progress> progress_;
+  // The pass manager last instrumented: its passes are added after
+  // instrument() and counted when they run.
+  mlir::PassManager *pipeline_ = nullptr;
+  int pipelines_ = 0, passesDone_ = 0;
   mlir::TimingScope rootScope_; // destroyed before timing_ (member order)
 };
 

@@ -1,6 +1,8 @@
 // Temp file, fsync, rename; see AtomicFile.h.
 #include "runtime/AtomicFile.h"
 
+#include <algorithm>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -34,8 +36,9 @@ std::optional<std::string> createParentDirectories(const std::string &path) {
   return std::nullopt;
 }
 
-std::optional<std::string> writeFileAtomically(const std::string &path,
-                                               std::string_view data) {
+std::optional<std::string>
+writeFileAtomically(const std::string &path, std::string_view data,
+                    const std::function<void(size_t)> &reportWritten) {
   if (std::optional<std::string> error = createParentDirectories(path))
     return error;
   std::string temp = path + ".tmp.XXXXXX";
@@ -52,13 +55,17 @@ std::optional<std::string> writeFileAtomically(const std::string &path,
   };
   size_t written = 0;
   while (written < data.size()) {
-    ssize_t n = ::write(fd, data.data() + written, data.size() - written);
+    constexpr size_t kPiece = size_t{64} << 20;
+    ssize_t n = ::write(fd, data.data() + written,
+                        std::min(data.size() - written, kPiece));
     if (n < 0) {
       if (errno == EINTR)
         continue;
       return fail("write");
     }
     written += static_cast<size_t>(n);
+    if (reportWritten)
+      reportWritten(written);
   }
   // mkstemp creates 0600: keep the mode of the file being replaced, or give a
   // new file what open() would (0666 less the umask).

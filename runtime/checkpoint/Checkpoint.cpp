@@ -2,6 +2,8 @@
 // checkpoints (save, find the latest, load) as Checkpoint.h describes.
 #include "runtime/checkpoint/Checkpoint.h"
 
+#include "runtime/Progress.h"
+
 #include "runtime/AtomicFile.h"
 #include "runtime/checkpoint/TrainerJson.h"
 
@@ -257,11 +259,32 @@ std::string ckpt::saveCheckpoint(const std::string &dir,
   if (ec)
     throw CheckpointError(
         fmt::format("cannot create {}: {}", tmp.string(), ec.message()));
-  writeSafetensors((tmp / "model.safetensors").string(),
-                   exportStates(exe, backend, fxe::Role_Parameter),
-                   {{"format", "pt"}});
-  writeSafetensors((tmp / "optimizer.safetensors").string(),
-                   exportStates(exe, backend, fxe::Role_OptimizerState));
+  std::vector<Tensor> model = exportStates(exe, backend, fxe::Role_Parameter);
+  std::vector<Tensor> optimizer =
+      exportStates(exe, backend, fxe::Role_OptimizerState);
+  // A progress line for checkpoints over 1 GiB (bert-large with Adam: 4 GiB).
+  uint64_t modelBytes = 0, totalBytes = 0;
+  for (const Tensor &tensor : model)
+    modelBytes += tensor.data.size();
+  totalBytes = modelBytes;
+  for (const Tensor &tensor : optimizer)
+    totalBytes += tensor.data.size();
+  std::optional<Progress> progress;
+  if (totalBytes >= (uint64_t{1} << 30) || Progress::forced())
+    progress.emplace("saving " + (root / name).string(),
+                     static_cast<double>(totalBytes), "", Progress::Kind::Bytes);
+  auto writtenFrom = [&](uint64_t base) {
+    return [&progress, base](size_t written) {
+      if (progress)
+        progress->update(static_cast<double>(base + written));
+    };
+  };
+  writeSafetensors((tmp / "model.safetensors").string(), model,
+                   {{"format", "pt"}}, writtenFrom(0));
+  writeSafetensors((tmp / "optimizer.safetensors").string(), optimizer, {},
+                   writtenFrom(modelBytes));
+  if (progress)
+    progress->finish();
   writeText(tmp / "trainer.json", trainerJsonText(state));
 
   fs::path final = root / name;

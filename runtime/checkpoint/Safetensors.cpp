@@ -722,7 +722,8 @@ SafetensorsFile readSafetensors(const std::string &path) {
 
 void writeSafetensors(const std::string &path,
                       const std::vector<Tensor> &tensors,
-                      std::map<std::string, std::string> metadata) {
+                      std::map<std::string, std::string> metadata,
+                      const std::function<void(size_t)> &written) {
   auto fail = [&](const std::string &what) {
     throw CheckpointError(path + ": cannot write the checkpoint: " + what);
   };
@@ -793,7 +794,8 @@ void writeSafetensors(const std::string &path,
     file.push_back(static_cast<char>((headerLength >> (8 * i)) & 0xffu));
   file += headerText;
   file += data;
-  if (std::optional<std::string> error = writeFileAtomically(path, file))
+  if (std::optional<std::string> error =
+          writeFileAtomically(path, file, written))
     throw CheckpointError(*error);
 }
 

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -72,8 +73,10 @@ SafetensorsFile readSafetensors(const std::string &path);
 // Writes `tensors` (in the given order) with `metadata` plus
 // ferry.format_version and ferry.xxh64, atomically (temp file, flush,
 // rename). Throws CheckpointError naming the path when it cannot.
+// `written` hears the file's bytes written so far (AtomicFile.h).
 void writeSafetensors(const std::string &path,
                       const std::vector<Tensor> &tensors,
-                      std::map<std::string, std::string> metadata = {});
+                      std::map<std::string, std::string> metadata = {},
+                      const std::function<void(size_t)> &written = {});
 
 } // namespace ferry::ckpt

@@ -459,7 +459,8 @@ std::unique_ptr<SampleFile> openHdf5(const std::string &path,
   return std::make_unique<Hdf5File>(path, shape);
 }
 
-void writeHdf5(const std::string &path, const HostBatch &batch) {
+void writeHdf5(const std::string &path, const HostBatch &batch,
+               const std::function<void(double)> &progress) {
   detail::checkBatchLayout("writeHdf5", batch);
   // There is no weights dataset: a slot counts exactly when it lies before
   // the first zero position, so the batch must say the same.
@@ -513,6 +514,8 @@ void writeHdf5(const std::string &path, const HostBatch &batch) {
         fail(std::string("writing dataset ") + name + ": " + hdf5Error());
       if (!dataset.close())
         fail(std::string("closing dataset ") + name + ": " + hdf5Error());
+      if (progress)
+        progress(static_cast<double>(&spec - kColumns + 1) / kColumnCount);
     }
     if (!file.close())
       fail("closing " + temp + ": " + hdf5Error());

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -77,8 +78,12 @@ std::vector<std::string> expandDataPath(const std::string &path);
 // file beside `path` and rename it over `path`. Throw DataError when the file
 // cannot be written, std::invalid_argument when the batch's fields have the
 // wrong sizes or (writeHdf5) its weights disagree with the HDF5 rule.
-void writeHdf5(const std::string &path, const HostBatch &batch);
-void writeTfRecord(const std::string &path, const HostBatch &batch);
+// `progress`, when given, hears the fraction written so far (ferry-datagen's
+// progress line).
+void writeHdf5(const std::string &path, const HostBatch &batch,
+               const std::function<void(double)> &progress = {});
+void writeTfRecord(const std::string &path, const HostBatch &batch,
+                   const std::function<void(double)> &progress = {});
 
 // The samples of all files of data.path, in a fixed order per epoch.
 class DataLoader {

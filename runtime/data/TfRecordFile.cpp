@@ -282,7 +282,8 @@ std::unique_ptr<SampleFile> openTfRecord(const std::string &path,
   return std::make_unique<TfRecordFile>(path, shape);
 }
 
-void writeTfRecord(const std::string &path, const HostBatch &batch) {
+void writeTfRecord(const std::string &path, const HostBatch &batch,
+                   const std::function<void(double)> &progress) {
   detail::checkBatchLayout("writeTfRecord", batch);
   std::string file, data;
   tf::Example example;
@@ -322,8 +323,16 @@ void writeTfRecord(const std::string &path, const HostBatch &batch) {
     appendLittle(file, maskCrc32c(crc32c(header)), 4);
     file += data;
     appendLittle(file, maskCrc32c(crc32c(data)), 4);
+    // Encoding is most of the work; the file write is the last 10%.
+    if (progress)
+      progress(0.9 * static_cast<double>(r + 1) / batch.samples);
   }
-  if (auto error = writeFileAtomically(path, file))
+  auto written = [&](size_t bytes) {
+    if (progress)
+      progress(0.9 + 0.1 * static_cast<double>(bytes) /
+                         std::max<size_t>(file.size(), 1));
+  };
+  if (auto error = writeFileAtomically(path, file, written))
     throw DataError(*error);
 }
 

@@ -1,6 +1,7 @@
 // The training loop of `ferry train` and the evaluation of `ferry eval`.
 #include "runtime/train/Trainer.h"
 #include "runtime/AtomicFile.h"
+#include "runtime/Progress.h"
 
 #include "runtime/backend/Registry.h"
 #include "runtime/checkpoint/Checkpoint.h"
@@ -196,7 +197,9 @@ EvalMetrics Trainer::evaluate(const std::string &path, int64_t samples) {
   EvalMetrics m;
   double mlmLoss = 0, nspLoss = 0, mlmCorrect = 0, nspCorrect = 0;
   data::HostBatch batch;
+  Progress progress("eval " + path, static_cast<double>(total), "samples");
   for (int64_t first = 0; first < total; first += global) {
+    progress.update(static_cast<double>(first));
     int64_t count = std::min(global, total - first);
     loader.readInOrder(first, count, global, batch);
     double counted = batch.countedSlots();
@@ -211,6 +214,8 @@ EvalMetrics Trainer::evaluate(const std::string &path, int64_t samples) {
     nspCorrect += scalar(*backend_, "metric.eval.nsp_correct");
     m.countedSlots += counted;
   }
+  progress.update(static_cast<double>(total));
+  progress.finish();
   m.samples = total;
   m.mlmAccuracy = m.countedSlots > 0 ? mlmCorrect / m.countedSlots : 0.0;
   m.mlmLoss = m.countedSlots > 0 ? mlmLoss / m.countedSlots : 0.0;

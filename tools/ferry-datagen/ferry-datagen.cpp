@@ -4,14 +4,36 @@
 //
 //   ferry-datagen --format hdf5 --seq 128 --predictions 20 --vocab 30522
 //       --samples 1000 --seed 7 -o shard-0.hdf5   (one command line)
+#include "runtime/Progress.h"
 #include "runtime/data/MlperfData.h"
 #include "runtime/data/SyntheticData.h"
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <string>
+
+namespace {
+
+// Copies `piece`'s rows into `batch` from row `at` on.
+void appendRows(ferry::data::HostBatch &batch,
+                const ferry::data::HostBatch &piece, int64_t at) {
+  auto place = [&](auto &to, const auto &from, int64_t width) {
+    std::copy(from.begin(), from.end(), to.begin() + at * width);
+  };
+  place(batch.inputIds, piece.inputIds, batch.seq);
+  place(batch.segmentIds, piece.segmentIds, batch.seq);
+  place(batch.inputMask, piece.inputMask, batch.seq);
+  place(batch.maskedPositions, piece.maskedPositions, batch.predictions);
+  place(batch.maskedIds, piece.maskedIds, batch.predictions);
+  place(batch.maskedWeights, piece.maskedWeights, batch.predictions);
+  place(batch.nspLabels, piece.nspLabels, 1);
+  place(batch.nspWeights, piece.nspWeights, 1);
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
   CLI::App app{"ferry-datagen: MLPerf-layout data files of seeded synthetic "
@@ -41,12 +63,30 @@ int main(int argc, char **argv) {
     // A pool as large as the indices asked for: every sample distinct.
     ferry::data::SyntheticData data(
         seq, predictions, vocab, static_cast<uint64_t>(seed), first + samples);
-    ferry::data::HostBatch batch;
-    data.fill(first, samples, batch);
+    // Made in pieces, so a large file shows its progress as it is made.
+    ferry::data::HostBatch batch, piece;
+    batch.resize(samples, seq, predictions);
+    {
+      ferry::Progress progress("ferry-datagen: making samples",
+                               static_cast<double>(samples), "samples");
+      constexpr int64_t kPiece = 8192;
+      for (int64_t done = 0; done < samples; done += kPiece) {
+        int64_t count = std::min(kPiece, samples - done);
+        data.fill(first + done, count, piece);
+        appendRows(batch, piece, done);
+        progress.update(static_cast<double>(done + count));
+      }
+    }
+    ferry::Progress progress("ferry-datagen: writing " + output,
+                             static_cast<double>(samples), "samples");
+    auto written = [&](double fraction) {
+      progress.update(fraction * static_cast<double>(samples));
+    };
     if (format == "hdf5")
-      ferry::data::writeHdf5(output, batch);
+      ferry::data::writeHdf5(output, batch, written);
     else
-      ferry::data::writeTfRecord(output, batch);
+      ferry::data::writeTfRecord(output, batch, written);
+    progress.finish();
     std::printf("wrote %lld samples (seq %lld, %lld predictions) to %s\n",
                 static_cast<long long>(samples), static_cast<long long>(seq),
                 static_cast<long long>(predictions), output.c_str());
