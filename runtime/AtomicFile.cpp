@@ -32,7 +32,7 @@ std::optional<std::string> createParentDirectories(const std::string &path) {
   std::filesystem::create_directories(parent, error);
   if (error)
     return path + ": cannot create its directory " + parent.string() + " (" +
-           error.message() + ")";
+           error.message() + "); choose a path whose directories can be made";
   return std::nullopt;
 }
 

@@ -331,6 +331,24 @@ CacheStats ExecutableCache::stats() const {
   if (!text)
     return s;
   auto fields = fieldsOf(*text);
+  // Each line is NAME=COUNT; anything else is named, not silently read as 0.
+  size_t start = 0;
+  for (int line = 1; start < text->size(); ++line) {
+    size_t end = text->find('\n', start);
+    if (end == std::string::npos)
+      end = text->size();
+    std::string row = text->substr(start, end - start);
+    size_t eq = row.find('=');
+    bool ok = eq != std::string::npos && eq > 0 && eq + 1 < row.size() &&
+              row.find_first_not_of("0123456789", eq + 1) == std::string::npos;
+    if (!row.empty() && !ok && s.damaged.empty())
+      s.damaged = dir_ + "/stats: line " + std::to_string(line) + " '" +
+                  row.substr(0, 40) +
+                  "' is not NAME=COUNT; the counters below read it as 0, and "
+                  "the next compile rewrites the file (or run ferry cache "
+                  "clear)";
+    start = end + 1;
+  }
   auto get = [&](const char *name) -> uint64_t {
     auto it = fields.find(name);
     return it == fields.end() ? 0

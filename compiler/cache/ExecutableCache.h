@@ -55,6 +55,9 @@ struct CacheEntryInfo {
 
 struct CacheStats {
   uint64_t hits = 0, misses = 0, stores = 0, evictions = 0, discarded = 0;
+  // A damaged stats file: what is wrong with it ("" = nothing). Its counters
+  // then read as 0, and the next count rewrites the file whole.
+  std::string damaged;
 };
 
 class ExecutableCache {

@@ -348,8 +348,13 @@ public:
   }
 
 private:
+  // Every fault of the file's structure names the way out: the file is
+  // damaged (or another format), so it must be copied or written again.
   [[noreturn]] void fail(const std::string &what) const {
-    throw CheckpointError(path_ + ": " + what);
+    throw CheckpointError(
+        path_ + ": " + what +
+        "; the file is damaged or not safetensors: copy it again or write it "
+        "again (a checkpoint step: resume from another step directory)");
   }
   [[noreturn]] void failTensor(const std::string &name,
                                const std::string &what) const {

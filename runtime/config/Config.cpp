@@ -567,7 +567,9 @@ Config parseConfig(const std::string &yamlText, const std::string &sourceName,
     root = YAML::Load(yamlText);
   } catch (const YAML::Exception &e) {
     throw ConfigError(markOf(sourceName, e.mark) +
-                      ": not valid YAML: " + e.msg);
+                      ": not valid YAML: " + e.msg +
+                      "; fix the syntax there (indentation, a closing "
+                      "bracket or quote)");
   }
   if (root.IsDefined() && !root.IsNull()) {
     if (!root.IsMap())

@@ -340,7 +340,9 @@ private:
     }
     if (!fits)
       throw DataError(path_ + ": dataset " + name + " has shape " +
-                      shapeText(dims) + "; the model expects " + expected);
+                      shapeText(dims) + "; the model expects " + expected +
+                      ": use data made for this model, or set the model's "
+                      "lengths to the data's");
     column.rows = static_cast<int64_t>(dims[0]);
     checkStorage(column, name, rank, typeBytes);
 

@@ -94,7 +94,8 @@ public:
         throw DataError(where +
                         ": the length's CRC32C does not match (stored " +
                         hex(stored) + ", computed " + hex(computed) +
-                        "); the file is corrupt or not a TFRecord file");
+                        "); the file is corrupt or not a TFRecord file: make it again or copy "
+                        "it again");
       uint64_t left = size - offset - kHeaderBytes;
       if (length > left || left - length < kFooterBytes)
         throw DataError(where + ": the record needs " +
@@ -132,7 +133,8 @@ public:
       throw DataError(
           where + " (byte " + std::to_string(record.offset - kHeaderBytes) +
           "): the data's CRC32C does not match (stored " + hex(stored) +
-          ", computed " + hex(computed) + "); the file is corrupt");
+          ", computed " + hex(computed) +
+          "); the file is corrupt: make it again or copy it again");
     if (!example_.ParseFromArray(buffer_.data(),
                                  static_cast<int>(record.length)))
       throw DataError(where + ": the record is not a tf.Example protobuf");
@@ -247,7 +249,9 @@ private:
         where + ": feature " + name + " has " + std::to_string(found) +
         " values; the model expects " + std::to_string(length) +
         (setting
-             ? std::string(" (") + setting + " " + std::to_string(length) + ")"
+             ? std::string(" (") + setting + " " + std::to_string(length) +
+                   "): use data made for this model, or set " + setting +
+                   " to the data's"
              : std::string()));
   }
 

@@ -88,7 +88,8 @@ TEST_F(AtomicFile, AnUncreatableDirectoryIsAClearError) {
   std::optional<std::string> error = ferry::writeFileAtomically(path, "x");
   ASSERT_TRUE(error.has_value());
   EXPECT_EQ(*error, path + ": cannot create its directory " + dir +
-                        "/file/sub (Not a directory)");
+                        "/file/sub (Not a directory); choose a path whose "
+                        "directories can be made");
 }
 
 TEST_F(AtomicFile, FailedRenameKeepsTheOldTargetAndNoTemporary) {

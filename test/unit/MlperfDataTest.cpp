@@ -191,14 +191,16 @@ TEST_F(MlperfData, Hdf5WrongShape) {
   EXPECT_EQ(errorOf([&] { ferry::data::openHdf5(at("seq512.hdf5"), model); }),
             at("seq512.hdf5") +
                 ": dataset input_ids has shape [3, 512]; the model expects "
-                "[N, 128] (model.seq_length 128)");
+                "[N, 128] (model.seq_length 128): use data made for this "
+                "model, or set the model's lengths to the data's");
 
   // The masked-LM width is checked against model.max_predictions.
   model.seq = 512;
   EXPECT_EQ(errorOf([&] { ferry::data::openHdf5(at("seq512.hdf5"), model); }),
             at("seq512.hdf5") +
                 ": dataset masked_lm_positions has shape [3, 76]; the model "
-                "expects [N, 20] (model.max_predictions 20)");
+                "expects [N, 20] (model.max_predictions 20): use data made for "
+                "this model, or set the model's lengths to the data's");
 }
 
 TEST_F(MlperfData, Hdf5FloatDataset) {
@@ -341,7 +343,8 @@ TEST_F(MlperfData, TfRecordWrongKindAndLength) {
   EXPECT_EQ(errorOf([&] { file->read(1, out, 0); }),
             at("a.tfrecord") +
                 ": record 1: feature masked_lm_ids has 5 values; the model "
-                "expects 4 (model.max_predictions 4)");
+                "expects 4 (model.max_predictions 4): use data made for this "
+                "model, or set model.max_predictions to the data's");
   EXPECT_EQ(errorOf([&] { file->read(2, out, 0); }),
             at("a.tfrecord") +
                 ": record 2: feature masked_lm_weights is an int64_list; "

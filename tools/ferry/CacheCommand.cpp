@@ -32,7 +32,10 @@ int runCache(const std::string &action) {
       for (const CacheEntryInfo &e : entries)
         std::printf("  %s  %10s  last used %s  (%s)\n", e.key.c_str(),
                     formatByteSize(e.bytes).c_str(), when(e.lastUseNs).c_str(),
-                    e.model.c_str());
+                    e.model.empty()
+                        ? "unreadable: the entry is damaged; the next compile "
+                          "of its config replaces it, or run ferry cache clear"
+                        : e.model.c_str());
       return 0;
     }
     if (action == "stats") {
@@ -41,6 +44,8 @@ int runCache(const std::string &action) {
       for (const CacheEntryInfo &e : entries)
         bytes += e.bytes;
       CacheStats s = cache.stats();
+      if (!s.damaged.empty())
+        std::fprintf(stderr, "ferry: warning: %s\n", s.damaged.c_str());
       std::printf("cache %s\n", cache.dir().c_str());
       std::printf("  entries    %zu (%s of %s allowed, FERRY_CACHE_MAX_SIZE)\n",
                   entries.size(), formatByteSize(bytes).c_str(),
