@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -231,7 +232,40 @@ std::string didYouMean(const std::string &unknown,
 // Raw values, as written in the file or on the command line
 // ---------------------------------------------------------------------------
 
-std::string quote(const std::string &s) { return "\"" + s + "\""; }
+// A YAML double-quoted scalar that reads back as `s`: quotes, backslashes
+// and control characters escaped (a save_dir holding a newline once printed
+// a config that did not parse; the config fuzz target found it).
+std::string quote(const std::string &s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    default:
+      if (c < 0x20 || c == 0x7f) {
+        char escaped[8];
+        std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
+        out += escaped;
+      } else {
+        out += static_cast<char>(c);
+      }
+    }
+  }
+  return out + "\"";
+}
 
 std::string markOf(const std::string &source, const YAML::Mark &mark) {
   if (mark.is_null())

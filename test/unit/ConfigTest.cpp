@@ -86,6 +86,18 @@ TEST(Config, FullConfigParses) {
   EXPECT_EQ(c.checkpoint.keep, 3);
 }
 
+// The printed config parses back to itself, whatever a string holds (the
+// config fuzz target found a save_dir with a newline that printed a config
+// that did not parse).
+TEST(Config, PrintedStringsParseBackWithQuotesNewlinesAndControls) {
+  const std::string awkward = "a\"b\\c\nd\te\x01f: {g} #h \xc3\xa9";
+  Config c = parseConfig(kFull, "test.yaml");
+  c.checkpoint.save_dir = awkward;
+  Config again = parseConfig(c.yamlText(), "printed.yaml");
+  EXPECT_EQ(again.checkpoint.save_dir, awkward);
+  EXPECT_EQ(again.canonicalText(), c.canonicalText());
+}
+
 TEST(Config, EveryPresetLoads) {
   for (const char *name : {"bert-tiny", "bert-mini", "bert-base", "bert-large",
                            "bert-base-512", "bert-large-512"}) {
