@@ -60,14 +60,20 @@ config.substitutions.append(("%obj_root", obj_root))
 # Debian's /usr/bin/python3 (python3-torch, numpy), not whatever python3 comes
 # first on PATH. Tests marked `REQUIRES: torch` are skipped, with the reason
 # printed, when that interpreter cannot import both.
+def python_cannot_import(python, modules):
+    """None when `python -c "import MODULES"` works, else why not."""
+    try:
+        probe = subprocess.run([python, "-c", f"import {modules}"],
+                               capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return str(error)
+    if probe.returncode == 0:
+        return None
+    return (probe.stderr.strip().splitlines() or [f"exit status {probe.returncode}"])[-1]
+
+
 torch_python = "/usr/bin/python3"
-try:
-    probe = subprocess.run([torch_python, "-c", "import torch, numpy"],
-                           capture_output=True, text=True, timeout=300)
-    torch_missing = None if probe.returncode == 0 else (
-        (probe.stderr.strip().splitlines() or [f"exit status {probe.returncode}"])[-1])
-except (OSError, subprocess.TimeoutExpired) as error:
-    torch_missing = str(error)
+torch_missing = python_cannot_import(torch_python, "torch, numpy")
 if torch_missing is None:
     config.available_features.add("torch")
     config.substitutions.append(("%torch_python", torch_python))
@@ -80,13 +86,7 @@ else:
 # skipped, with the reason printed, when that interpreter cannot import it
 # (scripts/install-deps.sh installs it).
 protobuf_python = "/usr/bin/python3"
-try:
-    probe = subprocess.run([protobuf_python, "-c", "import google.protobuf"],
-                           capture_output=True, text=True, timeout=60)
-    protobuf_missing = None if probe.returncode == 0 else (
-        (probe.stderr.strip().splitlines() or [f"exit status {probe.returncode}"])[-1])
-except (OSError, subprocess.TimeoutExpired) as error:
-    protobuf_missing = str(error)
+protobuf_missing = python_cannot_import(protobuf_python, "google.protobuf")
 if protobuf_missing is None:
     config.available_features.add("python-protobuf")
     config.substitutions.append(("%protobuf_python", protobuf_python))

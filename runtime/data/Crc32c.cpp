@@ -31,4 +31,17 @@ uint32_t crc32c(const void *data, size_t size, uint32_t crc) {
   return ~crc;
 }
 
+void appendTfRecord(std::string &out, std::string_view data) {
+  auto appendLittle = [](std::string &to, uint64_t value, int bytes) {
+    for (int i = 0; i < bytes; ++i)
+      to.push_back(static_cast<char>((value >> (8 * i)) & 0xffu));
+  };
+  std::string length;
+  appendLittle(length, data.size(), 8);
+  out += length;
+  appendLittle(out, maskCrc32c(crc32c(length)), 4);
+  out += data;
+  appendLittle(out, maskCrc32c(crc32c(data)), 4);
+}
+
 } // namespace ferry::data

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace ferry::data {
@@ -25,5 +26,10 @@ inline uint32_t crc32c(std::string_view bytes, uint32_t crc = 0) {
 constexpr uint32_t maskCrc32c(uint32_t crc) {
   return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
 }
+
+// Appends one TFRecord record holding `data` to `out`: the length (uint64),
+// its masked CRC32C, the data, the data's masked CRC32C, all little-endian.
+// MLPerf's data files and TensorBoard's event files are both made of these.
+void appendTfRecord(std::string &out, std::string_view data);
 
 } // namespace ferry::data

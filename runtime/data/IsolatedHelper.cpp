@@ -15,11 +15,12 @@
 namespace ferry::data {
 namespace {
 
-bool sendAll(int socket, const void *data, size_t size) {
-  const char *at = static_cast<const char *>(data);
+// Moves all `size` bytes through `socket` (send or recv), retrying after
+// signals; false when the other side is gone.
+template <typename Transfer>
+bool transferAll(int socket, char *at, size_t size, Transfer transfer) {
   while (size > 0) {
-    // MSG_NOSIGNAL: a dead helper is an error here, not a SIGPIPE.
-    ssize_t n = ::send(socket, at, size, MSG_NOSIGNAL);
+    ssize_t n = transfer(socket, at, size);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
@@ -30,18 +31,19 @@ bool sendAll(int socket, const void *data, size_t size) {
   return true;
 }
 
+bool sendAll(int socket, const void *data, size_t size) {
+  // MSG_NOSIGNAL: a dead helper is an error here, not a SIGPIPE.
+  return transferAll(socket, static_cast<char *>(const_cast<void *>(data)),
+                     size, [](int s, char *at, size_t n) {
+                       return ::send(s, at, n, MSG_NOSIGNAL);
+                     });
+}
+
 bool receiveAll(int socket, void *data, size_t size) {
-  char *at = static_cast<char *>(data);
-  while (size > 0) {
-    ssize_t n = ::recv(socket, at, size, 0);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    at += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
+  return transferAll(socket, static_cast<char *>(data), size,
+                     [](int s, char *at, size_t n) {
+                       return ::recv(s, at, n, 0);
+                     });
 }
 
 } // namespace

@@ -39,11 +39,6 @@ uint64_t loadLittle(const unsigned char *bytes, int count) {
   return value;
 }
 
-void appendLittle(std::string &out, uint64_t value, int count) {
-  for (int i = 0; i < count; ++i)
-    out.push_back(static_cast<char>((value >> (8 * i)) & 0xffu));
-}
-
 std::string hex(uint32_t value) {
   char text[16];
   std::snprintf(text, sizeof text, "0x%08x", value);
@@ -321,12 +316,7 @@ void writeTfRecord(const std::string &path, const HostBatch &batch,
         throw DataError(path + ": cannot serialise record " +
                         std::to_string(r));
     }
-    std::string header;
-    appendLittle(header, data.size(), 8);
-    file += header;
-    appendLittle(file, maskCrc32c(crc32c(header)), 4);
-    file += data;
-    appendLittle(file, maskCrc32c(crc32c(data)), 4);
+    appendTfRecord(file, data);
     // Encoding is most of the work; the file write is the last 10%.
     if (progress)
       progress(0.9 * static_cast<double>(r + 1) / batch.samples);

@@ -27,11 +27,6 @@ std::string hostName() {
   return name;
 }
 
-void appendLittleEndian(std::string &out, uint64_t value, int bytes) {
-  for (int i = 0; i < bytes; ++i)
-    out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
-}
-
 } // namespace
 
 TensorBoardWriter::TensorBoardWriter(const std::string &dir) {
@@ -71,13 +66,9 @@ void TensorBoardWriter::write(
 }
 
 void TensorBoardWriter::writeRecord(const std::string &data) {
-  std::string header;
-  appendLittleEndian(header, data.size(), 8);
-  uint32_t lengthCrc = data::maskCrc32c(data::crc32c(header));
-  appendLittleEndian(header, lengthCrc, 4);
-  std::string footer;
-  appendLittleEndian(footer, data::maskCrc32c(data::crc32c(data)), 4);
-  out_ << header << data << footer;
+  std::string record;
+  data::appendTfRecord(record, data);
+  out_ << record;
   out_.flush();
   if (!out_)
     throw RuntimeError("cannot write TensorBoard events to " + path_ + ": " +

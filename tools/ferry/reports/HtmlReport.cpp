@@ -17,8 +17,6 @@ using namespace ferry;
 
 namespace {
 
-std::string escape(const std::string &s) { return htmlEscape(s); }
-
 // One phase instance of the schedule, in order.
 struct Slot {
   std::string name;
@@ -120,7 +118,7 @@ std::string ferry::htmlReport(const fxe::Executable &exe,
   std::string html;
   html += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
           "<title>ferry plan: " +
-          escape(title) +
+          htmlEscape(title) +
           "</title>\n<style>\n"
           "body{font-family:sans-serif;margin:24px;color:#222;max-width:1200px}"
           "h1{font-size:20px}h2{font-size:16px;margin-top:28px}"
@@ -130,17 +128,17 @@ std::string ferry::htmlReport(const fxe::Executable &exe,
           ".note{color:#555;font-size:13px}svg text{font-size:11px}"
           "pre{background:#f7f7f7;padding:8px;font-size:12px}\n"
           "</style></head><body>\n";
-  html += "<h1>ferry plan: " + escape(title) + "</h1>\n";
+  html += "<h1>ferry plan: " + htmlEscape(title) + "</h1>\n";
   html += fmt::format(
       "<p class=\"note\">ferry {} &middot; backend {} &middot; {} parameters "
       "&middot; device arena {} (states {}) &middot; host memory {} &middot; "
       "budget {}</p>\n",
-      escape(exe.compiler_version()->str()), escape(exe.backend()->str()),
+      htmlEscape(exe.compiler_version()->str()), htmlEscape(exe.backend()->str()),
       exe.parameter_count(), formatByteSize(exe.arena_bytes()),
       formatByteSize(exe.state_bytes()), formatByteSize(exe.host_bytes()),
       budget ? formatByteSize(*budget) : "unlimited");
   if (!prefetch.empty())
-    html += "<p class=\"note\">prefetch: " + escape(prefetch) + "</p>\n";
+    html += "<p class=\"note\">prefetch: " + htmlEscape(prefetch) + "</p>\n";
   if (!train || !train->phases() || train->phases()->size() == 0) {
     html += "<p>This executable has no phases (execution.mode: resident): "
             "everything stays on the device and nothing crosses the host "
@@ -184,13 +182,13 @@ std::string ferry::htmlReport(const fxe::Executable &exe,
         "fill=\"{}\" stroke=\"#fff\" stroke-width=\"0.5\"><title>{}</title>"
         "</rect>\n",
         x0, top, std::max(0.5, x(s.start + s.compute) - x0), laneH - 4,
-        color(s.name), escape(tip));
+        color(s.name), htmlEscape(tip));
     html += fmt::format(
         "<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" "
         "fill=\"#4caf50\" stroke=\"#fff\" stroke-width=\"0.5\"><title>{}"
         "</title></rect>\n",
         x0, top + laneH, std::max(0.5, x(s.start + s.transfer) - x0), laneH - 4,
-        escape(tip));
+        htmlEscape(tip));
   }
   // Phase labels under the lanes, one per run of the same phase, on
   // alternating rows so short phases do not overwrite each other.
@@ -209,7 +207,7 @@ std::string ferry::htmlReport(const fxe::Executable &exe,
     html +=
         fmt::format("<text x=\"{:.1f}\" y=\"{}\" "
                     "text-anchor=\"{}\">{}{}</text>\n",
-                    mid, ly, anchor, escape(slots[i].name),
+                    mid, ly, anchor, htmlEscape(slots[i].name),
                     slots[i].of > 1 ? fmt::format(" x{}", slots[i].of) : "");
   }
   html += "</svg>\n";
@@ -268,11 +266,11 @@ std::string ferry::htmlReport(const fxe::Executable &exe,
   for (const fxe::Phase *ph : *train->phases())
     html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
                         "<td>{:.3f}</td><td>{}</td></tr>\n",
-                        escape(ph->name()->str()), ph->executions(),
+                        htmlEscape(ph->name()->str()), ph->executions(),
                         formatByteSize(ph->bytes_in()),
                         formatByteSize(ph->bytes_out()), ph->flops() / 1e9,
                         formatByteSize(ph->peak_bytes()));
   html += "</table>\n<h2>Where the states live</h2>\n<pre>" +
-          escape(placementSummary(exe)) + "</pre>\n</body></html>\n";
+          htmlEscape(placementSummary(exe)) + "</pre>\n</body></html>\n";
   return html;
 }
