@@ -105,11 +105,11 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
                                               : "1");
   };
   const ExecutionConfig &e = config.execution;
+  if (e.replicated_tensor_sharding)
+    return refuse("execution.replicated_tensor_sharding", "true",
+                  "sharding arrives after data parallelism");
   // training.precision (bf16, fp16) rounds matmul inputs; fp16 also scales
   // the loss (ferry-autodiff's seed) and unscales in the optimizer.
-  if (e.data_parallel != 1)
-    return refuse("execution.data_parallel", std::to_string(e.data_parallel),
-                  "replicas arrive after phased execution");
   PassManager pm(module.getContext());
   if (session)
     session->instrument(pm);
@@ -120,6 +120,7 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
   options.lossScaling = config.training.precision == "fp16";
   options.deviceMemoryLimit =
       e.device_memory_limit ? static_cast<int64_t>(*e.device_memory_limit) : 0;
+  options.replicas = e.data_parallel;
   buildTrainingPipeline(pm, options);
   if (failed(runPipeline(pm, module, session)))
     return failure();

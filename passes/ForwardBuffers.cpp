@@ -27,7 +27,8 @@ namespace {
 //  * a GEMM whose result only feeds `accumulate` into a destination adds into
 //    that destination itself (beta = 1): weight gradients of every layer;
 //  * a temporary that is only copied into a destination (a stash slot, a
-//    state) is computed in the destination instead.
+//    state) is computed in the destination instead; an all-reduce of the
+//    destination itself becomes an all-reduce in place.
 // Both require every use of the temporary to sit in the same loop body as
 // the rewritten instruction and nothing else to touch the destination's
 // buffer meanwhile, so the result is the same program with fewer copies.
@@ -114,11 +115,22 @@ void forwardIntoDestinations(Program &program) {
       deleted[p] = true;
       continue;
     }
-    // copy T into D: compute T in D.
+    // copy T into D: compute T in D. An all-reduce of D itself into T
+    // may sum in place (MPI_IN_PLACE; NCCL allows it too): the gradient
+    // sum of data parallelism needs no second gradient-sized buffer.
+    const Instr &producer = instrs[tUses.front()];
+    bool inPlaceSum = producer.kernel == "all_reduce" && tUses.size() == 2 &&
+                      tUses.back() == p &&
+                      producer.buffers[0].buffer == dst.buffer &&
+                      producer.buffers[0].offset == dst.offset &&
+                      producer.buffers[0].bytes == dst.bytes;
     if (tUses.back() != p &&
         !untouchedBetween(dst.buffer, tUses.front(), tUses.back(), p))
       continue;
-    if (!untouchedBetween(dst.buffer, tUses.front(), p, p))
+    if (!inPlaceSum &&
+        !untouchedBetween(dst.buffer, tUses.front(), p, p))
+      continue;
+    if (inPlaceSum && !untouchedBetween(dst.buffer, tUses.front() + 1, p, p))
       continue;
     for (size_t q : tUses)
       for (Ref &r : instrs[q].buffers)

@@ -12,7 +12,9 @@
 //   one LAMB / AdamW update per parameter, clipped by the global norm
 //   zero the gradients
 //
-// GA = global_batch_size / (micro_batch_size x data_parallel). The losses of
+// GA = global_batch_size / (micro_batch_size x data_parallel). With
+// replicas, @train_step takes a second input, `replica`, and its samples
+// start at replica x global_batch_size / data_parallel. The losses of
 // @forward are normalised by the global batch (the MLM loss by the global
 // count of counted slots, an input), so summing over micro-batches gives the
 // loss of the whole batch and accumulation computes the same step as one big
@@ -165,13 +167,21 @@ void InsertOptimizerPass::runOnOperation() {
   }
 
   b.setInsertionPointToEnd(module.getBody());
+  // With replicas, each runs this step on its own rows of the global batch:
+  // the `replica` input (its rank) places them.
+  SmallVector<Type> stepArgs = {b.getIndexType()};
+  if (dataParallel > 1)
+    stepArgs.push_back(b.getIndexType());
   auto step = func::FuncOp::create(b, loc, "train_step",
-                                   b.getFunctionType({b.getIndexType()}, {}));
+                                   b.getFunctionType(stepArgs, {}));
   step.setArgAttr(0, "ferry.input", b.getStringAttr("step"));
+  if (dataParallel > 1)
+    step.setArgAttr(1, "ferry.input", b.getStringAttr("replica"));
   symbols.insert(step);
   Block *entry = step.addEntryBlock();
   b.setInsertionPointToStart(entry);
   Value stepIndex = entry->getArgument(0);
+  Value replicaIndex = dataParallel > 1 ? entry->getArgument(1) : Value();
 
   // Metrics, summed over the micro-batches.
   SmallVector<StringRef> metricNames = {"loss", "mlm_loss", "nsp_loss",
@@ -219,6 +229,12 @@ void InsertOptimizerPass::runOnOperation() {
         Value g = arith::ConstantIndexOp::create(b, loc, global);
         Value m = arith::ConstantIndexOp::create(b, loc, micro);
         Value base = arith::MulIOp::create(b, loc, stepIndex, g);
+        if (replicaIndex) { // + replica x its rows of the global batch
+          Value rows = arith::ConstantIndexOp::create(b, loc,
+                                                      global / dataParallel);
+          base = arith::AddIOp::create(
+              b, loc, base, arith::MulIOp::create(b, loc, replicaIndex, rows));
+        }
         Value within = arith::MulIOp::create(b, loc, mb, m);
         callArgs.push_back(arith::AddIOp::create(b, loc, base, within));
       } else if (in.first == "mlm_count") {

@@ -216,6 +216,42 @@ def PhasedExecutionPass : Pass<"ferry-phased-execution", "mlir::ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Replicas
+//===----------------------------------------------------------------------===//
+
+def InsertCollectivesPass : Pass<"ferry-insert-collectives", "mlir::ModuleOp"> {
+  let summary = "Sums gradients and metrics over the data-parallel replicas";
+  let description = [{
+    Runs last among the training passes, on resident or phased steps, when
+    `execution.data_parallel` > 1. Each replica accumulates the gradient of
+    its share of the global batch (the losses are already normalised by the
+    global counts), so the sum over the replicas is the single-process
+    gradient. Where a gradient is complete (where its norm is taken: the
+    global norm of a resident step, the gradient's part of the norm in
+    phased execution), it is all-reduced in place, before the norm and the
+    optimizer read it. The summed metrics of `@train_step` and `@eval_step`
+    are all-reduced at their end, so every replica reports the global
+    batch's loss.
+
+    ```mlir
+    // before
+    %g = graph.parameter_ref @grad.w : tensor<4x8xf32>
+    %n = graph.global_norm %g : tensor<4x8xf32> -> tensor<f32>
+    // after
+    %g = graph.parameter_ref @grad.w : tensor<4x8xf32>
+    %s = graph.all_reduce %g replicas 2 : tensor<4x8xf32>
+    graph.store %s into @grad.w : tensor<4x8xf32>
+    %n = graph.global_norm %s : tensor<4x8xf32> -> tensor<f32>
+    ```
+  }];
+  let options = [
+    Option<"replicas", "replicas", "int64_t", /*default=*/"1",
+           "execution.data_parallel: the replicas that sum their gradients">,
+  ];
+  let dependentDialects = ["ferry::graph::GraphDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // Fusion: right before the lowering
 //===----------------------------------------------------------------------===//
 

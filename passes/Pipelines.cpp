@@ -56,6 +56,14 @@ void ferry::buildTrainingPipeline(mlir::OpPassManager &pm,
   // buffer, per-phase gradient norms and one optimizer phase per layer.
   if (options.phased)
     pm.addPass(createPhasedExecutionPass());
+  // execution.data_parallel > 1. Last: it sums each gradient where its norm
+  // is taken, which the phase schedule decides, and the metrics at the end
+  // of the entry functions the passes above built.
+  if (options.replicas > 1) {
+    InsertCollectivesPassOptions collectives;
+    collectives.replicas = options.replicas;
+    pm.addPass(createInsertCollectivesPass(collectives));
+  }
   // Autodiff leaves duplicate constants and zero-gradient seeds; merge and
   // fold them before the memory plan sees them.
   pm.addPass(mlir::createCSEPass());
@@ -137,6 +145,9 @@ struct TrainingPipelineFlags
       *this, "device-memory-limit",
       llvm::cl::desc("execution.device_memory_limit in bytes (0: none)"),
       llvm::cl::init(0)};
+  Option<int64_t> replicas{*this, "replicas",
+                           llvm::cl::desc("execution.data_parallel"),
+                           llvm::cl::init(1)};
 };
 
 // ferry-lower-to-rt's options; ferry-lowering adds `fusion`.
@@ -203,6 +214,7 @@ void ferry::registerFerryPipelines() {
         options.batchSerialise = options.phased = flags.phased;
         options.lossScaling = flags.lossScaling;
         options.deviceMemoryLimit = flags.deviceMemoryLimit;
+        options.replicas = flags.replicas;
         buildTrainingPipeline(pm, options);
       });
   mlir::PassPipelineRegistration<LoweringPipelineFlags>(

@@ -24,6 +24,7 @@ struct TrainingPipelineOptions {
   bool phased = false;           // execution.mode: phased
   bool lossScaling = false;      // training.precision: fp16
   int64_t deviceMemoryLimit = 0; // execution.device_memory_limit (0: none)
+  int64_t replicas = 1;          // execution.data_parallel
 };
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingPipelineOptions &options = {});

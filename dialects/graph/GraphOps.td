@@ -481,5 +481,6 @@ def Graph_SoftmaxCrossEntropyOp : Graph_Op<"softmax_cross_entropy", [Pure, Graph
 }
 
 include "dialects/graph/GraphTrainingOps.td"
+include "dialects/graph/GraphCollectiveOps.td"
 
 #endif // FERRY_DIALECTS_GRAPH_GRAPHOPS_TD

@@ -216,6 +216,27 @@ LogicalResult KernelSelection::selectKernel(Operation &op, Frame &f) {
     in.ints.push_back(*step);
   } else if (auto up = dyn_cast<OptimizerUpdateOp>(op)) {
     return selectOptimizerUpdate(up, f, ins);
+  } else if (auto ar = dyn_cast<AllReduceOp>(op)) {
+    emit("all_reduce", all(),
+         {numElements(r0.getType()), static_cast<int64_t>(ar.getReplicas())});
+  } else if (isa<ReduceScatterOp, AllGatherOp>(op)) {
+    // The whole tensor's side is padded to replicas * shard elements in a
+    // workspace when the shards do not divide it.
+    bool scatter = isa<ReduceScatterOp>(op);
+    int64_t replicas = static_cast<int64_t>(
+        scatter ? cast<ReduceScatterOp>(op).getReplicas()
+                : cast<AllGatherOp>(op).getReplicas());
+    Value whole = scatter ? op.getOperand(0) : r0;
+    Value shard = scatter ? r0 : op.getOperand(0);
+    int64_t count = numElements(whole.getType());
+    int64_t shardCount = numElements(shard.getType());
+    SmallVector<Ref> bufs = all();
+    if (count < shardCount * replicas)
+      bufs.push_back(temp(RankedTensorType::get({shardCount * replicas},
+                                                Float32Type::get(op.getContext())),
+                          "padded collective workspace"));
+    emit(scatter ? "reduce_scatter" : "all_gather", bufs,
+         {count, shardCount, replicas});
   } else {
     return op.emitOpError() << "ferry-lower-to-rt has no kernel for this op";
   }

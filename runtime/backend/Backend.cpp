@@ -2,12 +2,50 @@
 // Choosing a backend is the registry's (backend/Registry.h).
 #include "runtime/backend/Backend.h"
 
+#include "runtime/comm/Communicator.h"
+#include "runtime/executable/KernelTable.h"
 #include "runtime/random/Philox.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
 
 using namespace ferry;
+
+Backend::Backend(const fxe::Executable &executable, comm::Communicator *group)
+    : exe_(executable), group_(group) {
+  if (!group_) {
+    ownGroup_ = comm::singleProcess();
+    group_ = ownGroup_.get();
+  }
+}
+
+Backend::~Backend() = default;
+
+void Backend::beginCollective(const fxe::Instr &in, int64_t count,
+                              int64_t shard, int64_t replicas) {
+  int64_t n = group_->size();
+  if (replicas != n)
+    throw RuntimeError(fmt::format(
+        "{}the executable was compiled for execution.data_parallel {}, but "
+        "this run has {} process{}; start it with `mpirun -np {}` or "
+        "recompile with --set execution.data_parallel={}",
+        group_->prefix(), replicas, n, n == 1 ? "" : "es", replicas, n));
+  auto k = static_cast<kernels::Kernel>(in.kernel());
+  double whole = static_cast<double>(
+      k == kernels::Kernel::AllReduce ? count : shard * replicas);
+  double factor = k == kernels::Kernel::AllReduce ? 2.0 : 1.0;
+  collectiveBytes_ += static_cast<uint64_t>(factor * 4.0 * whole *
+                                            static_cast<double>(n - 1) /
+                                            static_cast<double>(n));
+}
+
+std::string Backend::describeCollective(const fxe::Instr &in, int64_t count,
+                                        const std::string &program) const {
+  return fmt::format("{} of {} elements in {}", kernels::kernelName(in.kernel()),
+                     count, program);
+}
 
 const fxe::State *Backend::state(const std::string &name) const {
   for (const fxe::State *s : *exe_.states())

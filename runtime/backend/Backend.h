@@ -19,10 +19,17 @@
 
 namespace ferry {
 
+namespace comm {
+class Communicator;
+}
+
 class Backend {
 public:
-  explicit Backend(const fxe::Executable &executable) : exe_(executable) {}
-  virtual ~Backend() = default;
+  // `group` is the replica group the collective kernels run over (null: this
+  // process alone); it must outlive the backend.
+  explicit Backend(const fxe::Executable &executable,
+                   comm::Communicator *group = nullptr);
+  virtual ~Backend();
   Backend(const Backend &) = delete;
   Backend &operator=(const Backend &) = delete;
 
@@ -42,6 +49,11 @@ public:
   virtual uint64_t peakBytes() const = 0; // highest arena byte touched
   virtual uint64_t hostBytes() const = 0; // remote buffers
   virtual uint64_t hostLinkBytes() const = 0;
+  // Bytes this replica sent in collectives so far (a ring's count:
+  // all-reduce 2(N-1)/N of the buffer, reduce-scatter and all-gather
+  // (N-1)/N of the whole tensor).
+  uint64_t collectiveBytes() const { return collectiveBytes_; }
+  comm::Communicator &group() const { return *group_; }
   virtual void setProfiling(bool on) = 0;
   virtual std::string profileReport() const = 0;
   virtual std::string name() const = 0; // "cpu", "cuda"
@@ -62,7 +74,19 @@ public:
   }
 
 protected:
+  // Checks a collective kernel's replica count against the group and counts
+  // its bytes; throws RuntimeError when the counts differ.
+  void beginCollective(const fxe::Instr &in, int64_t count, int64_t shard,
+                       int64_t replicas);
+  // "all_reduce of 4096 elements in train_step": names a collective in
+  // timeout messages.
+  std::string describeCollective(const fxe::Instr &in, int64_t count,
+                                 const std::string &program) const;
+
   const fxe::Executable &exe_;
+  comm::Communicator *group_;
+  std::unique_ptr<comm::Communicator> ownGroup_; // when none was given
+  uint64_t collectiveBytes_ = 0;
 };
 
 // A state's initial bytes, as its `init` says (normal(0, std) keyed by

@@ -24,9 +24,9 @@ ferry::DeviceList cpuDevices() {
 
 void ferry::registerBuiltinBackends() {
   registerBackend({"cpu",
-                   [](const fxe::Executable &exe, std::optional<uint64_t> limit)
-                       -> std::unique_ptr<Backend> {
-                     return std::make_unique<CpuBackend>(exe, limit);
+                   [](const fxe::Executable &exe, std::optional<uint64_t> limit,
+                      comm::Communicator *group) -> std::unique_ptr<Backend> {
+                     return std::make_unique<CpuBackend>(exe, limit, group);
                    },
                    cpuDevices});
 #if defined(FERRY_CUDA_BACKEND_LINKED)

@@ -75,7 +75,8 @@ void ferry::registerBackendModule(const std::string &name,
 
 std::unique_ptr<Backend>
 ferry::createBackend(const fxe::Executable &executable,
-                     std::optional<uint64_t> limitBytes) {
+                     std::optional<uint64_t> limitBytes,
+                     comm::Communicator *group) {
   ensureBuiltins();
   std::string kind = executable.backend() ? executable.backend()->str() : "";
   std::unique_lock<std::mutex> lock(registry().mutex);
@@ -101,7 +102,7 @@ ferry::createBackend(const fxe::Executable &executable,
         kind, e.moduleFile, e.loadError));
   BackendInfo info = *e.info;
   lock.unlock();
-  return info.create(executable, limitBytes);
+  return info.create(executable, limitBytes, group);
 }
 
 std::vector<std::pair<std::string, std::string>> ferry::availableBackends() {

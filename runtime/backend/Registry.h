@@ -25,7 +25,8 @@ struct DeviceList {
 struct BackendInfo {
   const char *name; // as execution.backend names it
   std::unique_ptr<Backend> (*create)(const fxe::Executable &executable,
-                                     std::optional<uint64_t> limitBytes);
+                                     std::optional<uint64_t> limitBytes,
+                                     comm::Communicator *group);
   DeviceList (*devices)();
 };
 
@@ -40,8 +41,10 @@ void registerBackendModule(const std::string &name, const std::string &file);
 // The backend the executable was compiled for; throws RuntimeError when it
 // is not built in, its module does not load, or it has no device (naming
 // why), or when the arena exceeds `limitBytes`.
+// `group` is the replica group (null: this process alone).
 std::unique_ptr<Backend> createBackend(const fxe::Executable &executable,
-                                       std::optional<uint64_t> limitBytes);
+                                       std::optional<uint64_t> limitBytes,
+                                       comm::Communicator *group = nullptr);
 
 // Every backend this build has, by name, with how it is built ("built in"
 // or "module FILE"); opens nothing.

@@ -4,6 +4,7 @@
 #include "runtime/ByteSize.h"
 
 #include "runtime/config/Config.h"
+#include "runtime/comm/Communicator.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/executable/KernelTable.h"
 #include "runtime/executable/Validate.h"
@@ -30,8 +31,9 @@ int64_t evaluate(const fxe::Affine *a, const std::vector<int64_t> &registers) {
 } // namespace
 
 CpuBackend::CpuBackend(const fxe::Executable &executable,
-                       std::optional<uint64_t> limitBytes)
-    : Backend(executable) {
+                       std::optional<uint64_t> limitBytes,
+                       comm::Communicator *group)
+    : Backend(executable, group) {
   validateExecutable(executable, limitBytes);
   arenaBytes_ = static_cast<uint64_t>(exe_.arena_bytes());
   hostBytes_ = static_cast<uint64_t>(exe_.host_bytes());
@@ -294,6 +296,36 @@ void CpuBackend::execute(const fxe::Instr &in,
   case Kernel::FillI32:
     cpu::fillInt(i32(0), I(0), static_cast<int32_t>(I(1)));
     break;
+  case Kernel::AllReduce: {
+    beginCollective(in, I(0), 0, I(1));
+    group_->allReduceSum(f(0), f(1), I(0),
+                         describeCollective(in, I(0), current_->name()->str()));
+    break;
+  }
+  case Kernel::ReduceScatter: {
+    int64_t count = I(0), shard = I(1), replicas = I(2);
+    beginCollective(in, count, shard, replicas);
+    const float *whole = f(0);
+    if (count < shard * replicas) { // pad with zeros in the workspace
+      std::memcpy(f(2), f(0), static_cast<size_t>(count) * 4);
+      std::fill(f(2) + count, f(2) + shard * replicas, 0.0f);
+      whole = f(2);
+    }
+    group_->reduceScatterSum(whole, f(1), shard,
+                             describeCollective(in, count,
+                                                current_->name()->str()));
+    break;
+  }
+  case Kernel::AllGather: {
+    int64_t count = I(0), shard = I(1), replicas = I(2);
+    beginCollective(in, count, shard, replicas);
+    bool padded = count < shard * replicas;
+    group_->allGather(f(0), padded ? f(2) : f(1), shard * 4,
+                      describeCollective(in, count, current_->name()->str()));
+    if (padded)
+      std::memcpy(f(1), f(2), static_cast<size_t>(count) * 4);
+    break;
+  }
   case Kernel::Gemm:
   case Kernel::GemmEpilogue: {
     const bool epilogue =

@@ -26,7 +26,8 @@ public:
   // Validates the executable (runtime/executable/Validate.h) and allocates
   // the arena; throws RuntimeError when it exceeds `limitBytes`.
   CpuBackend(const fxe::Executable &executable,
-             std::optional<uint64_t> limitBytes);
+             std::optional<uint64_t> limitBytes,
+             comm::Communicator *group = nullptr);
   ~CpuBackend() override;
 
   void initialiseStates(uint64_t seed) override;

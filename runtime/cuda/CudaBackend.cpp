@@ -11,6 +11,7 @@
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/DeviceQuery.h"
 #include "runtime/cuda/LtGemm.h"
+#include "runtime/cuda/NcclGroup.h"
 #include "runtime/executable/KernelTable.h"
 #include "runtime/executable/Validate.h"
 #include "runtime/kernels/LearningRate.h"
@@ -38,10 +39,22 @@ void checkCuda(cudaError_t e, const char *what) {
         fmt::format("CUDA {} failed: {}", what, cudaGetErrorString(e)));
 }
 
+bool hasCollectives(const fxe::Executable &exe) {
+  for (const fxe::Program *p : *exe.programs())
+    for (const fxe::Instr *in : *p->instrs()) {
+      auto k = static_cast<Kernel>(in->kernel());
+      if (k == Kernel::AllReduce || k == Kernel::ReduceScatter ||
+          k == Kernel::AllGather)
+        return true;
+    }
+  return false;
+}
+
 class CudaBackend : public Backend {
 public:
-  CudaBackend(const fxe::Executable &exe, std::optional<uint64_t> limitBytes)
-      : Backend(exe) {
+  CudaBackend(const fxe::Executable &exe, std::optional<uint64_t> limitBytes,
+              comm::Communicator *group)
+      : Backend(exe, group) {
     validateExecutable(exe, limitBytes);
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
@@ -51,6 +64,8 @@ public:
           "CUDA device is usable here: {}; run it on a machine with an "
           "NVIDIA GPU, or recompile for execution.backend cpu",
           e != cudaSuccess ? cudaGetErrorString(e) : "no device found"));
+    if (group_->size() > 1)
+      cuda::selectDevice(*group_);
     arenaBytes_ = static_cast<uint64_t>(exe.arena_bytes());
     hostBytes_ = static_cast<uint64_t>(exe.host_bytes());
     checkCuda(
@@ -76,6 +91,8 @@ public:
     if (cublasCreate(&cublas_) != CUBLAS_STATUS_SUCCESS)
       throw RuntimeError("cuBLAS could not be initialised on this device");
     lt_ = std::make_unique<cuda::LtGemm>();
+    if (hasCollectives(exe))
+      nccl_ = std::make_unique<cuda::NcclGroup>(*group_);
     // Keep the stream-ordered pool's memory between steps (the few kernels
     // that take scratch from it would otherwise map it again every step).
     cudaMemPool_t pool;
@@ -148,6 +165,8 @@ public:
     replay(*p.instrs(), 0, p.instrs()->size(), registers);
     checkCuda(cudaStreamSynchronize(loads_), "copy stream (loads)");
     checkCuda(cudaStreamSynchronize(stores_), "copy stream (stores)");
+    if (nccl_) // waits with the collective timeout
+      nccl_->synchronize(compute_, "program " + name);
     checkCuda(cudaStreamSynchronize(compute_), "compute stream");
     // The index checks the CPU backend makes before its kernels, made by
     // the kernels here: report what they skipped.
@@ -364,6 +383,41 @@ private:
     case Kernel::FillI32:
       cuda::fillInt(s, i32(0), I(0), static_cast<int32_t>(I(1)));
       break;
+    case Kernel::AllReduce:
+      beginCollective(in, I(0), 0, I(1));
+      nccl_->allReduce(f(0), f(1), I(0), s,
+                       describeCollective(in, I(0), current_->name()->str()));
+      break;
+    case Kernel::ReduceScatter: {
+      int64_t count = I(0), shard = I(1), replicas = I(2);
+      beginCollective(in, count, shard, replicas);
+      const float *whole = f(0);
+      if (count < shard * replicas) { // padded with zeros in the workspace
+        checkCuda(cudaMemcpyAsync(f(2), f(0), count * 4,
+                                  cudaMemcpyDeviceToDevice, s),
+                  "reduce-scatter padding");
+        checkCuda(cudaMemsetAsync(f(2) + count, 0,
+                                  (shard * replicas - count) * 4, s),
+                  "reduce-scatter padding");
+        whole = f(2);
+      }
+      nccl_->reduceScatter(whole, f(1), shard, s,
+                           describeCollective(in, count,
+                                              current_->name()->str()));
+      break;
+    }
+    case Kernel::AllGather: {
+      int64_t count = I(0), shard = I(1), replicas = I(2);
+      beginCollective(in, count, shard, replicas);
+      bool padded = count < shard * replicas;
+      nccl_->allGather(f(0), padded ? f(2) : f(1), shard, s,
+                       describeCollective(in, count, current_->name()->str()));
+      if (padded)
+        checkCuda(cudaMemcpyAsync(f(1), f(2), count * 4,
+                                  cudaMemcpyDeviceToDevice, s),
+                  "all-gather unpadding");
+      break;
+    }
     case Kernel::Gemm:
     case Kernel::GemmEpilogue: {
       // [a, b, c, (vector), (workspace)]: the workspace holds the 16-bit
@@ -623,14 +677,16 @@ private:
   std::map<int64_t, cudaEvent_t> events_;
   const fxe::Program *current_ = nullptr;
   bool profiling_ = false;
+  std::unique_ptr<cuda::NcclGroup> nccl_; // when the program has collectives
 };
 
 } // namespace
 
 std::unique_ptr<Backend>
 ferry::createCudaBackend(const fxe::Executable &executable,
-                         std::optional<uint64_t> limitBytes) {
-  return std::make_unique<CudaBackend>(executable, limitBytes);
+                         std::optional<uint64_t> limitBytes,
+                         comm::Communicator *group) {
+  return std::make_unique<CudaBackend>(executable, limitBytes, group);
 }
 
 const ferry::BackendInfo &ferry::cudaBackendInfo() {

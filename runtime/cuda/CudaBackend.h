@@ -18,8 +18,11 @@ namespace ferry {
 // Throws RuntimeError naming the CUDA runtime's reason when no device is
 // usable (no driver, no GPU), or when the arena does not fit the budget or
 // the device.
+// `group`: the replica group (null: this process alone); its collectives
+// run through NCCL (NcclGroup.h).
 std::unique_ptr<Backend> createCudaBackend(const fxe::Executable &executable,
-                                           std::optional<uint64_t> limitBytes);
+                                           std::optional<uint64_t> limitBytes,
+                                           comm::Communicator *group);
 
 // The registry's entry: "cuda", createCudaBackend, the visible devices. The
 // module (Module.cpp) hands it to the registry; builds that link the backend

@@ -45,6 +45,28 @@ float scalar(Backend &backend, const std::string &name) {
   return backend.scalar(s);
 }
 
+} // namespace
+
+void ferry::checkReplicaCount(const Config &config,
+                              const comm::Communicator &group) {
+  int64_t want = config.execution.data_parallel;
+  if (want == group.size())
+    return;
+  if (group.size() == 1)
+    throw RuntimeError(fmt::format(
+        "execution.data_parallel is {} but ferry runs as one process; start "
+        "{} processes with `mpirun -np {} ferry train ...` (or srun -n {}), "
+        "or set execution.data_parallel=1",
+        want, want, want, want));
+  throw RuntimeError(fmt::format(
+      "{}execution.data_parallel is {} but {} processes were started; start "
+      "`mpirun -np {}`, or set execution.data_parallel={} (a compiled "
+      "executable must be recompiled for it)",
+      group.prefix(), want, group.size(), want, group.size()));
+}
+
+namespace {
+
 data::SampleShape shapeOf(const Config &c) {
   return {c.model.seq_length, c.model.max_predictions, c.model.vocab_size,
           c.model.type_vocab_size};
@@ -52,13 +74,14 @@ data::SampleShape shapeOf(const Config &c) {
 
 } // namespace
 
-Trainer::Trainer(const ExecutableFile &executable, const Config &config)
-    : exe_(executable), config_(config), lossScale_(config) {
-  if (config_.execution.data_parallel != 1)
-    throw RuntimeError(fmt::format(
-        "execution.data_parallel {}: one process trains one replica so far; "
-        "use 1",
-        config_.execution.data_parallel));
+Trainer::Trainer(const ExecutableFile &executable, const Config &config,
+                 comm::Communicator *group)
+    : exe_(executable), config_(config), group_(group), lossScale_(config) {
+  if (!group_) {
+    ownGroup_ = comm::singleProcess();
+    group_ = ownGroup_.get();
+  }
+  checkReplicaCount(config_, *group_);
   if (config_.data.path == "synthetic" &&
       (config_.model.vocab_size < 8 || config_.model.seq_length < 8 ||
        config_.model.type_vocab_size < 2))
@@ -68,9 +91,13 @@ Trainer::Trainer(const ExecutableFile &executable, const Config &config)
         "(found {}): it writes special tokens and two segments",
         config_.model.vocab_size, config_.model.seq_length,
         config_.model.type_vocab_size));
-  backend_ = createBackend(exe_.root(), config_.execution.device_memory_limit);
+  backend_ = createBackend(exe_.root(), config_.execution.device_memory_limit,
+                           group_);
   backend_->initialiseStates(static_cast<uint64_t>(config_.training.seed));
   rows_ = config_.training.global_batch_size / config_.execution.data_parallel;
+  for (const fxe::Program *prog : *exe_.root().programs())
+    if (prog->name()->str() == "train_step")
+      replicaInput_ = prog->inputs() && prog->inputs()->size() > 1;
   if (config_.data.path == "synthetic")
     synthetic_ = std::make_unique<data::SyntheticData>(
         config_.model.seq_length, config_.model.max_predictions,
@@ -79,7 +106,8 @@ Trainer::Trainer(const ExecutableFile &executable, const Config &config)
   else
     loader_ = std::make_unique<data::DataLoader>(
         config_.data.path, config_.data.format, config_.data.shuffle,
-        static_cast<uint64_t>(config_.training.seed), shapeOf(config_));
+        static_cast<uint64_t>(config_.training.seed), shapeOf(config_),
+        group_->rank(), group_->size());
 }
 
 Trainer::~Trainer() = default;
@@ -143,19 +171,25 @@ void Trainer::feed(const data::HostBatch &batch, float mlmCount) {
 StepMetrics Trainer::step(int64_t s) {
   auto start = std::chrono::steady_clock::now();
   int64_t position = s * config_.training.global_batch_size;
+  // This replica's rows of the global batch: a function of the sample
+  // index only, so the replicas together read the single-process batch.
   if (synthetic_)
-    synthetic_->fill(position, rows_, batch_);
+    synthetic_->fill(position + group_->rank() * rows_, rows_, batch_);
   else
     loader_->next(position, config_.training.global_batch_size, batch_);
   // The MLM loss is normalised by the global batch's count of counted slots.
   double counted = batch_.countedSlots();
+  group_->allReduceSum(&counted, &counted, 1, "the sum of counted slots");
   feed(batch_, static_cast<float>(counted));
   if (lossScale_.enabled())
     copyInto(*backend_, "input.loss_scale",
              std::vector<float>{static_cast<float>(lossScale_.scale())});
   // The program's step is the optimizer updates applied (skipped fp16
   // updates do not count: the schedule and bias corrections follow them).
-  backend_->run("train_step", {s - skipped_});
+  std::vector<int64_t> inputs = {s - skipped_};
+  if (replicaInput_)
+    inputs.push_back(group_->rank());
+  backend_->run("train_step", inputs);
   StepMetrics m;
   m.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -198,11 +232,17 @@ EvalMetrics Trainer::evaluate(const std::string &path, int64_t samples) {
   double mlmLoss = 0, nspLoss = 0, mlmCorrect = 0, nspCorrect = 0;
   data::HostBatch batch;
   Progress progress("eval " + path, static_cast<double>(total), "samples");
+  // Each replica evaluates its rows of each global batch (the program sums
+  // the metrics over the replicas); the last batch is padded with rows that
+  // count for nothing.
+  const int64_t rows = global / group_->size();
   for (int64_t first = 0; first < total; first += global) {
     progress.update(static_cast<double>(first));
-    int64_t count = std::min(global, total - first);
-    loader.readInOrder(first, count, global, batch);
+    int64_t mine = first + group_->rank() * rows;
+    int64_t count = std::clamp<int64_t>(total - mine, 0, rows);
+    loader.readInOrder(std::min(mine, total), count, rows, batch);
     double counted = batch.countedSlots();
+    group_->allReduceSum(&counted, &counted, 1, "the sum of counted slots");
     // mlm_count 1: @eval_step then sums the per-slot cross-entropies.
     feed(batch, 1.0f);
     backend_->run("eval_step", {});
@@ -227,7 +267,21 @@ EvalMetrics Trainer::evaluate(const std::string &path, int64_t samples) {
   return m;
 }
 
+int Trainer::agreedStopSignal() {
+  if (group_->size() == 1)
+    return stopSignalReceived();
+  double signal = stopSignalReceived();
+  // The largest signal number any rank received (SIGTERM over SIGINT).
+  std::vector<double> all(static_cast<size_t>(group_->size()));
+  group_->allGather(&signal, all.data(), sizeof signal,
+                    "the agreement on stop signals");
+  return static_cast<int>(*std::max_element(all.begin(), all.end()));
+}
+
 std::string Trainer::save(const std::string &dir, int64_t steps) {
+  // Every state is whole on every replica: rank 0 writes the checkpoint.
+  if (!isRankZero())
+    return "";
   ckpt::TrainerState state;
   state.step = steps;
   state.dataPosition = steps * config_.training.global_batch_size;
@@ -241,8 +295,10 @@ std::string Trainer::save(const std::string &dir, int64_t steps) {
 }
 
 RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
-  // A resumed run appends to the metrics of the run it continues.
-  MetricsWriter metrics(options.metricsPath, options.tensorboardDir,
+  // A resumed run appends to the metrics of the run it continues. Only
+  // rank 0 writes them (every replica holds the same global metrics).
+  MetricsWriter metrics(isRankZero() ? options.metricsPath : "",
+                        isRankZero() ? options.tensorboardDir : "",
                         stepsDone_ > 0);
   RunResult result;
   const int64_t global = config_.training.global_batch_size;
@@ -316,7 +372,7 @@ RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
     }
     metrics.write(record);
 
-    int signal = stopSignalReceived();
+    int signal = agreedStopSignal();
     bool periodic = everySteps > 0 && last.step % everySteps == 0;
     if (!options.saveDir.empty() &&
         (periodic || signal != 0 || result.reachedTarget)) {

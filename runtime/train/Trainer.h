@@ -7,6 +7,7 @@
 #pragma once
 
 #include "runtime/backend/Backend.h"
+#include "runtime/comm/Communicator.h"
 #include "runtime/config/Config.h"
 #include "runtime/data/MlperfData.h"
 #include "runtime/data/SyntheticData.h"
@@ -37,9 +38,21 @@ struct RunResult {
   std::string lastCheckpoint; // step directory written last ("" = none)
 };
 
+// Throws RuntimeError, before any work, when execution.data_parallel differs
+// from the group's size (naming both and how to start the run).
+void checkReplicaCount(const Config &config, const comm::Communicator &group);
+
+// With replicas (execution.data_parallel > 1), every process of the group
+// constructs a Trainer on the same executable and config: each reads its
+// rows of every global batch (rank r: rows [r * B/N, (r + 1) * B/N)), the
+// program sums gradients and metrics over the group, and only rank 0 prints,
+// writes metrics and writes checkpoints (the others pass no output).
 class Trainer {
 public:
-  Trainer(const ExecutableFile &executable, const Config &config);
+  // `group`: the replica group (null: this process alone); it must outlive
+  // the trainer and have execution.data_parallel ranks.
+  Trainer(const ExecutableFile &executable, const Config &config,
+          comm::Communicator *group = nullptr);
   ~Trainer();
 
   // Starts from a safetensors file with Hugging Face names (the optimizer
@@ -72,6 +85,13 @@ private:
   std::unique_ptr<data::SyntheticData> synthetic_;
   std::unique_ptr<data::DataLoader> loader_;
   data::HostBatch batch_;
+  // Any rank's stop signal stops every rank after the same update.
+  int agreedStopSignal();
+  bool isRankZero() const { return group_->rank() == 0; }
+
+  bool replicaInput_ = false; // train_step takes its replica's rank
+  comm::Communicator *group_ = nullptr;
+  std::unique_ptr<comm::Communicator> ownGroup_; // when none was given
   int64_t rows_ = 0; // samples per update on this replica
   int64_t stepsDone_ = 0;
   DynamicLossScale lossScale_; // fp16 only

@@ -61,7 +61,8 @@ void addCompileFlags(CLI::App *cmd, CompileFlags &flags) {
 std::optional<LoadedExecutable>
 loadExecutable(const std::string &input,
                const std::vector<std::string> &overrides,
-               const CompileFlags &flags) {
+               const CompileFlags &flags,
+               const std::function<void(const Config &)> &checkConfig) {
   LoadedExecutable out;
   auto start = std::chrono::steady_clock::now();
   if (endsWith(input, ".fxe")) {
@@ -79,8 +80,12 @@ loadExecutable(const std::string &input,
       }
     out.config = parseConfig(out.exe->root().config_yaml()->str(),
                              input + " (embedded config)", overrides);
+    if (checkConfig)
+      checkConfig(out.config);
   } else {
     out.config = loadConfig(input, overrides);
+    if (checkConfig)
+      checkConfig(out.config);
 #ifndef FERRY_HAVE_COMPILER
     std::fprintf(stderr,
                  "ferry: error: this ferry was built without the compiler "

@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,9 +37,12 @@ struct LoadedExecutable {
 // printing an error (a compile error, an override a compiled executable
 // cannot take, a ferry built without the compiler given a config). Throws
 // ConfigError / ExecutableError for the caller to print.
+// `checkConfig`, when given, sees the config before anything is compiled
+// (and may throw).
 std::optional<LoadedExecutable>
 loadExecutable(const std::string &input,
                const std::vector<std::string> &overrides,
-               const CompileFlags &flags = {});
+               const CompileFlags &flags = {},
+               const std::function<void(const Config &)> &checkConfig = {});
 
 } // namespace ferry::cli

@@ -1,18 +1,51 @@
-// The body of `ferry train` (TrainCommand.cpp parses its flags): load or
-// compile the executable, then train on its backend. Built into
-// libferry-run.so (RunApi.h).
+// The body of `ferry train` (TrainCommand.cpp parses its flags): join the
+// replica group (one process, or the processes mpirun/srun started), load or
+// compile the executable, check that every rank runs the same one, then
+// train on its backend. Built into libferry-run.so (RunApi.h).
 #include "runtime/ByteSize.h"
 #include "tools/ferry/LoadExecutable.h"
 #include "tools/ferry/RunApi.h"
 
+#include "runtime/comm/Communicator.h"
 #include "runtime/train/Trainer.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace ferry::cli {
+namespace {
+
+// Every rank must train the same executable with the same run-time config
+// and length: otherwise their collectives would not match. Throws naming
+// the ranks that differ from rank 0.
+void checkSameRun(comm::Communicator &group, const ExecutableFile &exe,
+                  const Config &config, int64_t steps) {
+  if (group.size() == 1)
+    return;
+  std::string mine =
+      fmt::format("executable {:016x}, config {:016x}, steps {}",
+                  exe.checksum(),
+                  std::hash<std::string>{}(config.canonicalText()), steps);
+  std::vector<std::string> all =
+      comm::gatherText(group, mine, "the start-up comparison of the ranks");
+  std::string differ;
+  for (size_t r = 1; r < all.size(); ++r)
+    if (all[r] != all[0])
+      differ += fmt::format("\n  rank {}: {}", r, all[r]);
+  if (!differ.empty())
+    throw RuntimeError(fmt::format(
+        "{}the ranks were not started with the same executable, config and "
+        "--steps (rank 0: {}); differing:{}\nstart every rank with the same "
+        "command line and the same files",
+        group.prefix(), all[0], differ));
+}
+
+} // namespace
 
 int runTrain(const TrainOptionsCli &opts) {
   std::vector<std::string> overrides = opts.overrides;
@@ -22,42 +55,66 @@ int runTrain(const TrainOptionsCli &opts) {
     overrides.push_back("checkpoint.init=" + opts.initCheckpoint);
   if (!opts.save.empty())
     overrides.push_back("checkpoint.save_dir=" + opts.save);
+  std::unique_ptr<comm::Communicator> group;
+  std::FILE *out = stdout;
   try {
-    std::optional<LoadedExecutable> loaded =
-        loadExecutable(opts.input, overrides, opts.compile);
-    if (!loaded)
-      return 1;
-    const Config &config = loaded->config;
-    if (!opts.resume.empty() && !config.checkpoint.init.empty()) {
-      std::fprintf(stderr,
-                   "ferry: error: --resume and --init-checkpoint (or "
-                   "checkpoint.init) both say where the weights come from; "
-                   "give one\n");
+    group = comm::openReplicaGroup();
+    // Rank 0 speaks for the group; the others print only their errors.
+    if (group->rank() != 0) {
+      out = std::fopen("/dev/null", "w");
+      if (!out)
+        out = stdout;
+      setenv("FERRY_PROGRESS", "off", 1);
+    }
+    std::optional<LoadedExecutable> loaded = loadExecutable(
+        opts.input, overrides, opts.compile, [&](const Config &c) {
+          checkReplicaCount(c, *group);
+          group->setTimeoutSeconds(c.execution.collective_timeout_seconds);
+        });
+    if (!loaded) { // the error is printed
+      if (group->size() > 1) {
+        group->notifyFailure(group->prefix() +
+                             "the executable could not be built (see its "
+                             "messages)");
+        group->abortJob(1);
+      }
       return 1;
     }
+    const Config &config = loaded->config;
+    if (!opts.resume.empty() && !config.checkpoint.init.empty())
+      throw RuntimeError("--resume and --init-checkpoint (or checkpoint.init) "
+                         "both say where the weights come from; give one");
     int64_t steps = opts.steps > 0 ? opts.steps : config.training.steps;
-    Trainer trainer(*loaded->exe, config);
+    checkSameRun(*group, *loaded->exe, config, steps);
+    Trainer trainer(*loaded->exe, config, group.get());
     trainer.backend().setProfiling(opts.profile);
-    std::printf("ferry train %s: %lld parameters, %s arena, global batch "
-                "%lld (micro-batch %lld x %lld accumulation), %lld steps, "
-                "ready in %.0f ms\n",
-                opts.input.c_str(),
-                static_cast<long long>(loaded->exe->root().parameter_count()),
-                formatByteSize(trainer.backend().arenaBytes()).c_str(),
-                static_cast<long long>(config.training.global_batch_size),
-                static_cast<long long>(config.execution.micro_batch_size),
-                static_cast<long long>(config.gradientAccumulation()),
-                static_cast<long long>(steps), loaded->compileMs);
+    std::fprintf(out,
+                 "ferry train %s: %lld parameters, %s arena, global batch "
+                 "%lld (micro-batch %lld x %lld accumulation%s), %lld steps, "
+                 "ready in %.0f ms\n",
+                 opts.input.c_str(),
+                 static_cast<long long>(loaded->exe->root().parameter_count()),
+                 formatByteSize(trainer.backend().arenaBytes()).c_str(),
+                 static_cast<long long>(config.training.global_batch_size),
+                 static_cast<long long>(config.execution.micro_batch_size),
+                 static_cast<long long>(config.gradientAccumulation()),
+                 group->size() > 1
+                     ? fmt::format(" x {} replicas over {}", group->size(),
+                                   group->kind())
+                           .c_str()
+                     : "",
+                 static_cast<long long>(steps), loaded->compileMs);
     if (!config.checkpoint.init.empty())
-      trainer.initFromCheckpoint(config.checkpoint.init, stdout);
+      trainer.initFromCheckpoint(config.checkpoint.init, out);
     if (!opts.resume.empty())
-      trainer.resume(opts.resume, stdout);
+      trainer.resume(opts.resume, out);
     if (trainer.stepsDone() >= steps)
-      std::printf("the checkpoint is at step %lld, which is not before "
-                  "--steps %lld: nothing to train\n",
-                  static_cast<long long>(trainer.stepsDone()),
-                  static_cast<long long>(steps));
-    std::fflush(stdout);
+      std::fprintf(out,
+                   "the checkpoint is at step %lld, which is not before "
+                   "--steps %lld: nothing to train\n",
+                   static_cast<long long>(trainer.stepsDone()),
+                   static_cast<long long>(steps));
+    std::fflush(out);
     installStopHandlers();
     TrainOptions run;
     run.steps = steps;
@@ -65,30 +122,50 @@ int runTrain(const TrainOptionsCli &opts) {
     run.metricsPath = opts.metrics;
     run.tensorboardDir = opts.tensorboard;
     run.saveDir = config.checkpoint.save_dir;
-    RunResult result = trainer.run(run, stdout);
+    RunResult result = trainer.run(run, out);
     const Backend &backend = trainer.backend();
-    std::printf("device memory: peak %s measured, %s planned%s\n",
-                formatByteSize(backend.peakBytes()).c_str(),
-                formatByteSize(backend.arenaBytes()).c_str(),
-                config.execution.device_memory_limit
-                    ? (", budget " +
-                       formatByteSize(*config.execution.device_memory_limit))
-                          .c_str()
-                    : "");
+    std::fprintf(out, "device memory: peak %s measured, %s planned%s\n",
+                 formatByteSize(backend.peakBytes()).c_str(),
+                 formatByteSize(backend.arenaBytes()).c_str(),
+                 config.execution.device_memory_limit
+                     ? (", budget " +
+                        formatByteSize(*config.execution.device_memory_limit))
+                           .c_str()
+                     : "");
     if (backend.hostBytes() > 0)
-      std::printf("host link: %s moved (%s of remote buffers in host "
-                  "memory)\n",
-                  formatByteSize(backend.hostLinkBytes()).c_str(),
-                  formatByteSize(backend.hostBytes()).c_str());
+      std::fprintf(out,
+                   "host link: %s moved (%s of remote buffers in host "
+                   "memory)\n",
+                   formatByteSize(backend.hostLinkBytes()).c_str(),
+                   formatByteSize(backend.hostBytes()).c_str());
+    if (group->size() > 1)
+      std::fprintf(out, "collectives: %s sent per replica\n",
+                   formatByteSize(backend.collectiveBytes()).c_str());
     if (opts.profile)
-      std::fputs(trainer.backend().profileReport().c_str(), stdout);
+      std::fputs(trainer.backend().profileReport().c_str(), out);
+    std::fflush(out);
+    if (out != stdout)
+      std::fclose(out);
     // Interrupted runs exit as the shell expects of a signal (128 + number),
     // after finishing cleanly.
     return result.stopSignal != 0 ? 128 + result.stopSignal : 0;
   } catch (const std::exception &e) {
     // ConfigError, ExecutableError, DataError, CheckpointError and
     // RuntimeError all carry a message that names the file and the fix.
-    std::fprintf(stderr, "ferry: error: %s\n", e.what());
+    std::string prefix = group ? group->prefix() : "";
+    std::string message = e.what();
+    if (!prefix.empty() && message.rfind(prefix, 0) == 0)
+      message = message.substr(prefix.size());
+    std::fprintf(stderr, "ferry: error: %s%s\n", prefix.c_str(),
+                 message.c_str());
+    std::fflush(stderr);
+    if (group && group->size() > 1) {
+      // Tell the other ranks why (unless this is their news), then take the
+      // job down: a rank alone cannot finish a collective step.
+      if (!dynamic_cast<const comm::PeerFailedError *>(&e))
+        group->notifyFailure(prefix + message);
+      group->abortJob(1);
+    }
   }
   return 1;
 }

@@ -253,3 +253,17 @@ func.func @residual_layer_norm(%x: tensor<2x4x8xf32>, %g: tensor<8xf32>, %seed: 
   %s2, %y2 = graph.residual_layer_norm %x, %x, %g, %g eps 1.0e-12 : tensor<2x4x8xf32>, tensor<8xf32>
   return
 }
+
+// -----
+
+// Tests the replica collectives, a padded shard included (ceil(10 / 4) = 3).
+// CHECK-LABEL: func.func @collectives
+// CHECK: %[[S:.*]] = graph.all_reduce %{{.*}} replicas 4 : tensor<2x5xf32>
+// CHECK: %[[H:.*]] = graph.reduce_scatter %[[S]] replicas 4 : tensor<2x5xf32> -> tensor<3xf32>
+// CHECK: graph.all_gather %[[H]] replicas 4 : tensor<3xf32> -> tensor<2x5xf32>
+func.func @collectives(%g: tensor<2x5xf32>) -> tensor<2x5xf32> {
+  %s = graph.all_reduce %g replicas 4 : tensor<2x5xf32>
+  %h = graph.reduce_scatter %s replicas 4 : tensor<2x5xf32> -> tensor<3xf32>
+  %w = graph.all_gather %h replicas 4 : tensor<3xf32> -> tensor<2x5xf32>
+  return %w : tensor<2x5xf32>
+}

@@ -1,0 +1,102 @@
+// NCCL for the CUDA backend's collectives (NcclGroup.h).
+#include "runtime/cuda/NcclGroup.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <thread>
+
+namespace ferry::cuda {
+
+int selectDevice(comm::Communicator &group) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
+    return -1; // the backend reports the missing device
+  int device = group.localRank() % count;
+  if (cudaSetDevice(device) != cudaSuccess)
+    throw RuntimeError(fmt::format("{}cannot use GPU {} (local rank {})",
+                                   group.prefix(), device, group.localRank()));
+  return device;
+}
+
+NcclGroup::NcclGroup(comm::Communicator &host) : host_(host) {
+  ncclUniqueId id{};
+  if (host.rank() == 0)
+    check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+  host.broadcast(&id, sizeof id, 0, "the broadcast of the NCCL unique id");
+  check(ncclCommInitRank(&comm_, host.size(), id, host.rank()),
+        "ncclCommInitRank");
+}
+
+NcclGroup::~NcclGroup() {
+  if (comm_ && !aborted_)
+    ncclCommDestroy(comm_);
+}
+
+void NcclGroup::check(ncclResult_t r, const std::string &what) {
+  if (r == ncclSuccess || r == ncclInProgress)
+    return;
+  throw comm::CollectiveError(fmt::format("{}NCCL {} failed: {}",
+                                          host_.prefix(), what,
+                                          ncclGetErrorString(r)));
+}
+
+void NcclGroup::allReduce(const float *in, float *out, int64_t count,
+                          cudaStream_t stream, const std::string &what) {
+  check(ncclAllReduce(in, out, static_cast<size_t>(count), ncclFloat32,
+                      ncclSum, comm_, stream),
+        what);
+}
+
+void NcclGroup::reduceScatter(const float *in, float *out, int64_t shard,
+                              cudaStream_t stream, const std::string &what) {
+  check(ncclReduceScatter(in, out, static_cast<size_t>(shard), ncclFloat32,
+                          ncclSum, comm_, stream),
+        what);
+}
+
+void NcclGroup::allGather(const float *in, float *out, int64_t shard,
+                          cudaStream_t stream, const std::string &what) {
+  check(ncclAllGather(in, out, static_cast<size_t>(shard), ncclFloat32, comm_,
+                      stream),
+        what);
+}
+
+void NcclGroup::synchronize(cudaStream_t stream, const std::string &what) {
+  auto start = std::chrono::steady_clock::now();
+  for (int64_t polls = 0;; ++polls) {
+    cudaError_t e = cudaStreamQuery(stream);
+    if (e == cudaSuccess)
+      return;
+    if (e != cudaErrorNotReady)
+      throw RuntimeError(fmt::format("{}CUDA {} failed: {}", host_.prefix(),
+                                     what, cudaGetErrorString(e)));
+    host_.checkFailures();
+    ncclResult_t async = ncclSuccess;
+    ncclCommGetAsyncError(comm_, &async);
+    if (async != ncclSuccess && async != ncclInProgress) {
+      ncclCommAbort(comm_);
+      aborted_ = true;
+      throw comm::CollectiveError(fmt::format(
+          "{}NCCL failed in {}: {}", host_.prefix(), what,
+          ncclGetErrorString(async)));
+    }
+    double waited = std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+    if (waited > host_.timeoutSeconds()) {
+      ncclCommAbort(comm_);
+      aborted_ = true;
+      throw comm::CollectiveError(fmt::format(
+          "{}{} did not complete within {:g} s "
+          "(execution.collective_timeout_seconds): another rank is stalled "
+          "or has died; look at the other ranks' messages, or raise the "
+          "timeout if a step legitimately takes longer",
+          host_.prefix(), what, host_.timeoutSeconds()));
+    }
+    if (polls > 1000)
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+} // namespace ferry::cuda

@@ -1,0 +1,179 @@
+// The simulated NCCL (include/nccl.h): collectives queued on streams and
+// carried by MPI between the simulated ranks when the device reaches them.
+// Misuse NCCL would reject (a unique id that was not broadcast, a buffer
+// outside device memory, a rank past the count) stops the process.
+#include "Sim.h"
+#include "nccl.h"
+
+#include <cstring>
+#include <random>
+#include <string>
+
+#ifdef FERRY_HAVE_MPI
+#include <mpi.h>
+#endif
+
+struct ncclComm {
+  int rank = 0, nranks = 1;
+  ncclUniqueId id{};
+#ifdef FERRY_HAVE_MPI
+  MPI_Comm mpi = MPI_COMM_NULL;
+#endif
+};
+
+namespace {
+
+using cudasim::fail;
+
+constexpr char kMagic[] = "ferry-cudasim-nccl";
+
+ncclResult_t checkComm(ncclComm_t comm, const char *what) {
+  if (!comm)
+    fail(std::string(what) + " on a null communicator");
+  return ncclSuccess;
+}
+
+} // namespace
+
+const char *ncclGetErrorString(ncclResult_t r) {
+  switch (r) {
+  case ncclSuccess:
+    return "no error";
+  case ncclInvalidArgument:
+    return "invalid argument";
+  case ncclInvalidUsage:
+    return "invalid usage";
+  case ncclSystemError:
+    return "system error";
+  default:
+    return "internal error";
+  }
+}
+
+ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
+  std::memset(id, 0, sizeof *id);
+  std::memcpy(id->internal, kMagic, sizeof kMagic);
+  uint64_t nonce = std::random_device{}();
+  std::memcpy(id->internal + 64, &nonce, sizeof nonce);
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommInitRank(ncclComm_t *out, int nranks, ncclUniqueId id,
+                              int rank) {
+  if (std::memcmp(id.internal, kMagic, sizeof kMagic) != 0)
+    fail("ncclCommInitRank with a unique id that ncclGetUniqueId did not "
+         "make (was it broadcast from rank 0?)");
+  if (nranks < 1 || rank < 0 || rank >= nranks)
+    fail("ncclCommInitRank: rank " + std::to_string(rank) + " of " +
+         std::to_string(nranks));
+  auto *c = new ncclComm;
+  c->rank = rank;
+  c->nranks = nranks;
+  c->id = id;
+  if (nranks > 1) {
+#ifdef FERRY_HAVE_MPI
+    int initialised = 0, size = 0;
+    MPI_Initialized(&initialised);
+    if (!initialised)
+      fail("the simulated NCCL carries collectives over MPI, which is not "
+           "initialised");
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != nranks)
+      fail("ncclCommInitRank with " + std::to_string(nranks) +
+           " ranks in an MPI job of " + std::to_string(size));
+    MPI_Comm_dup(MPI_COMM_WORLD, &c->mpi);
+#else
+    fail("the simulated NCCL needs MPI for more than one rank");
+#endif
+  }
+  *out = c;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  checkComm(comm, "ncclCommDestroy");
+#ifdef FERRY_HAVE_MPI
+  if (comm->mpi != MPI_COMM_NULL)
+    MPI_Comm_free(&comm->mpi);
+#endif
+  delete comm;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  checkComm(comm, "ncclCommAbort");
+  delete comm; // the MPI job is being taken down; nothing to free
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *error) {
+  checkComm(comm, "ncclCommGetAsyncError");
+  *error = ncclSuccess;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count,
+                           ncclDataType_t type, ncclRedOp_t op,
+                           ncclComm_t comm, cudaStream_t stream) {
+  checkComm(comm, "ncclAllReduce");
+  if (type != ncclFloat32 || op != ncclSum)
+    return ncclInvalidArgument;
+  cudasim::requireDevice(send, count * 4, "ncclAllReduce send buffer");
+  cudasim::requireDevice(recv, count * 4, "ncclAllReduce receive buffer");
+  cudasim::enqueue(stream, "ncclAllReduce", [=] {
+    if (comm->nranks == 1) {
+      if (send != recv)
+        std::memmove(recv, send, count * 4);
+      return;
+    }
+#ifdef FERRY_HAVE_MPI
+    MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv,
+                  static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm->mpi);
+#endif
+  });
+  return ncclSuccess;
+}
+
+ncclResult_t ncclReduceScatter(const void *send, void *recv, size_t count,
+                               ncclDataType_t type, ncclRedOp_t op,
+                               ncclComm_t comm, cudaStream_t stream) {
+  checkComm(comm, "ncclReduceScatter");
+  if (type != ncclFloat32 || op != ncclSum)
+    return ncclInvalidArgument;
+  size_t n = static_cast<size_t>(comm->nranks);
+  cudasim::requireDevice(send, n * count * 4, "ncclReduceScatter send buffer");
+  cudasim::requireDevice(recv, count * 4, "ncclReduceScatter receive buffer");
+  cudasim::enqueue(stream, "ncclReduceScatter", [=] {
+    if (comm->nranks == 1) {
+      std::memmove(recv, send, count * 4);
+      return;
+    }
+#ifdef FERRY_HAVE_MPI
+    MPI_Reduce_scatter_block(send, recv, static_cast<int>(count), MPI_FLOAT,
+                             MPI_SUM, comm->mpi);
+#endif
+  });
+  return ncclSuccess;
+}
+
+ncclResult_t ncclAllGather(const void *send, void *recv, size_t count,
+                           ncclDataType_t type, ncclComm_t comm,
+                           cudaStream_t stream) {
+  checkComm(comm, "ncclAllGather");
+  if (type != ncclFloat32)
+    return ncclInvalidArgument;
+  size_t n = static_cast<size_t>(comm->nranks);
+  cudasim::requireDevice(send, count * 4, "ncclAllGather send buffer");
+  cudasim::requireDevice(recv, n * count * 4, "ncclAllGather receive buffer");
+  cudasim::enqueue(stream, "ncclAllGather", [=] {
+    if (comm->nranks == 1) {
+      std::memmove(recv, send, count * 4);
+      return;
+    }
+#ifdef FERRY_HAVE_MPI
+    MPI_Allgather(send, static_cast<int>(count), MPI_FLOAT, recv,
+                  static_cast<int>(count), MPI_FLOAT, comm->mpi);
+#endif
+  });
+  return ncclSuccess;
+}
