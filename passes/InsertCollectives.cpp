@@ -80,7 +80,7 @@ void InsertCollectivesPass::runOnOperation() {
   if (replicas < 1) {
     module.emitError() << "ferry-insert-collectives: replicas must be at "
                           "least 1, found "
-                       << replicas;
+                       << replicas.getValue();
     return signalPassFailure();
   }
   if (replicas == 1)

@@ -52,6 +52,19 @@ else:
     lit_config.note("skipping the HTML report's rendering check: no `chromium` "
                     "on PATH (apt-get install chromium)")
 
+# Replicas: ferry built with MPI and Open MPI's mpirun on PATH. %mpirun runs
+# as root too and lets -np exceed the cores (these machines have 2).
+cache_file = os.path.join(obj_root, "CMakeCache.txt")
+with_mpi = os.path.exists(cache_file) and \
+    "FERRY_ENABLE_MPI:BOOL=ON" in open(cache_file).read()
+if with_mpi and shutil.which("mpirun"):
+    config.available_features.add("mpi")
+    config.substitutions.append(
+        ("%mpirun", "mpirun --allow-run-as-root --oversubscribe"))
+else:
+    lit_config.note("skipping the replica tests: ferry built without MPI or "
+                    "no `mpirun` (scripts/install-deps.sh installs Open MPI)")
+
 config.substitutions.append(("%repo", repo_root))
 config.substitutions.append(("%configs", os.path.join(repo_root, "configs")))
 config.substitutions.append(("%obj_root", obj_root))

@@ -36,9 +36,10 @@ LogicalResult checkShard(Operation *op, RankedTensorType shard,
   int64_t expected = (elements + replicas - 1) / replicas;
   if (shard.getRank() != 1 || shard.getDimSize(0) != expected)
     return op->emitOpError()
-           << "the " << shardName << " must be tensor<" << expected << "x"
-           << whole.getElementType() << ">: ceil(" << elements << " / "
-           << replicas << ") elements in one dimension, found " << shard;
+           << "the " << shardName << " must be "
+           << RankedTensorType::get({expected}, whole.getElementType())
+           << ": ceil(" << elements << " / " << replicas
+           << ") elements in one dimension, found " << shard;
   return success();
 }
 

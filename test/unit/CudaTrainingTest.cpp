@@ -7,7 +7,10 @@
 //   exp/erf differ from the CPU's by a few ULPs, which 20 updates amplify);
 // - bf16 matmuls on the CUDA backend within 2% of the CPU's fp32;
 // - phased = resident on the CUDA backend (8 updates, relative 1e-5 for the
-//   losses and every tensor).
+//   losses and every tensor);
+// - 2 replicas under mpirun (NCCL; under the simulator, its NCCL over MPI)
+//   = one process (4 updates, relative 1e-5). Skipped where there is no
+//   mpirun (the single-GPU machines; never under the simulator).
 // Each compares the tensors of the checkpoints both runs save. On a machine
 // without a GPU the `gpu` build skips with the CUDA runtime's reason.
 #include "runtime/checkpoint/Safetensors.h"
@@ -55,15 +58,18 @@ struct TrainingRun {
   std::string checkpoint; // the last step's directory
 };
 
-// Trains with `binary` (ferry for the CPU backend, FERRY_CLI for CUDA).
+// Trains with `binary` (ferry for the CPU backend, FERRY_CLI for CUDA),
+// started by `launcher` when given (mpirun ... for replicas).
 TrainingRun train(const std::string &binary, const std::string &name,
-                  const std::string &sets, int steps) {
+                  const std::string &sets, int steps,
+                  const std::string &launcher = "") {
   // Per process: ctest runs seeds and variants of one test side by side.
   std::string dir = "/tmp/ferry-" + std::string(FERRY_CLI) + "-" +
                     std::to_string(getpid()) + "-" + name;
   std::string metrics = dir + ".jsonl";
   std::string command =
-      "rm -rf " + dir + " && " + std::string(FERRY_BINARY_DIR) + "/" + binary +
+      "rm -rf " + dir + " && " + launcher + std::string(FERRY_BINARY_DIR) +
+      "/" + binary +
       " train " + FERRY_SOURCE_DIR +
       "/configs/bert-tiny.yaml --log-every 0 --no-cache " + kShape + sets +
       " --steps " + std::to_string(steps) + " --save " + dir + " --metrics " +
@@ -173,4 +179,24 @@ TEST_F(CudaTraining, PhasedEqualsResident) {
   expectClose(phased.losses, resident.losses, 1e-5);
   expectSameTensors(phased, resident, "model.safetensors", 1e-5);
   expectSameTensors(phased, resident, "optimizer.safetensors", 1e-5);
+}
+
+TEST_F(CudaTraining, DataParallelEqualsOneProcess) {
+  if (std::system("command -v mpirun > /dev/null 2>&1") != 0) {
+#ifdef FERRY_CUDA_SIM
+    FAIL() << "no mpirun: install openmpi-bin (scripts/install-deps.sh)";
+#else
+    GTEST_SKIP() << "no mpirun on this machine: replicas need Open MPI";
+#endif
+  }
+  std::string common = "--set execution.backend=cuda "
+                       "--set training.precision=fp32 "
+                       "--set execution.micro_batch_size=2";
+  TrainingRun one = train(FERRY_CLI, "dp-one", common, 4);
+  TrainingRun two = train(
+      FERRY_CLI, "dp-two", common + " --set execution.data_parallel=2", 4,
+      "mpirun --allow-run-as-root --oversubscribe -np 2 ");
+  expectClose(two.losses, one.losses, 1e-5);
+  expectSameTensors(two, one, "model.safetensors", 1e-5);
+  expectSameTensors(two, one, "optimizer.safetensors", 1e-5);
 }

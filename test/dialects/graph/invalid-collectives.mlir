@@ -11,7 +11,7 @@ func.func @f(%g: tensor<4xf32>) -> tensor<4xf32> {
 
 // Tests that a reduce-scatter's result is the padded shard: ceil(10 / 4) = 3.
 func.func @f(%g: tensor<2x5xf32>) -> tensor<2xf32> {
-  // expected-error @+1 {{the result must be tensor<3xf32>: ceil(10 / 4) elements in one dimension, found 'tensor<2xf32>'}}
+  // expected-error @+1 {{the result must be 'tensor<3xf32>': ceil(10 / 4) elements in one dimension, found 'tensor<2xf32>'}}
   %r = graph.reduce_scatter %g replicas 4 : tensor<2x5xf32> -> tensor<2xf32>
   return %r : tensor<2xf32>
 }
@@ -20,7 +20,7 @@ func.func @f(%g: tensor<2x5xf32>) -> tensor<2xf32> {
 
 // Tests that a shard has one dimension.
 func.func @f(%g: tensor<2x4xf32>) -> tensor<2x2xf32> {
-  // expected-error @+1 {{the result must be tensor<4xf32>: ceil(8 / 2) elements in one dimension, found 'tensor<2x2xf32>'}}
+  // expected-error @+1 {{the result must be 'tensor<4xf32>': ceil(8 / 2) elements in one dimension, found 'tensor<2x2xf32>'}}
   %r = graph.reduce_scatter %g replicas 2 : tensor<2x4xf32> -> tensor<2x2xf32>
   return %r : tensor<2x2xf32>
 }
@@ -29,7 +29,7 @@ func.func @f(%g: tensor<2x4xf32>) -> tensor<2x2xf32> {
 
 // Tests that an all-gather's input is the shard of its result.
 func.func @f(%s: tensor<5xf32>) -> tensor<3x3xf32> {
-  // expected-error @+1 {{the input must be tensor<3xf32>: ceil(9 / 3) elements in one dimension, found 'tensor<5xf32>'}}
+  // expected-error @+1 {{the input must be 'tensor<3xf32>': ceil(9 / 3) elements in one dimension, found 'tensor<5xf32>'}}
   %r = graph.all_gather %s replicas 3 : tensor<5xf32> -> tensor<3x3xf32>
   return %r : tensor<3x3xf32>
 }
