@@ -153,14 +153,18 @@ std::vector<uint8_t> ferry::serializeExecutable(ModuleOp module,
         phases.push_back(fxe::CreatePhase(
             fbb, fbb.CreateString(d.getAs<StringAttr>("name").str()),
             i64("executions"), i64("bytes_in"), i64("bytes_out"),
-            d.getAs<FloatAttr>("flops").getValueAsDouble(), i64("peak_bytes")));
+            d.getAs<FloatAttr>("flops").getValueAsDouble(), i64("peak_bytes"),
+            d.get("collective_bytes") ? i64("collective_bytes") : 0));
       }
     programs.push_back(fxe::CreateProgram(
         fbb, fbb.CreateString(p.getSymName().str()),
         static_cast<int32_t>(p.getRegisters()),
         fbb.CreateVectorOfStrings(inputs),
         static_cast<int64_t>(p.getTransient()), fbb.CreateVector(instrs),
-        fbb.CreateVectorOfStrings(phaseNames), fbb.CreateVector(phases)));
+        fbb.CreateVectorOfStrings(phaseNames), fbb.CreateVector(phases),
+        p->hasAttr("rt.collective_bytes")
+            ? p->getAttrOfType<IntegerAttr>("rt.collective_bytes").getInt()
+            : 0));
   }
   auto root = fxe::CreateExecutable(
       fbb,

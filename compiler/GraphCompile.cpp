@@ -102,7 +102,7 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
                : key == "execution.recompute" ? "none"
                : key == "training.precision"  ? "fp32"
                : key == "execution.backend"   ? "cpu"
-                                              : "1");
+                                              : "false");
   };
   const ExecutionConfig &e = config.execution;
   if (e.replicated_tensor_sharding)

@@ -65,6 +65,9 @@ void LayoutArenaPass::runOnOperation() {
     op.setTransient(static_cast<uint64_t>(layout.plan.peakBytes));
     op->setAttr("rt.max_live_bytes",
                 b.getI64IntegerAttr(layout.plan.maxLiveBytes));
+    if (layout.collectiveBytes > 0)
+      op->setAttr("rt.collective_bytes",
+                  b.getI64IntegerAttr(layout.collectiveBytes));
     if (layout.phases.empty())
       continue;
     SmallVector<Attribute> phases;
@@ -76,6 +79,8 @@ void LayoutArenaPass::runOnOperation() {
           b.getNamedAttr("bytes_out", b.getI64IntegerAttr(ps.bytesOut)),
           b.getNamedAttr("flops", b.getF64FloatAttr(ps.flops)),
           b.getNamedAttr("peak_bytes", b.getI64IntegerAttr(ps.peakBytes)),
+          b.getNamedAttr("collective_bytes",
+                         b.getI64IntegerAttr(ps.collectiveBytes)),
       }));
     op->setAttr("rt.phases", b.getArrayAttr(phases));
   }

@@ -53,6 +53,15 @@ void lowering::computeLiveness(Program &p) {
   }
 }
 
+int64_t lowering::collectiveBytes(const Instr &in) {
+  bool reduce = in.kernel == "all_reduce";
+  if (!reduce && in.kernel != "reduce_scatter" && in.kernel != "all_gather")
+    return 0;
+  int64_t replicas = in.ints[reduce ? 1 : 2].c;
+  int64_t whole = reduce ? in.ints[0].c : in.ints[1].c * replicas;
+  return (reduce ? 2 : 1) * 4 * whole * (replicas - 1) / replicas;
+}
+
 namespace {
 
 // Per phase: executions, host-link bytes, matmul FLOPs, peak device bytes.
@@ -101,6 +110,8 @@ std::vector<PhaseStats> phaseStats(const Program &p, int64_t deviceStateBytes) {
       s.bytesIn += in.buffers[0].bytes * mult;
     else if (in.kernel == "store")
       s.bytesOut += in.buffers[0].bytes * mult;
+    else if (int64_t sent = collectiveBytes(in))
+      s.collectiveBytes += sent * mult;
     else if (in.kernel == "gemm" || in.kernel == "gemm_epilogue")
       s.flops += 2.0 * static_cast<double>(in.ints[0].c) *
                  static_cast<double>(in.ints[1].c) *
@@ -130,6 +141,18 @@ ProgramLayout lowering::layoutProgram(Program &p, const StateLayout &states) {
   for (auto [t, i] : llvm::enumerate(temps))
     p.buffers[i].address = states.deviceStateBytes + layout.plan.offsets[t];
   layout.phases = phaseStats(p, states.deviceStateBytes);
+  // Collective bytes of one run, loops multiplied out.
+  std::vector<std::pair<size_t, int64_t>> loops; // (end, multiplier)
+  for (size_t q = 0; q < p.instrs.size(); ++q) {
+    while (!loops.empty() && q >= loops.back().first)
+      loops.pop_back();
+    int64_t mult = loops.empty() ? 1 : loops.back().second;
+    const Instr &in = p.instrs[q];
+    if (in.kernel.empty())
+      loops.push_back({q + 1 + in.loopBody, mult * in.loopCount});
+    else
+      layout.collectiveBytes += collectiveBytes(in) * mult;
+  }
   // Where the most temporary bytes are alive, for budget errors.
   std::vector<int64_t> live(p.instrs.size() + 1, 0);
   for (const LiveInterval &iv : intervals) {

@@ -23,8 +23,14 @@ namespace ferry::lowering {
 struct PhaseStats {
   std::string name;
   int64_t executions = 0, bytesIn = 0, bytesOut = 0, peakBytes = 0;
+  int64_t collectiveBytes = 0; // sent per replica, see collectiveBytes()
   double flops = 0;
 };
+
+// Bytes one replica sends for a collective instruction (a ring's count:
+// all-reduce 2(N-1)/N of the buffer, reduce-scatter and all-gather (N-1)/N
+// of the whole tensor); 0 for any other instruction.
+int64_t collectiveBytes(const Instr &in);
 
 struct StateLayout {
   std::vector<int64_t> offsets; // per state: in the arena or in host memory
@@ -34,6 +40,7 @@ struct StateLayout {
 struct ProgramLayout {
   MemoryPlan plan; // the temporaries, above the states
   std::vector<PhaseStats> phases;
+  int64_t collectiveBytes = 0; // per run of the program, per replica
   int64_t peakPosition = 0; // where the most temporaries are alive
 };
 

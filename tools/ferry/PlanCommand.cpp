@@ -49,6 +49,18 @@ int runPlan(const PlanOptions &opts) {
                 formatByteSize(exe.host_bytes()).c_str());
     if (exe.prefetch() && exe.prefetch()->size() > 0)
       std::printf("  prefetch: %s\n", exe.prefetch()->c_str());
+    if (e.data_parallel > 1) {
+      // Memory above is per replica: each holds the whole model (and, with
+      // sharding, its shard of the sharded state).
+      int64_t sent = 0;
+      for (const fxe::Program *p : *exe.programs())
+        if (p->name()->str() == "train_step")
+          sent = p->collective_bytes();
+      std::printf("  replicas: %lld (memory above is per replica); each "
+                  "sends %s per update in collectives\n",
+                  static_cast<long long>(e.data_parallel),
+                  formatByteSize(sent).c_str());
+    }
     std::string table = phasePlanTable(exe, "train_step");
     if (table.empty())
       std::printf("  no phases (execution.mode: resident): everything stays "

@@ -20,25 +20,35 @@ std::string ferry::phasePlanTable(const fxe::Executable &exe,
       p = q;
   if (!p || !p->phases() || p->phases()->size() == 0)
     return "";
-  std::string out = fmt::format("{:<20}{:>6}{:>13}{:>13}{:>13}{:>13}\n",
+  // With replicas, a column of what each replica sends per run of a phase.
+  bool replicas = p->collective_bytes() > 0;
+  auto collective = [&](int64_t bytes) {
+    return replicas ? fmt::format("{:>13}", formatByteSize(bytes))
+                    : std::string();
+  };
+  std::string out = fmt::format("{:<20}{:>6}{:>13}{:>13}{:>13}{:>13}{}\n",
                                 "phase (" + program + ")", "runs", "host->dev",
-                                "dev->host", "matmul GF", "peak device");
-  int64_t in = 0, outBytes = 0, peak = 0;
+                                "dev->host", "matmul GF", "peak device",
+                                replicas ? fmt::format("{:>13}", "collective")
+                                         : "");
+  int64_t in = 0, outBytes = 0, peak = 0, sent = 0;
   double flops = 0;
   for (const fxe::Phase *ph : *p->phases()) {
-    out += fmt::format("{:<20}{:>6}{:>13}{:>13}{:>13.3f}{:>13}\n",
+    out += fmt::format("{:<20}{:>6}{:>13}{:>13}{:>13.3f}{:>13}{}\n",
                        ph->name()->str(), ph->executions(),
                        formatByteSize(ph->bytes_in()),
                        formatByteSize(ph->bytes_out()), ph->flops() / 1e9,
-                       formatByteSize(ph->peak_bytes()));
+                       formatByteSize(ph->peak_bytes()),
+                       collective(ph->collective_bytes()));
     in += ph->bytes_in();
     outBytes += ph->bytes_out();
     flops += ph->flops();
+    sent += ph->collective_bytes();
     peak = std::max<int64_t>(peak, ph->peak_bytes());
   }
-  out += fmt::format("{:<20}{:>6}{:>13}{:>13}{:>13.3f}{:>13}\n", "total", "",
+  out += fmt::format("{:<20}{:>6}{:>13}{:>13}{:>13.3f}{:>13}{}\n", "total", "",
                      formatByteSize(in), formatByteSize(outBytes), flops / 1e9,
-                     formatByteSize(peak));
+                     formatByteSize(peak), collective(sent));
   return out;
 }
 
