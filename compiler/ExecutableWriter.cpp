@@ -117,6 +117,9 @@ std::vector<uint8_t> ferry::serializeExecutable(ModuleOp module,
   for (auto s : module.getOps<rt::StateOp>()) {
     auto type = cast<RankedTensorType>(s.getType());
     std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+    std::vector<int64_t> shardOf;
+    if (auto whole = s->getAttrOfType<DenseI64ArrayAttr>("shard_of"))
+      shardOf.assign(whole.asArrayRef().begin(), whole.asArrayRef().end());
     fxe::Init init = s.getInit() == "normal" ? fxe::Init_Normal
                      : s.getInit() == "ones" ? fxe::Init_Ones
                                              : fxe::Init_Zeros;
@@ -130,7 +133,11 @@ std::vector<uint8_t> ferry::serializeExecutable(ModuleOp module,
         s->hasAttr("init_rows")
             ? s->getAttrOfType<IntegerAttr>("init_rows").getInt()
             : 0,
-        s->hasAttr("host")));
+        s->hasAttr("host"), fbb.CreateVector(shardOf),
+        static_cast<int32_t>(
+            s->hasAttr("shard_replicas")
+                ? s->getAttrOfType<IntegerAttr>("shard_replicas").getInt()
+                : 0)));
   }
   std::vector<flatbuffers::Offset<fxe::Program>> programs;
   for (auto p : module.getOps<rt::ProgramOp>()) {

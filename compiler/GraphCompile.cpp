@@ -91,23 +91,7 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
                                 CompileSession *session) {
   if (stopAfter == "graph")
     return success();
-  // Settings the schema accepts for the stages still to come: refused by
-  // name rather than silently compiled as something else.
-  auto refuse = [&](const std::string &key, const std::string &value,
-                    const std::string &why) {
-    return emitError(module.getLoc())
-           << key << ": " << value << " is not supported yet (" << why
-           << "); use "
-           << (key == "execution.mode"        ? "resident"
-               : key == "execution.recompute" ? "none"
-               : key == "training.precision"  ? "fp32"
-               : key == "execution.backend"   ? "cpu"
-                                              : "false");
-  };
   const ExecutionConfig &e = config.execution;
-  if (e.replicated_tensor_sharding)
-    return refuse("execution.replicated_tensor_sharding", "true",
-                  "sharding arrives after data parallelism");
   // training.precision (bf16, fp16) rounds matmul inputs; fp16 also scales
   // the loss (ferry-autodiff's seed) and unscales in the optimizer.
   PassManager pm(module.getContext());
@@ -121,6 +105,8 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
   options.deviceMemoryLimit =
       e.device_memory_limit ? static_cast<int64_t>(*e.device_memory_limit) : 0;
   options.replicas = e.data_parallel;
+  options.rts = e.replicated_tensor_sharding;
+  options.rtsMinElements = e.rts_min_elements;
   buildTrainingPipeline(pm, options);
   if (failed(runPipeline(pm, module, session)))
     return failure();

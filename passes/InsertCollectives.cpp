@@ -19,6 +19,23 @@
 //   graph.accumulate) are all-reduced at the end of each entry function, so
 //   every replica reports the global batch's loss and evaluation sums.
 //
+// With `rts` (replicated tensor sharding), large parameters become shards:
+//
+// * the declaration (and its Adam moments) takes this replica's shard
+//   type, ceil(elements / N) per layer entry, marked `ferry.shard_of` (the
+//   whole shape) and `ferry.shard_replicas` for the runtime, which
+//   initialises and checkpoints the whole tensor's values;
+// * each read becomes a read of the shard and a graph.all_gather to the
+//   whole entry, hoisted out of micro-batch loops (a phase gathers its
+//   layer's weights once);
+// * at the norm anchor the whole gradient is reduce-scattered into
+//   @grad.shard.<name>, which the optimizer reads; the gradient's part of
+//   the norm is the norm of the replicas' shard norms, all-gathered, so
+//   every element counts once (PopXL's global norm counts replicated
+//   tensors once per replica);
+// * graph.optimizer_update gets `shard_replicas`: LAMB's per-tensor norms
+//   are summed over the replicas in the lowering.
+//
 // Every replica runs this one program, so the collectives match in number,
 // order and size on all of them. Run last among the training passes.
 //
@@ -29,7 +46,9 @@
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
@@ -73,6 +92,46 @@ Value reread(OpBuilder &b, Location loc, const StateRead &r, Type type) {
   return ParameterRefOp::create(b, loc, type, r.name);
 }
 
+// A sharded parameter: its whole and shard types, per entry and declared.
+struct Shard {
+  RankedTensorType wholeDecl, shardDecl; // the declarations' types
+  RankedTensorType wholeEntry, shardEntry; // one layer entry (or the whole)
+  std::string hf;
+  bool stacked = false;
+};
+
+RankedTensorType shardTypeOf(RankedTensorType entry, int64_t replicas) {
+  int64_t n = entry.getNumElements();
+  return RankedTensorType::get({(n + replicas - 1) / replicas},
+                               entry.getElementType());
+}
+
+// Retypes a declaration to its shard and marks it for the runtime.
+void makeShard(Operation *decl, const Shard &s, int64_t replicas,
+               OpBuilder &b) {
+  if (auto p = dyn_cast<ParameterOp>(decl))
+    p.setType(s.shardDecl);
+  else
+    cast<VariableOp>(decl).setType(s.shardDecl);
+  decl->setAttr("ferry.shard_of",
+                b.getDenseI64ArrayAttr(s.wholeDecl.getShape()));
+  decl->setAttr("ferry.shard_replicas", b.getI64IntegerAttr(replicas));
+}
+
+// Moves a read and its gather out of micro-batch loops (batch-serialise's
+// `ferry.micro_batches`) whose counter it does not use.
+void hoistOutOfMicroBatchLoops(Operation *read, Operation *gather) {
+  while (auto loop = dyn_cast<scf::ForOp>(read->getParentOp())) {
+    if (!loop->hasAttr("ferry.micro_batches"))
+      return;
+    for (Value v : read->getOperands())
+      if (loop->isAncestor(v.getParentRegion()->getParentOp()))
+        return; // it reads the loop's counter, or a value computed inside
+    read->moveBefore(loop);
+    gather->moveAfter(read);
+  }
+}
+
 } // namespace
 
 void InsertCollectivesPass::runOnOperation() {
@@ -87,6 +146,99 @@ void InsertCollectivesPass::runOnOperation() {
     return; // one replica: nothing to sum
   OpBuilder b(module.getContext());
   auto replicaAttr = static_cast<uint64_t>(replicas.getValue());
+  const int64_t n = replicas;
+
+  // Replicated tensor sharding: which parameters, their declarations and
+  // moments retyped, their reads gathered, their updates on shards.
+  llvm::StringMap<Shard> shards;
+  if (rts) {
+    SymbolTable symbols(module);
+    for (ParameterOp p : module.getOps<ParameterOp>()) {
+      Shard s;
+      s.wholeDecl = p.getTensorType();
+      s.stacked = p.getStacked();
+      ArrayRef<int64_t> dims = s.wholeDecl.getShape();
+      s.wholeEntry = RankedTensorType::get(
+          s.stacked ? dims.drop_front() : dims, s.wholeDecl.getElementType());
+      if (s.wholeEntry.getNumElements() < rtsMinElements)
+        continue; // small: stays replicated
+      s.shardEntry = shardTypeOf(s.wholeEntry, n);
+      s.shardDecl =
+          s.stacked ? RankedTensorType::get(
+                          {dims.front(), s.shardEntry.getDimSize(0)},
+                          s.wholeDecl.getElementType())
+                    : s.shardEntry;
+      s.hf = p.getHfName().str();
+      makeShard(p, s, n, b);
+      shards[p.getSymName()] = s;
+    }
+    // The optimizer: moments retyped, the gradient's shard declared.
+    llvm::StringSet<> retyped;
+    SmallVector<OptimizerUpdateOp> updates;
+    module.walk([&](OptimizerUpdateOp up) { updates.push_back(up); });
+    for (OptimizerUpdateOp up : updates) {
+      auto it = shards.find(up.getParam());
+      if (it == shards.end())
+        continue;
+      const Shard &s = it->second;
+      for (StringRef moment : {up.getM(), up.getV()})
+        if (retyped.insert(moment).second)
+          makeShard(symbols.lookup(moment), s, n, b);
+      std::string gradShard = ("grad.shard." + up.getParam()).str();
+      if (!symbols.lookup(gradShard)) {
+        b.setInsertionPoint(symbols.lookup(up.getParam()));
+        auto var = VariableOp::create(
+            b, module.getLoc(), gradShard, s.shardDecl, InitKind::zeros,
+            FloatAttr(), "grad.shard." + s.hf, s.stacked, false);
+        symbols.insert(var);
+      }
+      up.setGrad(gradShard);
+      up.setShardReplicasAttr(b.getI64IntegerAttr(n));
+    }
+    // Reads: the shard, gathered to the whole entry.
+    SmallVector<Operation *> reads;
+    module.walk([&](Operation *op) {
+      if (auto ref = dyn_cast<ParameterRefOp>(op)) {
+        if (shards.count(ref.getName()))
+          reads.push_back(op);
+      } else if (auto slice = dyn_cast<ParameterSliceOp>(op)) {
+        if (shards.count(slice.getName()))
+          reads.push_back(op);
+      }
+    });
+    for (Operation *op : reads) {
+      b.setInsertionPoint(op);
+      Value whole = op->getResult(0);
+      Operation *read;
+      if (auto ref = dyn_cast<ParameterRefOp>(op))
+        read = ParameterRefOp::create(b, op->getLoc(),
+                                      shards[ref.getName()].shardDecl,
+                                      ref.getName());
+      else {
+        auto slice = cast<ParameterSliceOp>(op);
+        read = ParameterSliceOp::create(b, op->getLoc(),
+                                        shards[slice.getName()].shardEntry,
+                                        slice.getName(), slice.getLayer());
+      }
+      Value shard = read->getResult(0);
+      // A whole stacked read (resident steps slice the gathered value)
+      // gathers each entry's shard: flatten [L, s] -> [L * s] only when
+      // unstacked reads see one entry.
+      RankedTensorType shardType = cast<RankedTensorType>(shard.getType());
+      if (shardType.getRank() != 1) {
+        op->emitOpError() << "reads the whole of a sharded stacked "
+                             "parameter; ferry-insert-collectives gathers "
+                             "one layer entry at a time (read it with "
+                             "graph.parameter_slice)";
+        return signalPassFailure();
+      }
+      auto gather = AllGatherOp::create(b, op->getLoc(), whole.getType(),
+                                        shard, replicaAttr);
+      whole.replaceAllUsesWith(gather.getResult());
+      op->erase();
+      hoistOutOfMicroBatchLoops(read, gather);
+    }
+  }
 
   // Gradients, where their norm is taken.
   llvm::StringSet<> summed;
@@ -100,6 +252,45 @@ void InsertCollectivesPass::runOnOperation() {
       Operation *def = use.get().getDefiningOp();
       Location loc = def->getLoc();
       b.setInsertionPointAfter(def);
+      auto shard = shards.find(read->name.drop_front(strlen("grad.")));
+      if (shard != shards.end()) {
+        // Sharded: reduce-scatter into the shard the optimizer reads; the
+        // norm of the whole gradient from the replicas' shard norms.
+        const Shard &s = shard->second;
+        std::string target = ("grad.shard." + shard->first()).str();
+        auto f32 = RankedTensorType::get({}, b.getF32Type());
+        // One layer entry (or an unstacked gradient): scatter, and the
+        // entry's norm from the replicas' shard norms.
+        auto scatterEntry = [&](Value entry, Value layer) -> Value {
+          auto scattered = ReduceScatterOp::create(b, loc, s.shardEntry,
+                                                   entry, replicaAttr);
+          ferry::graph::StoreOp::create(b, loc, scattered, target, layer);
+          Value part = GlobalNormOp::create(
+              b, loc, f32, ValueRange{scattered.getResult()});
+          Value one = ReshapeOp::create(
+              b, loc, RankedTensorType::get({1}, b.getF32Type()), part);
+          Value parts = AllGatherOp::create(
+              b, loc, RankedTensorType::get({n}, b.getF32Type()), one,
+              replicaAttr);
+          return GlobalNormOp::create(b, loc, f32, ValueRange{parts});
+        };
+        if (read->layer || !s.stacked) {
+          use.set(scatterEntry(use.get(), read->layer));
+        } else {
+          // A whole stacked gradient (a resident step's global norm): each
+          // layer's entry in turn.
+          SmallVector<Value> entryNorms;
+          for (int64_t l = 0; l < s.wholeDecl.getDimSize(0); ++l) {
+            Value index = arith::ConstantIndexOp::create(b, loc, l);
+            Value entry = ParameterSliceOp::create(b, loc, s.wholeEntry,
+                                                   read->name, index);
+            entryNorms.push_back(scatterEntry(entry, index));
+          }
+          use.set(GlobalNormOp::create(b, loc, f32, entryNorms));
+        }
+        summed.insert(target);
+        continue;
+      }
       auto sum = AllReduceOp::create(b, loc, use.get().getType(), use.get(),
                                      replicaAttr);
       ferry::graph::StoreOp::create(b, loc, sum, read->name, read->layer);

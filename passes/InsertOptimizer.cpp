@@ -302,7 +302,8 @@ void InsertOptimizerPass::runOnOperation() {
         norm, stepIndex, b.getStringAttr(optimizer), b.getF64FloatAttr(beta1),
         b.getF64FloatAttr(beta2), b.getF64FloatAttr(epsilon),
         b.getF64FloatAttr(p.getNoWeightDecay() ? 0.0 : weightDecay),
-        b.getF64FloatAttr(clipNorm), /*layer=*/Value(), lossScale);
+        b.getF64FloatAttr(clipNorm), /*layer=*/Value(), lossScale,
+        /*shard_replicas=*/IntegerAttr());
   }
   for (ParameterOp p : params)
     ferry::graph::StoreOp::create(b, loc, zeros(p.getTensorType()),

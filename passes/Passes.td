@@ -233,6 +233,17 @@ def InsertCollectivesPass : Pass<"ferry-insert-collectives", "mlir::ModuleOp"> {
     are all-reduced at their end, so every replica reports the global
     batch's loss.
 
+    With `rts` (replicated tensor sharding, PopXL's meaning), every
+    parameter whose layer entry has at least `rts-min-elements` elements is
+    stored as this replica's shard: ceil(elements / replicas) elements per
+    entry, zero-padded (`ferry.shard_of` keeps the whole shape), and so are
+    its Adam moments. Each read of it is an all-gather of the shard (hoisted
+    out of a phase's micro-batch loop: once per phase); its gradient is
+    reduce-scattered into `@grad.shard.<name>` where its norm is taken, its
+    part of the global norm is the norm of every replica's shard norm
+    (all-gathered, so each element counts once), and the optimizer updates
+    the shard (LAMB's trust-ratio norms summed over the replicas).
+
     ```mlir
     // before
     %g = graph.parameter_ref @grad.w : tensor<4x8xf32>
@@ -247,8 +258,16 @@ def InsertCollectivesPass : Pass<"ferry-insert-collectives", "mlir::ModuleOp"> {
   let options = [
     Option<"replicas", "replicas", "int64_t", /*default=*/"1",
            "execution.data_parallel: the replicas that sum their gradients">,
+    Option<"rts", "rts", "bool", /*default=*/"false",
+           "execution.replicated_tensor_sharding: shard weights, gradients "
+           "and optimizer state over the replicas">,
+    Option<"rtsMinElements", "rts-min-elements", "int64_t",
+           /*default=*/"1024",
+           "execution.rts_min_elements: tensors (layer entries) smaller than "
+           "this stay replicated">,
   ];
-  let dependentDialects = ["ferry::graph::GraphDialect"];
+  let dependentDialects = ["ferry::graph::GraphDialect",
+                           "mlir::arith::ArithDialect"];
 }
 
 //===----------------------------------------------------------------------===//

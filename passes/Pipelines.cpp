@@ -62,6 +62,8 @@ void ferry::buildTrainingPipeline(mlir::OpPassManager &pm,
   if (options.replicas > 1) {
     InsertCollectivesPassOptions collectives;
     collectives.replicas = options.replicas;
+    collectives.rts = options.rts;
+    collectives.rtsMinElements = options.rtsMinElements;
     pm.addPass(createInsertCollectivesPass(collectives));
   }
   // Autodiff leaves duplicate constants and zero-gradient seeds; merge and
@@ -148,6 +150,12 @@ struct TrainingPipelineFlags
   Option<int64_t> replicas{*this, "replicas",
                            llvm::cl::desc("execution.data_parallel"),
                            llvm::cl::init(1)};
+  Option<bool> rts{*this, "rts",
+                   llvm::cl::desc("execution.replicated_tensor_sharding"),
+                   llvm::cl::init(false)};
+  Option<int64_t> rtsMinElements{
+      *this, "rts-min-elements",
+      llvm::cl::desc("execution.rts_min_elements"), llvm::cl::init(1024)};
 };
 
 // ferry-lower-to-rt's options; ferry-lowering adds `fusion`.
@@ -215,6 +223,8 @@ void ferry::registerFerryPipelines() {
         options.lossScaling = flags.lossScaling;
         options.deviceMemoryLimit = flags.deviceMemoryLimit;
         options.replicas = flags.replicas;
+        options.rts = flags.rts;
+        options.rtsMinElements = flags.rtsMinElements;
         buildTrainingPipeline(pm, options);
       });
   mlir::PassPipelineRegistration<LoweringPipelineFlags>(

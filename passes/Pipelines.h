@@ -25,6 +25,8 @@ struct TrainingPipelineOptions {
   bool lossScaling = false;      // training.precision: fp16
   int64_t deviceMemoryLimit = 0; // execution.device_memory_limit (0: none)
   int64_t replicas = 1;          // execution.data_parallel
+  bool rts = false;              // execution.replicated_tensor_sharding
+  int64_t rtsMinElements = 1024; // execution.rts_min_elements
 };
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingPipelineOptions &options = {});

@@ -158,6 +158,8 @@ void SelectKernelsPass::runOnOperation() {
     int64_t initRows = 0; // rows the init applies to (0: all); the rest are 0
     bool stacked = false, noWeightDecay = false;
     int64_t offset = 0;
+    DenseI64ArrayAttr shardOf;  // replicated tensor sharding: whole shape
+    IntegerAttr shardReplicas; // and replicas
   };
   std::vector<Declared> declared;
   std::vector<StateInfo> states;
@@ -188,6 +190,11 @@ void SelectKernelsPass::runOnOperation() {
     s.noWeightDecay = param ? param.getNoWeightDecay() : false;
     if (auto rows = op.getAttrOfType<IntegerAttr>("ferry.init_rows"))
       s.initRows = rows.getInt();
+    // Replicated tensor sharding (ferry-insert-collectives): the whole shape
+    // and the replica count, for the runtime's initialisation and
+    // checkpoints.
+    s.shardOf = op.getAttrOfType<DenseI64ArrayAttr>("ferry.shard_of");
+    s.shardReplicas = op.getAttrOfType<IntegerAttr>("ferry.shard_replicas");
     s.offset = offset;
     offset = alignUp(offset + byteSize(t));
     stateIds[s.name] = static_cast<int>(states.size());
@@ -224,6 +231,10 @@ void SelectKernelsPass::runOnOperation() {
                                   s.noWeightDecay);
     if (s.initRows > 0)
       op->setAttr("init_rows", b.getI64IntegerAttr(s.initRows));
+    if (s.shardOf && s.shardReplicas) {
+      op->setAttr("shard_of", s.shardOf);
+      op->setAttr("shard_replicas", s.shardReplicas);
+    }
   }
   for (auto [k, l] : llvm::enumerate(selections)) {
     SmallVector<StringRef> inputNames(l->inputs.begin(), l->inputs.end());

@@ -294,7 +294,11 @@ def Graph_OptimizerUpdateOp : Graph_Op<"optimizer_update",
     gradient and moments) is updated: phased execution updates one layer per
     phase. With `unscale %s` (fp16 loss scaling) the gradient holds s times
     its value: it is divided by s, `norm` is the true (unscaled) norm, and
-    when `norm` is not finite (an overflow) nothing is updated. Formulas: ARCHITECTURE.md, "Optimizers".
+    when `norm` is not finite (an overflow) nothing is updated. With
+    `shard_replicas` N (replicated tensor sharding), the parameter, gradient
+    and moments are this replica's shards of N, and LAMB's per-tensor norms
+    are summed over the replicas, so its trust ratio is the whole tensor's.
+    Formulas: ARCHITECTURE.md, "Optimizers".
 
     ```mlir
     graph.optimizer_update @embeddings.word grad @grad.embeddings.word moments @adam_m.embeddings.word, @adam_v.embeddings.word
@@ -308,7 +312,8 @@ def Graph_OptimizerUpdateOp : Graph_Op<"optimizer_update",
                        Index:$step, StrAttr:$optimizer, F64Attr:$beta1,
                        F64Attr:$beta2, F64Attr:$epsilon, F64Attr:$weight_decay,
                        F64Attr:$clip_norm, Optional<Index>:$layer,
-                       Optional<Graph_FloatScalar>:$loss_scale);
+                       Optional<Graph_FloatScalar>:$loss_scale,
+                       OptionalAttr<I64Attr>:$shard_replicas);
   let assemblyFormat = [{
     $param (`[` $layer^ `]`)? `grad` $grad `moments` $m `,` $v `lr` $lr `norm` $global_norm `step` $step
     (`unscale` $loss_scale^)? attr-dict `:` type($lr) `,` type($global_norm) (`,` type($loss_scale)^)?

@@ -366,6 +366,35 @@ LogicalResult KernelSelection::selectOptimizerUpdate(OptimizerUpdateOp up,
     }
     segments = 1;
   }
+  std::optional<uint64_t> shards = up.getShardReplicas();
+  if (up.getOptimizer() == "lamb" && shards && *shards > 1) {
+    // Shards of N replicas: LAMB's two passes around an all-reduce of each
+    // segment's sums of w^2 and u^2, so the trust ratio is the whole
+    // tensor's.
+    Ref sums = temp(RankedTensorType::get({2 * segments},
+                                          Float32Type::get(op.getContext())),
+                    "LAMB norm sums");
+    SmallVector<Ref> first = {bufs[0], bufs[1], bufs[2], bufs[3], ins[1],
+                              sums};
+    SmallVector<Ref> second = {bufs[0], bufs[2], bufs[3], ins[0], ins[1],
+                               sums};
+    if (ins.size() > 2) { // the loss scale
+      first.push_back(ins[2]);
+      second.push_back(ins[2]);
+    }
+    double b1 = up.getBeta1().convertToDouble(),
+           b2 = up.getBeta2().convertToDouble(),
+           eps = up.getEpsilon().convertToDouble(),
+           wd = up.getWeightDecay().convertToDouble();
+    emit("lamb_moments", first, {count, segments, 0},
+         {b1, b2, eps, wd, up.getClipNorm().convertToDouble()})
+        .ints[2] = *step;
+    emit("all_reduce", {sums, sums},
+         {2 * segments, static_cast<int64_t>(*shards)});
+    emit("lamb_apply", second, {count, segments, 0}, {b1, b2, eps, wd})
+        .ints[2] = *step;
+    return success();
+  }
   bufs.append(ins.begin(), ins.end()); // lr, norm
   Instr &in = emit(
       "optimizer_update", bufs,

@@ -4,6 +4,7 @@
 
 #include "runtime/comm/Communicator.h"
 #include "runtime/executable/KernelTable.h"
+#include "runtime/executable/ShardLayout.h"
 #include "runtime/random/Philox.h"
 
 #include <fmt/format.h>
@@ -54,7 +55,36 @@ const fxe::State *Backend::state(const std::string &name) const {
   return nullptr;
 }
 
-void ferry::initialStateValues(const fxe::State *s, uint64_t seed, void *out) {
+void ferry::initialStateValues(const fxe::State *s, uint64_t seed, void *out,
+                               int rank) {
+  if (std::optional<ShardLayout> shard = shardLayoutOf(s)) {
+    // This replica's shard of each entry: element e of the entry is shard
+    // element e - rank * shard; the whole tensor's values, keyed as below.
+    float *data = static_cast<float *>(out);
+    std::fill(data, data + shard->layers * shard->shard, 0.0f);
+    if (s->init() == fxe::Init_Zeros)
+      return;
+    uint32_t purpose = random::purposeHash(s->name()->str());
+    int64_t width = shard->wholeShape.size() > 1
+                        ? shard->entry / shard->wholeShape[s->stacked() ? 1 : 0]
+                        : 1;
+    int64_t realElements = shard->entry;
+    if (s->init_rows() > 0 && !s->stacked() && width > 0)
+      realElements = std::min(realElements, s->init_rows() * width);
+    auto std = static_cast<float>(s->init_std());
+    for (int64_t l = 0; l < shard->layers; ++l)
+      for (int64_t k = 0; k < shard->shard; ++k) {
+        int64_t e = static_cast<int64_t>(rank) * shard->shard + k;
+        if (e >= realElements)
+          break; // padding, and the padded vocabulary's rows: zeros
+        data[l * shard->shard + k] =
+            s->init() == fxe::Init_Ones
+                ? 1.0f
+                : std * random::normal(seed, purpose, static_cast<uint32_t>(l),
+                                       static_cast<uint64_t>(e));
+      }
+    return;
+  }
   if (s->dtype() != fxe::DType_F32 || s->init() == fxe::Init_Zeros) {
     std::memset(out, 0, static_cast<size_t>(s->bytes()));
     return;

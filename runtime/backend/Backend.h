@@ -92,7 +92,10 @@ protected:
 // A state's initial bytes, as its `init` says (normal(0, std) keyed by
 // (seed, name, layer entry, element), zeros, ones; padded vocabulary rows 0):
 // the same on every backend.
-void initialStateValues(const fxe::State *s, uint64_t seed, void *out);
+// A sharded state (replicated tensor sharding) gets replica `rank`'s shard
+// of the whole tensor's values.
+void initialStateValues(const fxe::State *s, uint64_t seed, void *out,
+                        int rank = 0);
 
 // Replays instructions [begin, end) of a program: loops set their counter
 // (and parity) registers and run their bodies; every kernel instruction goes

@@ -6,6 +6,8 @@
 
 #include "runtime/AtomicFile.h"
 #include "runtime/checkpoint/TrainerJson.h"
+#include "runtime/comm/Communicator.h"
+#include "runtime/executable/ShardLayout.h"
 
 #include <fmt/format.h>
 
@@ -52,7 +54,11 @@ std::vector<Slot> slotsOf(const fxe::Executable &exe, fxe::Role role) {
           "state {} is not fp32; checkpoints hold fp32 parameters and "
           "optimizer state",
           s->name()->str()));
-    std::vector<int64_t> shape(s->shape()->begin(), s->shape()->end());
+    // A sharded state is named and shaped as its whole tensor.
+    std::optional<ShardLayout> shard = shardLayoutOf(s);
+    std::vector<int64_t> shape =
+        shard ? shard->wholeShape
+              : std::vector<int64_t>(s->shape()->begin(), s->shape()->end());
     std::string hf = s->hf_name()->str();
     if (s->stacked()) {
       int64_t layers = shape.front();
@@ -89,18 +95,64 @@ int64_t product(const std::vector<int64_t> &shape, size_t from = 0) {
   return n;
 }
 
+// The whole tensor of a sharded state, gathered from every replica's shard:
+// a collective, so every rank calls it for the same states in one order.
+std::vector<float> gatherWhole(Backend &backend, const fxe::State *s,
+                               const ShardLayout &l) {
+  comm::Communicator &group = backend.group();
+  if (group.size() != l.replicas)
+    throw CheckpointError(fmt::format(
+        "state {} is sharded over {} replicas, but this run has {}",
+        s->name()->str(), l.replicas, group.size()));
+  std::vector<float> mine(static_cast<size_t>(l.layers * l.shard));
+  backend.read(s, 0, mine.data(), s->bytes());
+  std::vector<float> all(mine.size() * static_cast<size_t>(l.replicas));
+  group.allGather(mine.data(), all.data(), s->bytes(),
+                  "the gather of " + s->name()->str() + " for a checkpoint");
+  std::vector<float> whole(static_cast<size_t>(l.layers * l.entry));
+  for (int64_t layer = 0; layer < l.layers; ++layer)
+    for (int64_t e = 0; e < l.entry; ++e)
+      whole[layer * l.entry + e] =
+          all[(e / l.shard) * mine.size() + layer * l.shard + e % l.shard];
+  return whole;
+}
+
+// Writes a sharded state's whole values: this replica keeps its shard.
+void scatterWhole(Backend &backend, const fxe::State *s, const ShardLayout &l,
+                  const std::vector<float> &whole) {
+  int rank = backend.group().rank();
+  std::vector<float> mine(static_cast<size_t>(l.layers * l.shard), 0.0f);
+  for (int64_t layer = 0; layer < l.layers; ++layer)
+    for (int64_t k = 0; k < l.shard; ++k) {
+      int64_t e = rank * l.shard + k;
+      if (e < l.entry)
+        mine[layer * l.shard + k] = whole[layer * l.entry + e];
+    }
+  backend.write(s, 0, mine.data(), s->bytes());
+}
+
 } // namespace
 
 std::vector<Tensor> ckpt::exportStates(const fxe::Executable &exe,
                                        Backend &backend, fxe::Role role) {
   std::vector<Tensor> tensors;
+  std::map<const fxe::State *, std::vector<float>> gathered;
   for (const Slot &slot : slotsOf(exe, role)) {
     std::vector<int64_t> shape = slot.shape;
     if (!shape.empty())
       shape.front() = slot.realRows;
     std::vector<float> values(static_cast<size_t>(product(shape)));
-    backend.read(slot.state, slot.offsetElements * 4, values.data(),
-                 static_cast<int64_t>(values.size()) * 4);
+    if (std::optional<ShardLayout> l = shardLayoutOf(slot.state)) {
+      auto it = gathered.find(slot.state);
+      if (it == gathered.end())
+        it = gathered.emplace(slot.state, gatherWhole(backend, slot.state, *l))
+                 .first;
+      std::copy_n(it->second.begin() + slot.offsetElements, values.size(),
+                  values.begin());
+    } else {
+      backend.read(slot.state, slot.offsetElements * 4, values.data(),
+                   static_cast<int64_t>(values.size()) * 4);
+    }
     tensors.push_back(makeTensor(slot.name, shape, values.data(), DType::F32));
   }
   return tensors;
@@ -110,6 +162,7 @@ ImportReport ckpt::importStates(const fxe::Executable &exe, Backend &backend,
                                 fxe::Role role, const SafetensorsFile &file) {
   ImportReport report;
   std::set<std::string> used;
+  std::map<const fxe::State *, std::vector<float>> wholes; // sharded states
   std::vector<std::string> problems;
   auto lookup = [&](const std::string &name) -> const Tensor * {
     if (const Tensor *t = file.find(name))
@@ -165,8 +218,16 @@ ImportReport ckpt::importStates(const fxe::Executable &exe, Backend &backend,
     int64_t allRows = slot.shape.empty() ? 1 : slot.shape.front();
     values.resize(static_cast<size_t>(rows * width)); // extra rows dropped
     values.resize(static_cast<size_t>(allRows * width), 0.0f); // padding: 0
-    backend.write(slot.state, slot.offsetElements * 4, values.data(),
-                  allRows * width * 4);
+    if (std::optional<ShardLayout> l = shardLayoutOf(slot.state)) {
+      // Collected whole, scattered to this replica's shard below.
+      std::vector<float> &whole = wholes[slot.state];
+      whole.resize(static_cast<size_t>(l->layers * l->entry), 0.0f);
+      std::copy(values.begin(), values.end(),
+                whole.begin() + slot.offsetElements);
+    } else {
+      backend.write(slot.state, slot.offsetElements * 4, values.data(),
+                    allRows * width * 4);
+    }
     if (vocabRows && t->shape.front() != slot.realRows)
       report.notes.push_back(fmt::format(
           "{}: {} rows in the file, the model's vocabulary is {}; the extra "
@@ -197,6 +258,8 @@ ImportReport ckpt::importStates(const fxe::Executable &exe, Backend &backend,
         "max_positions, type_vocab_size) is the checkpoint's",
         file.path, problems.size(), problems.size() == 1 ? "" : "s",
         fmt::format("{}", fmt::join(problems, "\n"))));
+  for (auto &[state, whole] : wholes)
+    scatterWhole(backend, state, *shardLayoutOf(state), whole);
   for (const Tensor &t : file.tensors)
     if (!used.count(t.name))
       report.unused.push_back(t.name);
@@ -246,6 +309,13 @@ std::string readText(const fs::path &path) {
 std::string ckpt::saveCheckpoint(const std::string &dir,
                                  const fxe::Executable &exe, Backend &backend,
                                  const TrainerState &state, int64_t keep) {
+  // Every replica takes part in gathering the sharded states; rank 0 alone
+  // writes (the others return "").
+  std::vector<Tensor> model = exportStates(exe, backend, fxe::Role_Parameter);
+  std::vector<Tensor> optimizer =
+      exportStates(exe, backend, fxe::Role_OptimizerState);
+  if (backend.group().rank() != 0)
+    return "";
   fs::path root(dir);
   std::error_code ec;
   fs::create_directories(root, ec);
@@ -259,9 +329,6 @@ std::string ckpt::saveCheckpoint(const std::string &dir,
   if (ec)
     throw CheckpointError(
         fmt::format("cannot create {}: {}", tmp.string(), ec.message()));
-  std::vector<Tensor> model = exportStates(exe, backend, fxe::Role_Parameter);
-  std::vector<Tensor> optimizer =
-      exportStates(exe, backend, fxe::Role_OptimizerState);
   // A progress line for checkpoints over 1 GiB (bert-large with Adam: 4 GiB).
   uint64_t modelBytes = 0, totalBytes = 0;
   for (const Tensor &tensor : model)

@@ -87,6 +87,9 @@ struct ExecutionConfig {
   bool fusion = true;   // GEMM epilogues (ferry-fuse-epilogues)
   int64_t data_parallel = 0;
   bool replicated_tensor_sharding = false;
+  // Sharding: a tensor (one layer's entry of a stacked one) with fewer
+  // elements stays replicated.
+  int64_t rts_min_elements = 1024;
   // How long a replica waits in a collective for the others before it
   // declares the job failed.
   double collective_timeout_seconds = 300;

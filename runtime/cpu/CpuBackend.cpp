@@ -75,7 +75,7 @@ void CpuBackend::write(const fxe::State *s, int64_t offset, const void *src,
 
 void CpuBackend::initialiseStates(uint64_t seed) {
   for (const fxe::State *s : *exe_.states())
-    initialStateValues(s, seed, data(s));
+    initialStateValues(s, seed, data(s), group_->rank());
 }
 
 void CpuBackend::run(const std::string &name,
@@ -530,6 +530,29 @@ void CpuBackend::execute(const fxe::Instr &in,
     }
     cpu::adamUpdate(f(0), f(1), f(2), f(3), I(0), I(1), f(4)[0], f(5)[0],
                     static_cast<float>(F(4)), params);
+    break;
+  }
+  case Kernel::LambMoments:
+  case Kernel::LambApply: {
+    bool moments = static_cast<Kernel>(in.kernel()) == Kernel::LambMoments;
+    cpu::AdamParams params;
+    params.beta1 = static_cast<float>(F(0));
+    params.beta2 = static_cast<float>(F(1));
+    params.epsilon = static_cast<float>(F(2));
+    params.weightDecay = static_cast<float>(F(3));
+    params.applyWeightDecay = F(3) != 0.0;
+    params.lamb = true;
+    params.step = I(2) + 1;
+    if (nb > 6) { // [..., sums, loss scale]
+      params.invLossScale = 1.0f / f(6)[0];
+      params.skipNonFinite = true;
+    }
+    if (moments) // [w, g, m, v, norm, sums]
+      cpu::lambMoments(f(0), f(1), f(2), f(3), I(0), I(1), f(4)[0],
+                       static_cast<float>(F(4)), params, f(5));
+    else // [w, m, v, lr, norm, sums]
+      cpu::lambApply(f(0), f(1), f(2), I(0), I(1), f(3)[0], f(4)[0], params,
+                     f(5));
     break;
   }
   case Kernel::Load:

@@ -152,53 +152,28 @@ struct AdamConstants {
   return std::fma(k.weightDecay, w, u);
 }
 
-} // namespace
-
-void adamUpdate(float *w, const float *g, float *m, float *v, int64_t n,
-                int64_t segments, float lr, float globalNorm, float clipNorm,
-                const AdamParams &params) {
-  if (n <= 0 || segments <= 0)
-    return;
-  if (params.skipNonFinite && !std::isfinite(globalNorm))
-    return; // fp16 overflow: the runtime lowers the loss scale and goes on
-  // The clip factor and the loss-scale division in one factor on g.
-  const float clip =
-      ((clipNorm > 0.0f && globalNorm > clipNorm) ? clipNorm / globalNorm
-                                                  : 1.0f) *
-      params.invLossScale;
+AdamConstants constantsOf(const AdamParams &params) {
   const double t = static_cast<double>(params.step);
-  const double correction1 =
-      1.0 - std::pow(static_cast<double>(params.beta1), t);
-  const double correction2 =
-      1.0 - std::pow(static_cast<double>(params.beta2), t);
-  const AdamConstants k{static_cast<float>(1.0 / correction1),
-                        static_cast<float>(1.0 / correction2), params.epsilon,
-                        params.applyWeightDecay ? params.weightDecay : 0.0f};
-  const float b1 = params.beta1, b2 = params.beta2;
+  return {static_cast<float>(
+              1.0 / (1.0 - std::pow(static_cast<double>(params.beta1), t))),
+          static_cast<float>(
+              1.0 / (1.0 - std::pow(static_cast<double>(params.beta2), t))),
+          params.epsilon,
+          params.applyWeightDecay ? params.weightDecay : 0.0f};
+}
+
+// LAMB pass 1: the moments from the (clipped, unscaled) gradient, and per
+// segment s: sums[s] = sum of w^2, sums[segments + s] = sum of u^2, in
+// double over kSumChunk pieces added in a fixed order.
+void lambPass1(const float *w, const float *g, float *m, float *v, int64_t n,
+               int64_t segments, float clip, const AdamConstants &k, float b1,
+               float b2, double *sums) {
   const float c1 = 1.0f - b1, c2 = 1.0f - b2;
   const int64_t total = n * segments;
-
-  if (!params.lamb) {
-#pragma omp parallel for simd schedule(static) if (parallel : worth(total))
-    for (int64_t i = 0; i < total; ++i) {
-      const float gi = clip * g[i];
-      const float mi = b1 * m[i] + c1 * gi;
-      const float vi = b2 * v[i] + c2 * gi * gi;
-      m[i] = mi;
-      v[i] = vi;
-      w[i] -= lr * adamDirection(mi, vi, w[i], k);
-    }
-    return;
-  }
-
-  // LAMB: pass 1 updates the moments and sums ||w||^2 and ||u||^2 per
-  // kSumChunk piece of each segment; pass 2 recomputes u from the stored
-  // moments and applies w -= lr * r * u with the segment's trust ratio r.
   const int64_t chunks = (n + kSumChunk - 1) / kSumChunk;
   const int64_t items = segments * chunks;
-  double *sumW = scratch(static_cast<size_t>(2 * items + segments));
-  double *sumU = sumW + items;
-  double *factor = sumU + items;
+  std::vector<double> sumW(static_cast<size_t>(items)),
+      sumU(static_cast<size_t>(items));
 #pragma omp parallel for schedule(static) if (worth(total))
   for (int64_t item = 0; item < items; ++item) {
     const int64_t start = (item / chunks) * n + (item % chunks) * kSumChunk;
@@ -219,15 +194,30 @@ void adamUpdate(float *w, const float *g, float *m, float *v, int64_t n,
     sumW[item] = ww;
     sumU[item] = uu;
   }
-  for (int64_t s = 0; s < segments; ++s) {
+  for (int64_t seg = 0; seg < segments; ++seg) {
     double ww = 0.0, uu = 0.0;
     for (int64_t ch = 0; ch < chunks; ++ch) {
-      ww += sumW[s * chunks + ch];
-      uu += sumU[s * chunks + ch];
+      ww += sumW[seg * chunks + ch];
+      uu += sumU[seg * chunks + ch];
     }
+    sums[seg] = ww;
+    sums[segments + seg] = uu;
+  }
+}
+
+// LAMB pass 2: w -= lr * r_s * u, r_s = ||w_s|| / ||u_s|| from `sums`.
+void lambPass2(float *w, const float *m, const float *v, int64_t n,
+               int64_t segments, float lr, const AdamConstants &k,
+               const double *sums) {
+  const int64_t total = n * segments;
+  const int64_t chunks = (n + kSumChunk - 1) / kSumChunk;
+  const int64_t items = segments * chunks;
+  std::vector<double> factor(static_cast<size_t>(segments));
+  for (int64_t seg = 0; seg < segments; ++seg) {
+    const double ww = sums[seg], uu = sums[segments + seg];
     const double ratio =
         (ww > 0.0 && uu > 0.0) ? std::sqrt(ww) / std::sqrt(uu) : 1.0;
-    factor[s] = static_cast<double>(lr) * ratio;
+    factor[static_cast<size_t>(seg)] = static_cast<double>(lr) * ratio;
   }
 #pragma omp parallel for schedule(static) if (worth(total))
   for (int64_t item = 0; item < items; ++item) {
@@ -238,6 +228,78 @@ void adamUpdate(float *w, const float *g, float *m, float *v, int64_t n,
     for (int64_t i = start; i < end; ++i)
       w[i] -= step * adamDirection(m[i], v[i], w[i], k);
   }
+}
+
+} // namespace
+
+void adamUpdate(float *w, const float *g, float *m, float *v, int64_t n,
+                int64_t segments, float lr, float globalNorm, float clipNorm,
+                const AdamParams &params) {
+  if (n <= 0 || segments <= 0)
+    return;
+  if (params.skipNonFinite && !std::isfinite(globalNorm))
+    return; // fp16 overflow: the runtime lowers the loss scale and goes on
+  // The clip factor and the loss-scale division in one factor on g.
+  const float clip =
+      ((clipNorm > 0.0f && globalNorm > clipNorm) ? clipNorm / globalNorm
+                                                  : 1.0f) *
+      params.invLossScale;
+  const AdamConstants k = constantsOf(params);
+  const float b1 = params.beta1, b2 = params.beta2;
+  const float c1 = 1.0f - b1, c2 = 1.0f - b2;
+  const int64_t total = n * segments;
+
+  if (!params.lamb) {
+#pragma omp parallel for simd schedule(static) if (parallel : worth(total))
+    for (int64_t i = 0; i < total; ++i) {
+      const float gi = clip * g[i];
+      const float mi = b1 * m[i] + c1 * gi;
+      const float vi = b2 * v[i] + c2 * gi * gi;
+      m[i] = mi;
+      v[i] = vi;
+      w[i] -= lr * adamDirection(mi, vi, w[i], k);
+    }
+    return;
+  }
+
+  // LAMB: pass 1 updates the moments and sums ||w||^2 and ||u||^2 per
+  // segment; pass 2 recomputes u from the stored moments and applies
+  // w -= lr * r * u with the segment's trust ratio r.
+  double *sums = scratch(static_cast<size_t>(2 * segments));
+  lambPass1(w, g, m, v, n, segments, clip, k, b1, b2, sums);
+  lambPass2(w, m, v, n, segments, lr, k, sums);
+}
+
+void lambMoments(const float *w, const float *g, float *m, float *v,
+                 int64_t n, int64_t segments, float globalNorm, float clipNorm,
+                 const AdamParams &params, float *sums) {
+  std::fill(sums, sums + 2 * segments, 0.0f);
+  if (n <= 0 || segments <= 0)
+    return;
+  if (params.skipNonFinite && !std::isfinite(globalNorm))
+    return;
+  const float clip =
+      ((clipNorm > 0.0f && globalNorm > clipNorm) ? clipNorm / globalNorm
+                                                  : 1.0f) *
+      params.invLossScale;
+  double *partial = scratch(static_cast<size_t>(2 * segments));
+  lambPass1(w, g, m, v, n, segments, clip, constantsOf(params), params.beta1,
+            params.beta2, partial);
+  for (int64_t i = 0; i < 2 * segments; ++i)
+    sums[i] = static_cast<float>(partial[i]);
+}
+
+void lambApply(float *w, const float *m, const float *v, int64_t n,
+               int64_t segments, float lr, float globalNorm,
+               const AdamParams &params, const float *sums) {
+  if (n <= 0 || segments <= 0)
+    return;
+  if (params.skipNonFinite && !std::isfinite(globalNorm))
+    return;
+  double *summed = scratch(static_cast<size_t>(2 * segments));
+  for (int64_t i = 0; i < 2 * segments; ++i)
+    summed[i] = sums[i];
+  lambPass2(w, m, v, n, segments, lr, constantsOf(params), summed);
 }
 
 } // namespace ferry::cpu

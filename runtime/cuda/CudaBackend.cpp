@@ -125,7 +125,7 @@ public:
   void initialiseStates(uint64_t seed) override {
     for (const fxe::State *s : *exe_.states()) {
       std::vector<char> values(static_cast<size_t>(s->bytes()));
-      initialStateValues(s, seed, values.data());
+      initialStateValues(s, seed, values.data(), group_->rank());
       write(s, 0, values.data(), s->bytes());
     }
   }
@@ -658,6 +658,27 @@ private:
         throw RuntimeError("optimizer_update with more than 2048 segments");
       cuda::adamUpdate(s, f(0), f(1), f(2), f(3), I(0), I(1), f(4), f(5),
                        static_cast<float>(F(4)), params, scratch_);
+      break;
+    }
+    case Kernel::LambMoments:
+    case Kernel::LambApply: {
+      cuda::AdamParams params{static_cast<float>(F(0)),
+                              static_cast<float>(F(1)),
+                              static_cast<float>(F(2)),
+                              static_cast<float>(F(3)),
+                              F(3) != 0.0,
+                              true,
+                              I(2) + 1,
+                              nb > 6 ? f(6) : nullptr};
+      if (2 * I(1) > 4096)
+        throw RuntimeError(fmt::format("{} with more than 2048 segments",
+                                       kernels::kernelName(kernel)));
+      if (kernel == Kernel::LambMoments) // [w, g, m, v, norm, sums]
+        cuda::lambMoments(s, f(0), f(1), f(2), f(3), I(0), I(1), f(4),
+                          static_cast<float>(F(4)), params, f(5), scratch_);
+      else // [w, m, v, lr, norm, sums]
+        cuda::lambApply(s, f(0), f(1), f(2), I(0), I(1), f(3), f(4), params,
+                        f(5), scratch_);
       break;
     }
     default:

@@ -121,7 +121,7 @@ __global__ void adamwKernel(float *w, const float *g, float *m, float *v,
 }
 
 // LAMB pass 1: moments, and per segment sum w^2 and u^2 into scratch.
-__global__ void lambMoments(const float *w, const float *g, float *m, float *v,
+__global__ void lambMomentsKernel(const float *w, const float *g, float *m, float *v,
                             int64_t n, const float *norm, AdamK k,
                             double *scratch, int64_t segments,
                             const float *lossScale) {
@@ -151,7 +151,7 @@ __global__ void lambMoments(const float *w, const float *g, float *m, float *v,
   }
 }
 
-__global__ void lambApply(float *w, const float *m, const float *v, int64_t n,
+__global__ void lambApplyKernel(float *w, const float *m, const float *v, int64_t n,
                           const float *lr, AdamK k, const double *scratch,
                           int64_t segments, const float *norm,
                           const float *lossScale) {
@@ -166,6 +166,32 @@ __global__ void lambApply(float *w, const float *m, const float *v, int64_t n,
     int64_t i = seg * n + j;
     w[i] -= step * adamDirection(m[i], v[i], w[i], k);
   }
+}
+
+__global__ void doublesToFloats(const double *in, float *out, int64_t n) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+       i < n; i += static_cast<int64_t>(blockDim.x) * gridDim.x)
+    out[i] = static_cast<float>(in[i]);
+}
+
+__global__ void floatsToDoubles(const float *in, double *out, int64_t n) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+       i < n; i += static_cast<int64_t>(blockDim.x) * gridDim.x)
+    out[i] = in[i];
+}
+
+AdamK adamConstants(const AdamParams &params, float clipNorm) {
+  double t = static_cast<double>(params.step);
+  return AdamK{
+      params.beta1,
+      params.beta2,
+      1.0f - params.beta1,
+      1.0f - params.beta2,
+      static_cast<float>(1.0 / (1.0 - std::pow(double(params.beta1), t))),
+      static_cast<float>(1.0 / (1.0 - std::pow(double(params.beta2), t))),
+      params.epsilon,
+      params.applyWeightDecay ? params.weightDecay : 0.0f,
+      clipNorm};
 }
 
 } // namespace
@@ -212,16 +238,7 @@ void adamUpdate(cudaStream_t s, float *w, const float *g, float *m, float *v,
                 const AdamParams &params, double *scratch) {
   if (n <= 0 || segments <= 0)
     return;
-  double t = static_cast<double>(params.step);
-  AdamK k{params.beta1,
-          params.beta2,
-          1.0f - params.beta1,
-          1.0f - params.beta2,
-          static_cast<float>(1.0 / (1.0 - std::pow(double(params.beta1), t))),
-          static_cast<float>(1.0 / (1.0 - std::pow(double(params.beta2), t))),
-          params.epsilon,
-          params.applyWeightDecay ? params.weightDecay : 0.0f,
-          clipNorm};
+  AdamK k = adamConstants(params, clipNorm);
   if (!params.lamb) {
     launchOver(s, "optimizer_update (AdamW)", n * segments, adamwKernel, w, g,
                m, v, n * segments, lr, globalNorm, k, params.lossScale);
@@ -232,13 +249,46 @@ void adamUpdate(cudaStream_t s, float *w, const float *g, float *m, float *v,
       "optimizer_update (zeroing)");
   dim3 grid(static_cast<unsigned>(std::min<int64_t>(blocksFor(n), 1024)),
             gridDimension(segments, kMaxGridYZ, "optimizer_update"));
-  launch("optimizer_update (LAMB moments)", lambMoments, grid, dim3(kThreads),
+  launch("optimizer_update (LAMB moments)", lambMomentsKernel, grid, dim3(kThreads),
          0, s, w, g, m, v, n, globalNorm, k, scratch, segments,
          params.lossScale);
-  launch("optimizer_update (LAMB apply)", lambApply, grid, dim3(kThreads), 0, s,
+  launch("optimizer_update (LAMB apply)", lambApplyKernel, grid, dim3(kThreads), 0, s,
          w, static_cast<const float *>(m), static_cast<const float *>(v), n, lr,
          k, static_cast<const double *>(scratch), segments, globalNorm,
          params.lossScale);
+}
+
+void lambMoments(cudaStream_t s, const float *w, const float *g, float *m,
+                 float *v, int64_t n, int64_t segments,
+                 const float *globalNorm, float clipNorm,
+                 const AdamParams &params, float *sums, double *scratch) {
+  checkCall(
+      cudaMemsetAsync(scratch, 0, static_cast<size_t>(2 * segments) * 8, s),
+      "lamb_moments (zeroing)");
+  if (n > 0 && segments > 0) {
+    dim3 grid(static_cast<unsigned>(std::min<int64_t>(blocksFor(n), 1024)),
+              gridDimension(segments, kMaxGridYZ, "lamb_moments"));
+    launch("lamb_moments", lambMomentsKernel, grid, dim3(kThreads), 0, s, w, g, m,
+           v, n, globalNorm, adamConstants(params, clipNorm), scratch,
+           segments, params.lossScale);
+  }
+  launchOver(s, "lamb_moments (sums)", 2 * segments, doublesToFloats,
+             static_cast<const double *>(scratch), sums, 2 * segments);
+}
+
+void lambApply(cudaStream_t s, float *w, const float *m, const float *v,
+               int64_t n, int64_t segments, const float *lr,
+               const float *globalNorm, const AdamParams &params,
+               const float *sums, double *scratch) {
+  if (n <= 0 || segments <= 0)
+    return;
+  launchOver(s, "lamb_apply (sums)", 2 * segments, floatsToDoubles, sums,
+             scratch, 2 * segments);
+  dim3 grid(static_cast<unsigned>(std::min<int64_t>(blocksFor(n), 1024)),
+            gridDimension(segments, kMaxGridYZ, "lamb_apply"));
+  launch("lamb_apply", lambApplyKernel, grid, dim3(kThreads), 0, s, w, m, v, n, lr,
+         adamConstants(params, 0.0f), static_cast<const double *>(scratch),
+         segments, globalNorm, params.lossScale);
 }
 
 } // namespace ferry::cuda

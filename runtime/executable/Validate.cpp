@@ -5,6 +5,7 @@
 #include "runtime/ByteSize.h"
 #include "runtime/Error.h"
 #include "runtime/executable/KernelTable.h"
+#include "runtime/executable/ShardLayout.h"
 
 #include <fmt/format.h>
 
@@ -55,6 +56,7 @@ void ferry::validateExecutable(const fxe::Executable &exe_,
           "state {} (offset {}, {} bytes) does not fit the executable's "
           "layout; the executable is damaged: recompile it",
           s->name()->str(), s->offset(), s->bytes()));
+    shardLayoutOf(s); // throws for inconsistent shard fields
   }
   // Check every instruction once, so a damaged or foreign program fails here
   // with its position rather than in a kernel.

@@ -23,7 +23,12 @@ std::vector<std::string> ferry::changedKeys(const std::string &before,
   std::vector<std::string> changed;
   for (const auto &[key, line] : b) {
     // Keys declared free to change on resume (Config.h, KeyStage).
-    bool anyTime = keyStage(key) == KeyStage::RunAnyTime;
+    // How the replicas share the step changes its rounding, not its math:
+    // a checkpoint resumes at any replica count, sharded or not.
+    bool anyTime = keyStage(key) == KeyStage::RunAnyTime ||
+                   key == "execution.data_parallel" ||
+                   key == "execution.replicated_tensor_sharding" ||
+                   key == "execution.rts_min_elements";
     auto it = a.find(key);
     if (!anyTime && (it == a.end() || it->second != line))
       changed.push_back(it == a.end() ? line + " (new)"

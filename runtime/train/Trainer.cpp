@@ -279,9 +279,7 @@ int Trainer::agreedStopSignal() {
 }
 
 std::string Trainer::save(const std::string &dir, int64_t steps) {
-  // Every state is whole on every replica: rank 0 writes the checkpoint.
-  if (!isRankZero())
-    return "";
+  // Every replica gathers the sharded states; rank 0 writes the checkpoint.
   ckpt::TrainerState state;
   state.step = steps;
   state.dataPosition = steps * config_.training.global_batch_size;
