@@ -248,6 +248,72 @@ TEST(CpuKernels, AdamUpdateLambAndAdamWMatchReference) {
       }
 }
 
+// Replicated tensor sharding's LAMB: each of 3 replicas runs lambMoments on
+// its zero-padded shard of each segment, the sums are added (the
+// all-reduce), and lambApply on each shard gives the whole tensor's update:
+// relative L2 <= 1e-6 against adamUpdate on the whole (the sums pass
+// through fp32 between the halves).
+TEST(CpuKernels, ShardedLambEqualsWholeLamb) {
+  const int64_t n = 1001, segments = 2, total = n * segments, replicas = 3;
+  const int64_t shard = (n + replicas - 1) / replicas; // 334, 1 padding
+  std::vector<float> w = randn(total, 60, 0.0f, 0.05f);
+  std::vector<float> g = randn(total, 61, 0.0f, 0.3f);
+  std::vector<float> m = randn(total, 62, 0.0f, 0.01f);
+  std::vector<float> v = randn(total, 63, 0.0f, 0.01f);
+  for (float &x : v)
+    x = x * x;
+  for (int64_t i = n; i < total; ++i)
+    w[i] *= 0.1f; // different trust ratios per segment
+  cpu::AdamParams p{0.9f, 0.999f, 1e-6f, 0.01f, true, true, 5};
+  // Shards: replica r holds elements [r * shard, (r + 1) * shard) of each
+  // segment, zeros past n.
+  auto split = [&](const std::vector<float> &x, int64_t r) {
+    std::vector<float> out(static_cast<size_t>(segments * shard), 0.0f);
+    for (int64_t s = 0; s < segments; ++s)
+      for (int64_t k = 0; k < shard && r * shard + k < n; ++k)
+        out[s * shard + k] = x[s * n + r * shard + k];
+    return out;
+  };
+  std::vector<std::vector<float>> ws, gs, ms, vs;
+  std::vector<float> sums(2 * segments, 0.0f);
+  for (int64_t r = 0; r < replicas; ++r) {
+    ws.push_back(split(w, r));
+    gs.push_back(split(g, r));
+    ms.push_back(split(m, r));
+    vs.push_back(split(v, r));
+    std::vector<float> mine(2 * segments);
+    cpu::lambMoments(ws[r].data(), gs[r].data(), ms[r].data(), vs[r].data(),
+                     shard, segments, 4.0f, 1.0f, p, mine.data());
+    for (int64_t i = 0; i < 2 * segments; ++i)
+      sums[i] += mine[i];
+  }
+  for (int64_t r = 0; r < replicas; ++r)
+    cpu::lambApply(ws[r].data(), ms[r].data(), vs[r].data(), shard, segments,
+                   1e-3f, 4.0f, p, sums.data());
+  cpu::adamUpdate(w.data(), g.data(), m.data(), v.data(), n, segments, 1e-3f,
+                  4.0f, 1.0f, p);
+  for (int64_t r = 0; r < replicas; ++r) {
+    std::vector<float> want = split(w, r), wantM = split(m, r);
+    std::vector<double> wd(want.begin(), want.end()),
+        md(wantM.begin(), wantM.end());
+    EXPECT_LE(relL2(ws[r], wd), 1e-6) << "replica " << r;
+    EXPECT_LE(relL2(ms[r], md), 1e-6) << "replica " << r;
+    // The padding stays zero.
+    EXPECT_EQ(ws[r][shard - 1] == 0.0f, (r + 1) * shard > n);
+  }
+  // A non-finite norm under loss scaling skips both halves.
+  cpu::AdamParams scaled = p;
+  scaled.skipNonFinite = true;
+  std::vector<float> before = ws[0], mBefore = ms[0], out(2 * segments, -1);
+  cpu::lambMoments(ws[0].data(), gs[0].data(), ms[0].data(), vs[0].data(),
+                   shard, segments, INFINITY, 1.0f, scaled, out.data());
+  cpu::lambApply(ws[0].data(), ms[0].data(), vs[0].data(), shard, segments,
+                 1e-3f, INFINITY, scaled, sums.data());
+  EXPECT_EQ(ws[0], before);
+  EXPECT_EQ(ms[0], mBefore);
+  EXPECT_EQ(out, std::vector<float>(2 * segments, 0.0f));
+}
+
 TEST(CpuKernels, AdamUpdateHandComputed) {
   // w = [1, -2], g = [0.5, 0.25], m = v = 0, step 1, beta1 0.9, beta2 0.999,
   // eps 1e-6, weight decay 0.01, lr 0.1, no clipping.
