@@ -71,17 +71,19 @@ void LayoutArenaPass::runOnOperation() {
     if (layout.phases.empty())
       continue;
     SmallVector<Attribute> phases;
-    for (const PhaseStats &ps : layout.phases)
-      phases.push_back(b.getDictionaryAttr({
+    for (const PhaseStats &ps : layout.phases) {
+      SmallVector<NamedAttribute> fields = {
           b.getNamedAttr("name", b.getStringAttr(ps.name)),
           b.getNamedAttr("executions", b.getI64IntegerAttr(ps.executions)),
           b.getNamedAttr("bytes_in", b.getI64IntegerAttr(ps.bytesIn)),
           b.getNamedAttr("bytes_out", b.getI64IntegerAttr(ps.bytesOut)),
           b.getNamedAttr("flops", b.getF64FloatAttr(ps.flops)),
-          b.getNamedAttr("peak_bytes", b.getI64IntegerAttr(ps.peakBytes)),
-          b.getNamedAttr("collective_bytes",
-                         b.getI64IntegerAttr(ps.collectiveBytes)),
-      }));
+          b.getNamedAttr("peak_bytes", b.getI64IntegerAttr(ps.peakBytes))};
+      if (ps.collectiveBytes > 0) // replicas only
+        fields.push_back(b.getNamedAttr(
+            "collective_bytes", b.getI64IntegerAttr(ps.collectiveBytes)));
+      phases.push_back(b.getDictionaryAttr(fields));
+    }
     op->setAttr("rt.phases", b.getArrayAttr(phases));
   }
   int64_t params = 0;

@@ -202,7 +202,9 @@ StepMetrics Trainer::step(int64_t s) {
       counted > 0 ? scalar(*backend_, "metric.mlm_correct") / counted : 0.0;
   m.lr = scalar(*backend_, "metric.lr");
   m.gradNorm = scalar(*backend_, "metric.grad_norm");
-  m.samplesPerSecond = static_cast<double>(rows_) / m.seconds;
+  // The whole global batch's rate (every replica's rows together).
+  m.samplesPerSecond =
+      static_cast<double>(config_.training.global_batch_size) / m.seconds;
   DynamicLossScale::Outcome scaling = lossScale_.update(m.step, m.gradNorm);
   m.skipped = scaling.skipped;
   m.lossScaleNote = scaling.note;
@@ -320,7 +322,10 @@ RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
         options.logEvery > 0 && (last.step % options.logEvery == 0 ||
                                  last.step == options.steps || last.step == 1);
     if (log && !options.quiet) {
-      double rate = static_cast<double>(rows_ * windowSteps) / windowSeconds;
+      double rate =
+          static_cast<double>(config_.training.global_batch_size *
+                              windowSteps) /
+          windowSeconds;
       std::fprintf(out,
                    "step %5lld/%lld  loss %.4f  mlm %.4f  nsp %.4f  mlm_acc "
                    "%.4f  lr %.3e  grad_norm %.3f  %.1f samples/s\n",

@@ -1,10 +1,12 @@
-// The body of `ferry eval` (EvalCommand.cpp parses its flags). Built into
-// libferry-run.so (RunApi.h).
+// The body of `ferry eval` (EvalCommand.cpp parses its flags): one process,
+// or the replicas mpirun started, each evaluating its rows of each batch.
+// Built into libferry-run.so (RunApi.h).
 #include "tools/ferry/LoadExecutable.h"
 #include "tools/ferry/RunApi.h"
 
 #include "runtime/AtomicFile.h"
 #include "runtime/train/Trainer.h"
+#include "tools/ferry/ReplicaRun.h"
 
 #include <fmt/format.h>
 
@@ -21,22 +23,44 @@ int runEval(const EvalOptionsCli &opts) {
   // The evaluation set is not training data: keep the config's data.path
   // out of it (a synthetic default would be fine, a missing file would not).
   overrides.push_back("data.path=synthetic");
+  ReplicaRun replicas;
   try {
-    std::optional<LoadedExecutable> loaded =
-        loadExecutable(opts.input, overrides, opts.compile);
-    if (!loaded)
+    replicas.join();
+    comm::Communicator *group = replicas.group.get();
+    std::FILE *out = replicas.out;
+    // Run alone, a config evaluates in this one process whatever replicas
+    // it trains with (its checkpoints do not depend on them).
+    bool config = opts.input.size() < 4 ||
+                  opts.input.compare(opts.input.size() - 4, 4, ".fxe") != 0;
+    if (group->size() == 1 && config) {
+      overrides.push_back("execution.data_parallel=1");
+      overrides.push_back("execution.replicated_tensor_sharding=false");
+    }
+    std::optional<LoadedExecutable> loaded = loadExecutable(
+        opts.input, overrides, opts.compile, [&](const Config &c) {
+          checkReplicaCount(c, *group);
+          group->setTimeoutSeconds(c.execution.collective_timeout_seconds);
+        });
+    if (!loaded) {
+      replicas.failPrinted("the executable could not be built (see its "
+                           "messages)");
       return 1;
-    Trainer trainer(*loaded->exe, loaded->config);
-    trainer.initFromCheckpoint(opts.checkpoint, stdout);
-    std::fflush(stdout);
+    }
+    Trainer trainer(*loaded->exe, loaded->config, group);
+    trainer.initFromCheckpoint(opts.checkpoint, out);
+    std::fflush(out);
     EvalMetrics m = trainer.evaluate(opts.data, opts.samples);
-    std::printf("eval %s: %lld samples, %.0f masked tokens\n"
-                "  mlm_accuracy %.6f\n  mlm_loss     %.6f\n"
-                "  nsp_accuracy %.6f\n  nsp_loss     %.6f\n"
-                "  %.1f samples/s\n",
-                opts.data.c_str(), static_cast<long long>(m.samples),
-                m.countedSlots, m.mlmAccuracy, m.mlmLoss, m.nspAccuracy,
-                m.nspLoss, m.seconds > 0 ? m.samples / m.seconds : 0.0);
+    std::fprintf(out,
+                 "eval %s: %lld samples, %.0f masked tokens\n"
+                 "  mlm_accuracy %.6f\n  mlm_loss     %.6f\n"
+                 "  nsp_accuracy %.6f\n  nsp_loss     %.6f\n"
+                 "  %.1f samples/s\n",
+                 opts.data.c_str(), static_cast<long long>(m.samples),
+                 m.countedSlots, m.mlmAccuracy, m.mlmLoss, m.nspAccuracy,
+                 m.nspLoss, m.seconds > 0 ? m.samples / m.seconds : 0.0);
+    std::fflush(out);
+    if (group->rank() != 0)
+      return 0; // rank 0 writes the results
     if (!opts.json.empty()) {
       std::string json = fmt::format(
           "{{\"samples\": {}, \"masked_tokens\": {}, \"eval_mlm_accuracy\": "
@@ -52,9 +76,7 @@ int runEval(const EvalOptionsCli &opts) {
     }
     return 0;
   } catch (const std::exception &e) {
-    // ConfigError, ExecutableError, DataError, CheckpointError and
-    // RuntimeError all carry a message that names the file and the fix.
-    std::fprintf(stderr, "ferry: error: %s\n", e.what());
+    replicas.fail(e);
   }
   return 1;
 }

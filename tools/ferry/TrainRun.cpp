@@ -6,8 +6,8 @@
 #include "tools/ferry/LoadExecutable.h"
 #include "tools/ferry/RunApi.h"
 
-#include "runtime/comm/Communicator.h"
 #include "runtime/train/Trainer.h"
+#include "tools/ferry/ReplicaRun.h"
 
 #include <fmt/format.h>
 
@@ -55,29 +55,19 @@ int runTrain(const TrainOptionsCli &opts) {
     overrides.push_back("checkpoint.init=" + opts.initCheckpoint);
   if (!opts.save.empty())
     overrides.push_back("checkpoint.save_dir=" + opts.save);
-  std::unique_ptr<comm::Communicator> group;
-  std::FILE *out = stdout;
+  ReplicaRun replicas;
   try {
-    group = comm::openReplicaGroup();
-    // Rank 0 speaks for the group; the others print only their errors.
-    if (group->rank() != 0) {
-      out = std::fopen("/dev/null", "w");
-      if (!out)
-        out = stdout;
-      setenv("FERRY_PROGRESS", "off", 1);
-    }
+    replicas.join();
+    comm::Communicator *group = replicas.group.get();
+    std::FILE *out = replicas.out;
     std::optional<LoadedExecutable> loaded = loadExecutable(
         opts.input, overrides, opts.compile, [&](const Config &c) {
           checkReplicaCount(c, *group);
           group->setTimeoutSeconds(c.execution.collective_timeout_seconds);
         });
     if (!loaded) { // the error is printed
-      if (group->size() > 1) {
-        group->notifyFailure(group->prefix() +
-                             "the executable could not be built (see its "
-                             "messages)");
-        group->abortJob(1);
-      }
+      replicas.failPrinted("the executable could not be built (see its "
+                           "messages)");
       return 1;
     }
     const Config &config = loaded->config;
@@ -86,7 +76,7 @@ int runTrain(const TrainOptionsCli &opts) {
                          "both say where the weights come from; give one");
     int64_t steps = opts.steps > 0 ? opts.steps : config.training.steps;
     checkSameRun(*group, *loaded->exe, config, steps);
-    Trainer trainer(*loaded->exe, config, group.get());
+    Trainer trainer(*loaded->exe, config, group);
     trainer.backend().setProfiling(opts.profile);
     std::fprintf(out,
                  "ferry train %s: %lld parameters, %s arena, global batch "
@@ -144,28 +134,11 @@ int runTrain(const TrainOptionsCli &opts) {
     if (opts.profile)
       std::fputs(trainer.backend().profileReport().c_str(), out);
     std::fflush(out);
-    if (out != stdout)
-      std::fclose(out);
     // Interrupted runs exit as the shell expects of a signal (128 + number),
     // after finishing cleanly.
     return result.stopSignal != 0 ? 128 + result.stopSignal : 0;
   } catch (const std::exception &e) {
-    // ConfigError, ExecutableError, DataError, CheckpointError and
-    // RuntimeError all carry a message that names the file and the fix.
-    std::string prefix = group ? group->prefix() : "";
-    std::string message = e.what();
-    if (!prefix.empty() && message.rfind(prefix, 0) == 0)
-      message = message.substr(prefix.size());
-    std::fprintf(stderr, "ferry: error: %s%s\n", prefix.c_str(),
-                 message.c_str());
-    std::fflush(stderr);
-    if (group && group->size() > 1) {
-      // Tell the other ranks why (unless this is their news), then take the
-      // job down: a rank alone cannot finish a collective step.
-      if (!dynamic_cast<const comm::PeerFailedError *>(&e))
-        group->notifyFailure(prefix + message);
-      group->abortJob(1);
-    }
+    replicas.fail(e);
   }
   return 1;
 }
