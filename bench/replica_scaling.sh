@@ -57,14 +57,18 @@ for kernel in ("all_reduce", "reduce_scatter", "all_gather"):
     if m:
         seconds += float(m.group(1))
         share += float(m.group(2))
-per_update = f"{sent.group(1)} / {len(rows)} updates" if sent else "-"
+units = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+per_update = "-"
+if sent:
+    value, unit = sent.group(1).split()
+    per_update = f"{float(value) * units[unit] / len(rows) / 2**20:.1f} MiB"
 timing = f"{seconds:.2f} s ({share:.1f}% of kernel time)" if sent else "-"
 print(f"| {name} | {n} x {threads} threads | {rate:.2f} | {per_update} | {timing} |")
 PY
 }
 
 echo "bert-mini, seq 128, global batch $batch, $cores cores, OMP_WAIT_POLICY=$OMP_WAIT_POLICY, median of $steps updates after $warmup"
-echo "| configuration | processes | samples/s | collective bytes per replica | time in collectives (rank 0) |"
+echo "| configuration | processes | samples/s | sent per replica per update | time in collectives (rank 0) |"
 echo "|---|---|---|---|---|"
 run one-process 1
 run data-parallel 2

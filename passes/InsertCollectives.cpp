@@ -118,15 +118,32 @@ void makeShard(Operation *decl, const Shard &s, int64_t replicas,
   decl->setAttr("ferry.shard_replicas", b.getI64IntegerAttr(replicas));
 }
 
+// Whether `v` can be available before `loop`: defined outside it, or by
+// index arithmetic (arith ops) on such values, which is then moved there.
+bool hoistIndex(Value v, scf::ForOp loop) {
+  if (!loop->isAncestor(v.getParentRegion()->getParentOp()))
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getDialect()->getNamespace() != "arith" ||
+      def->getNumRegions() != 0 || def->getParentOp() != loop)
+    return false; // the loop's counter, or computed by something else
+  for (Value operand : def->getOperands())
+    if (!hoistIndex(operand, loop))
+      return false;
+  def->moveBefore(loop);
+  return true;
+}
+
 // Moves a read and its gather out of micro-batch loops (batch-serialise's
-// `ferry.micro_batches`) whose counter it does not use.
+// `ferry.micro_batches`) whose counter it does not use: a phase gathers its
+// layer's weights once, not once per micro-batch.
 void hoistOutOfMicroBatchLoops(Operation *read, Operation *gather) {
   while (auto loop = dyn_cast<scf::ForOp>(read->getParentOp())) {
     if (!loop->hasAttr("ferry.micro_batches"))
       return;
     for (Value v : read->getOperands())
-      if (loop->isAncestor(v.getParentRegion()->getParentOp()))
-        return; // it reads the loop's counter, or a value computed inside
+      if (!hoistIndex(v, loop))
+        return;
     read->moveBefore(loop);
     gather->moveAfter(read);
   }
