@@ -34,7 +34,10 @@
 //   every element counts once (PopXL's global norm counts replicated
 //   tensors once per replica);
 // * graph.optimizer_update gets `shard_replicas`: LAMB's per-tensor norms
-//   are summed over the replicas in the lowering.
+//   are summed over the replicas in the lowering;
+// * in phased execution, a stacked parameter's whole gradient lives only in
+//   its layer's backward phase: it becomes one layer's scratch
+//   (gradientToPhaseScratch).
 //
 // Every replica runs this one program, so the collectives match in number,
 // order and size on all of them. Run last among the training passes.
@@ -146,6 +149,67 @@ void hoistOutOfMicroBatchLoops(Operation *read, Operation *gather) {
         return;
     read->moveBefore(loop);
     gather->moveAfter(read);
+  }
+}
+
+// A sharded stacked parameter's whole gradient, in phased execution, is
+// accumulated, reduce-scattered and zeroed by one phase (its layer's
+// backward) and read nowhere else: it only needs one layer's entry, reused
+// by every layer. Turns @grad.<name> [L, ...] into one entry, so it no
+// longer holds every layer's whole gradient on every replica. Leaves it
+// stacked when anything reads it outside that one phase (resident steps).
+void gradientToPhaseScratch(ModuleOp module, StringRef gradName) {
+  SmallVector<Operation *> uses;
+  module.walk([&](Operation *op) {
+    auto ref = op->getAttrOfType<FlatSymbolRefAttr>("name");
+    if (ref && ref.getValue() == gradName)
+      uses.push_back(op);
+  });
+  Operation *phase = nullptr;
+  bool zeroed = false;
+  for (Operation *op : uses) {
+    if (!isa<ParameterSliceOp, AccumulateOp, ferry::graph::StoreOp>(op))
+      return; // a whole read, or an op this does not know
+    if (auto acc = dyn_cast<AccumulateOp>(op); acc && !acc.getLayer())
+      return;
+    if (auto store = dyn_cast<ferry::graph::StoreOp>(op);
+        store && !store.getLayer())
+      return;
+    auto p = op->getParentOfType<PhaseOp>();
+    if (!p || (phase && p != phase))
+      return;
+    phase = p;
+    zeroed |= isa<ferry::graph::StoreOp>(op);
+  }
+  if (!phase || !zeroed)
+    return;
+  auto var = SymbolTable::lookupNearestSymbolFrom<VariableOp>(
+      module, StringAttr::get(module.getContext(), gradName));
+  if (!var || !var.getStacked())
+    return;
+  RankedTensorType whole = var.getTensorType();
+  var.setType(RankedTensorType::get(whole.getShape().drop_front(),
+                                    whole.getElementType()));
+  var.setStacked(false);
+  // Its name no longer has a layer: "grad.<...>.layer.{}.<...>" names the
+  // one scratch entry.
+  std::string hf = var.getHfName().str();
+  if (size_t at = hf.find("{}"); at != std::string::npos)
+    hf.replace(at, 2, "scratch");
+  var.setHfName(hf);
+  OpBuilder b(module.getContext());
+  for (Operation *op : uses) {
+    if (auto slice = dyn_cast<ParameterSliceOp>(op)) {
+      b.setInsertionPoint(slice);
+      Value ref = ParameterRefOp::create(b, slice.getLoc(), slice.getType(),
+                                         gradName);
+      slice.replaceAllUsesWith(ref);
+      slice.erase();
+    } else if (auto acc = dyn_cast<AccumulateOp>(op)) {
+      acc.getLayerMutable().clear();
+    } else {
+      cast<ferry::graph::StoreOp>(op).getLayerMutable().clear();
+    }
   }
 }
 
@@ -330,6 +394,12 @@ void InsertCollectivesPass::runOnOperation() {
   });
   if (missing.wasInterrupted())
     return signalPassFailure();
+
+  // Sharded stacked gradients that live within one phase: one layer's
+  // scratch instead of every layer's whole gradient.
+  for (auto &[name, s] : shards)
+    if (s.stacked)
+      gradientToPhaseScratch(module, ("grad." + name).str());
 
   // Metrics summed over the micro-batches, at the end of each entry.
   for (func::FuncOp f : module.getOps<func::FuncOp>()) {

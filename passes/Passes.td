@@ -242,7 +242,9 @@ def InsertCollectivesPass : Pass<"ferry-insert-collectives", "mlir::ModuleOp"> {
     reduce-scattered into `@grad.shard.<name>` where its norm is taken, its
     part of the global norm is the norm of every replica's shard norm
     (all-gathered, so each element counts once), and the optimizer updates
-    the shard (LAMB's trust-ratio norms summed over the replicas).
+    the shard (LAMB's trust-ratio norms summed over the replicas). A sharded
+    stacked parameter's whole gradient that one phase zeroes, accumulates
+    and reduce-scatters (phased execution) becomes one layer's scratch.
 
     ```mlir
     // before
