@@ -137,6 +137,16 @@ std::vector<Tensor> ckpt::exportStates(const fxe::Executable &exe,
                                        Backend &backend, fxe::Role role) {
   std::vector<Tensor> tensors;
   std::map<const fxe::State *, std::vector<float>> gathered;
+  // Only rank 0 writes: the others take part in each gather, then drop it,
+  // so no other rank holds the whole model at once.
+  const bool keep = backend.group().rank() == 0;
+  if (!keep) {
+    for (const fxe::State *s : *exe.states())
+      if (s->role() == role)
+        if (std::optional<ShardLayout> l = shardLayoutOf(s))
+          gatherWhole(backend, s, *l);
+    return tensors;
+  }
   for (const Slot &slot : slotsOf(exe, role)) {
     std::vector<int64_t> shape = slot.shape;
     if (!shape.empty())

@@ -29,7 +29,10 @@ namespace ferry::ckpt {
 
 // Tensors of the states with `role` under their HF names: stacked states split
 // into one tensor per layer ("{}" in the name = the layer), the padded
-// vocabulary rows (past init_rows) left out. fp32.
+// vocabulary rows (past init_rows) left out. fp32. A sharded state
+// (replicated tensor sharding) is gathered whole from the replicas: every
+// rank must call this, in the same order; ranks other than 0 take part in
+// the gathers and get no tensors.
 std::vector<Tensor> exportStates(const fxe::Executable &exe, Backend &backend,
                                  fxe::Role role);
 
@@ -61,7 +64,9 @@ struct TrainerState {
 };
 
 // Writes DIR/step-<step>/ and then DIR/latest; removes the oldest step
-// directories beyond `keep`. Returns the step directory's path.
+// directories beyond `keep`. Returns the step directory's path. With
+// replicas every rank calls it (to gather the shards) and only rank 0
+// writes; the others return "".
 std::string saveCheckpoint(const std::string &dir, const fxe::Executable &exe,
                            Backend &backend, const TrainerState &state,
                            int64_t keep);
@@ -73,6 +78,7 @@ std::string saveCheckpoint(const std::string &dir, const fxe::Executable &exe,
 std::string resolveCheckpointDir(const std::string &dir);
 
 // Loads a step directory into the backend's parameters and optimizer state
+// (a sharded state keeps this replica's shard of the whole tensor)
 // (shapes must match exactly) and returns its trainer state.
 TrainerState loadCheckpoint(const std::string &stepDir,
                             const fxe::Executable &exe, Backend &backend);
