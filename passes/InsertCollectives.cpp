@@ -322,7 +322,7 @@ void InsertCollectivesPass::runOnOperation() {
   }
 
   // Gradients, where their norm is taken.
-  llvm::StringSet<> summed;
+  llvm::StringSet<> summed, anchored;
   SmallVector<GlobalNormOp> norms;
   module.walk([&](GlobalNormOp n) { norms.push_back(n); });
   for (GlobalNormOp norm : norms) {
@@ -330,6 +330,13 @@ void InsertCollectivesPass::runOnOperation() {
       std::optional<StateRead> read = stateRead(use.get());
       if (!read || !isGradient(read->name))
         continue;
+      if (!anchored.insert(read->name).second) {
+        norm.emitOpError() << "reads @" << read->name
+                           << " after another norm did: "
+                              "ferry-insert-collectives sums each gradient "
+                              "once, where its one norm is taken";
+        return signalPassFailure();
+      }
       Operation *def = use.get().getDefiningOp();
       Location loc = def->getLoc();
       b.setInsertionPointAfter(def);

@@ -25,7 +25,25 @@ Backend::Backend(const fxe::Executable &executable, comm::Communicator *group)
 Backend::~Backend() = default;
 
 void Backend::beginCollective(const fxe::Instr &in, int64_t count,
-                              int64_t shard, int64_t replicas) {
+                              int64_t shard, int64_t replicas,
+                              const std::vector<char *> &buffers) {
+  auto k = static_cast<kernels::Kernel>(in.kernel());
+  const char *name = kernels::kernelName(in.kernel());
+  if (k == kernels::Kernel::AllReduce) {
+    char *x = buffers.at(0), *out = buffers.at(1);
+    int64_t bytes = count * 4;
+    if (x != out && x < out + bytes && out < x + bytes)
+      throw RuntimeError(fmt::format(
+          "{}: its input and output overlap without being the same range; "
+          "the executable is damaged: recompile it",
+          name));
+  } else if (count < shard * replicas && buffers.size() < 3) {
+    throw RuntimeError(fmt::format(
+        "{} of {} elements in shards of {} over {} replicas needs its padding "
+        "workspace, which the call lacks; the executable is damaged: "
+        "recompile it",
+        name, count, shard, replicas));
+  }
   int64_t n = group_->size();
   if (replicas != n)
     throw RuntimeError(fmt::format(
@@ -33,7 +51,6 @@ void Backend::beginCollective(const fxe::Instr &in, int64_t count,
         "this run has {} process{}; start it with `mpirun -np {}` or "
         "recompile with --set execution.data_parallel={}",
         group_->prefix(), replicas, n, n == 1 ? "" : "es", replicas, n));
-  auto k = static_cast<kernels::Kernel>(in.kernel());
   double whole = static_cast<double>(
       k == kernels::Kernel::AllReduce ? count : shard * replicas);
   double factor = k == kernels::Kernel::AllReduce ? 2.0 : 1.0;

@@ -104,16 +104,19 @@ std::vector<float> gatherWhole(Backend &backend, const fxe::State *s,
     throw CheckpointError(fmt::format(
         "state {} is sharded over {} replicas, but this run has {}",
         s->name()->str(), l.replicas, group.size()));
-  std::vector<float> mine(static_cast<size_t>(l.layers * l.shard));
-  backend.read(s, 0, mine.data(), s->bytes());
+  // One layer entry at a time: rank 0 assembles the whole tensor, the
+  // others only take part (they keep nothing).
+  bool keep = group.rank() == 0;
+  std::vector<float> mine(static_cast<size_t>(l.shard));
   std::vector<float> all(mine.size() * static_cast<size_t>(l.replicas));
-  group.allGather(mine.data(), all.data(), s->bytes(),
-                  "the gather of " + s->name()->str() + " for a checkpoint");
-  std::vector<float> whole(static_cast<size_t>(l.layers * l.entry));
-  for (int64_t layer = 0; layer < l.layers; ++layer)
-    for (int64_t e = 0; e < l.entry; ++e)
-      whole[layer * l.entry + e] =
-          all[(e / l.shard) * mine.size() + layer * l.shard + e % l.shard];
+  std::vector<float> whole(keep ? static_cast<size_t>(l.layers * l.entry) : 0);
+  for (int64_t layer = 0; layer < l.layers; ++layer) {
+    backend.read(s, layer * l.shard * 4, mine.data(), l.shard * 4);
+    group.allGather(mine.data(), all.data(), l.shard * 4,
+                    "the gather of " + s->name()->str() + " for a checkpoint");
+    if (keep)
+      std::copy_n(all.begin(), l.entry, whole.begin() + layer * l.entry);
+  }
   return whole;
 }
 

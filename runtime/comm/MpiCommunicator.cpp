@@ -14,9 +14,11 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 namespace ferry::comm {
 namespace {
@@ -78,44 +80,79 @@ public:
   int localRank() const override { return localRank_; }
   std::string kind() const override { return kind_; }
 
+  // MPI counts are ints: larger buffers go in pieces of kPiece elements
+  // (bytes for gathers and broadcasts).
+  static constexpr int64_t kPiece = int64_t{1} << 30;
+
   void allReduceSum(const float *in, float *out, int64_t count,
                     const std::string &what) override {
-    MPI_Request r;
-    check(MPI_Iallreduce(in == out ? MPI_IN_PLACE : in, out, checkedCount(count),
-                         MPI_FLOAT, MPI_SUM, comm_, &r),
-          what);
-    wait(r, what);
+    allReduce(in, out, count, MPI_FLOAT, sizeof(float), what);
   }
   void allReduceSum(const double *in, double *out, int64_t count,
                     const std::string &what) override {
-    MPI_Request r;
-    check(MPI_Iallreduce(in == out ? MPI_IN_PLACE : in, out, checkedCount(count),
-                         MPI_DOUBLE, MPI_SUM, comm_, &r),
-          what);
-    wait(r, what);
+    allReduce(in, out, count, MPI_DOUBLE, sizeof(double), what);
   }
   void reduceScatterSum(const float *in, float *out, int64_t count,
                         const std::string &what) override {
-    MPI_Request r;
-    check(MPI_Ireduce_scatter_block(in, out, checkedCount(count), MPI_FLOAT,
-                                    MPI_SUM, comm_, &r),
-          what);
-    wait(r, what);
+    if (count <= kPiece) {
+      MPI_Request r;
+      check(MPI_Ireduce_scatter_block(in, out, static_cast<int>(count),
+                                      MPI_FLOAT, MPI_SUM, comm_, &r),
+            what);
+      wait(r, what);
+      return;
+    }
+    // Piece by piece: each rank's part of the piece, gathered contiguous.
+    std::vector<float> piece(static_cast<size_t>(kPiece * size_));
+    for (int64_t at = 0; at < count; at += kPiece) {
+      int64_t n = std::min(kPiece, count - at);
+      for (int r = 0; r < size_; ++r)
+        std::copy_n(in + r * count + at, n, piece.begin() + r * n);
+      MPI_Request q;
+      check(MPI_Ireduce_scatter_block(piece.data(), out + at,
+                                      static_cast<int>(n), MPI_FLOAT, MPI_SUM,
+                                      comm_, &q),
+            what);
+      wait(q, what);
+    }
   }
   void allGather(const void *in, void *out, int64_t bytes,
                  const std::string &what) override {
-    MPI_Request r;
-    check(MPI_Iallgather(in, checkedCount(bytes), MPI_BYTE, out,
-                         checkedCount(bytes), MPI_BYTE, comm_, &r),
-          what);
-    wait(r, what);
+    if (bytes <= kPiece) {
+      MPI_Request r;
+      check(MPI_Iallgather(in, static_cast<int>(bytes), MPI_BYTE, out,
+                           static_cast<int>(bytes), MPI_BYTE, comm_, &r),
+            what);
+      wait(r, what);
+      return;
+    }
+    std::vector<char> piece(static_cast<size_t>(kPiece * size_));
+    auto *src = static_cast<const char *>(in);
+    auto *dst = static_cast<char *>(out);
+    for (int64_t at = 0; at < bytes; at += kPiece) {
+      int64_t n = std::min(kPiece, bytes - at);
+      MPI_Request q;
+      check(MPI_Iallgather(src + at, static_cast<int>(n), MPI_BYTE,
+                           piece.data(), static_cast<int>(n), MPI_BYTE, comm_,
+                           &q),
+            what);
+      wait(q, what);
+      for (int r = 0; r < size_; ++r)
+        std::copy_n(piece.begin() + r * n, n, dst + r * bytes + at);
+    }
   }
   void broadcast(void *data, int64_t bytes, int root,
                  const std::string &what) override {
-    MPI_Request r;
-    check(MPI_Ibcast(data, checkedCount(bytes), MPI_BYTE, root, comm_, &r),
-          what);
-    wait(r, what);
+    for (int64_t at = 0; at < bytes || at == 0; at += kPiece) {
+      int64_t n = std::min(kPiece, bytes - at);
+      MPI_Request r;
+      check(MPI_Ibcast(static_cast<char *>(data) + at, static_cast<int>(n),
+                       MPI_BYTE, root, comm_, &r),
+            what);
+      wait(r, what);
+      if (bytes == 0)
+        break;
+    }
   }
 
   void notifyFailure(const std::string &message) override {
@@ -152,12 +189,17 @@ public:
   }
 
 private:
-  int checkedCount(int64_t n) const {
-    if (n < 0 || n > INT32_MAX)
-      throw RuntimeError(fmt::format(
-          "{}a collective of {} elements exceeds MPI's int count", prefix(),
-          n));
-    return static_cast<int>(n);
+  template <typename T>
+  void allReduce(const T *in, T *out, int64_t count, MPI_Datatype type,
+                 size_t, const std::string &what) {
+    for (int64_t at = 0; at < count; at += kPiece) {
+      int64_t n = std::min(kPiece, count - at);
+      MPI_Request r;
+      check(MPI_Iallreduce(in == out ? MPI_IN_PLACE : in + at, out + at,
+                           static_cast<int>(n), type, MPI_SUM, comm_, &r),
+            what);
+      wait(r, what);
+    }
   }
 
   void check(int code, const std::string &what) const {

@@ -297,14 +297,15 @@ void CpuBackend::execute(const fxe::Instr &in,
     cpu::fillInt(i32(0), I(0), static_cast<int32_t>(I(1)));
     break;
   case Kernel::AllReduce: {
-    beginCollective(in, I(0), 0, I(1));
+    beginCollective(in, I(0), 0, I(1), std::vector<char *>(buf, buf + nb));
     group_->allReduceSum(f(0), f(1), I(0),
                          describeCollective(in, I(0), current_->name()->str()));
     break;
   }
   case Kernel::ReduceScatter: {
     int64_t count = I(0), shard = I(1), replicas = I(2);
-    beginCollective(in, count, shard, replicas);
+    beginCollective(in, count, shard, replicas,
+                    std::vector<char *>(buf, buf + nb));
     const float *whole = f(0);
     if (count < shard * replicas) { // pad with zeros in the workspace
       std::memcpy(f(2), f(0), static_cast<size_t>(count) * 4);
@@ -318,7 +319,8 @@ void CpuBackend::execute(const fxe::Instr &in,
   }
   case Kernel::AllGather: {
     int64_t count = I(0), shard = I(1), replicas = I(2);
-    beginCollective(in, count, shard, replicas);
+    beginCollective(in, count, shard, replicas,
+                    std::vector<char *>(buf, buf + nb));
     bool padded = count < shard * replicas;
     group_->allGather(f(0), padded ? f(2) : f(1), shard * 4,
                       describeCollective(in, count, current_->name()->str()));

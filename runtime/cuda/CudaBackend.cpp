@@ -163,10 +163,14 @@ public:
     const fxe::Program &p = program(name, inputs, registers);
     current_ = &p;
     replay(*p.instrs(), 0, p.instrs()->size(), registers);
+    // With collectives, every stream may wait behind an NCCL call (copies
+    // wait on the compute stream): poll them all with the collective
+    // timeout, never block.
+    if (nccl_)
+      for (cudaStream_t stream : {compute_, loads_, stores_})
+        nccl_->synchronize(stream, "program " + name);
     checkCuda(cudaStreamSynchronize(loads_), "copy stream (loads)");
     checkCuda(cudaStreamSynchronize(stores_), "copy stream (stores)");
-    if (nccl_) // waits with the collective timeout
-      nccl_->synchronize(compute_, "program " + name);
     checkCuda(cudaStreamSynchronize(compute_), "compute stream");
     // The index checks the CPU backend makes before its kernels, made by
     // the kernels here: report what they skipped.
@@ -384,13 +388,13 @@ private:
       cuda::fillInt(s, i32(0), I(0), static_cast<int32_t>(I(1)));
       break;
     case Kernel::AllReduce:
-      beginCollective(in, I(0), 0, I(1));
+      beginCollective(in, I(0), 0, I(1), buf);
       nccl_->allReduce(f(0), f(1), I(0), s,
                        describeCollective(in, I(0), current_->name()->str()));
       break;
     case Kernel::ReduceScatter: {
       int64_t count = I(0), shard = I(1), replicas = I(2);
-      beginCollective(in, count, shard, replicas);
+      beginCollective(in, count, shard, replicas, buf);
       const float *whole = f(0);
       if (count < shard * replicas) { // padded with zeros in the workspace
         checkCuda(cudaMemcpyAsync(f(2), f(0), count * 4,
@@ -408,7 +412,7 @@ private:
     }
     case Kernel::AllGather: {
       int64_t count = I(0), shard = I(1), replicas = I(2);
-      beginCollective(in, count, shard, replicas);
+      beginCollective(in, count, shard, replicas, buf);
       bool padded = count < shard * replicas;
       nccl_->allGather(f(0), padded ? f(2) : f(1), shard, s,
                        describeCollective(in, count, current_->name()->str()));

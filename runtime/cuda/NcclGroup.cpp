@@ -33,6 +33,12 @@ NcclGroup::~NcclGroup() {
     ncclCommDestroy(comm_);
 }
 
+void NcclGroup::abort() {
+  if (comm_ && !aborted_)
+    ncclCommAbort(comm_);
+  aborted_ = true;
+}
+
 void NcclGroup::check(ncclResult_t r, const std::string &what) {
   if (r == ncclSuccess || r == ncclInProgress)
     return;
@@ -68,15 +74,21 @@ void NcclGroup::synchronize(cudaStream_t stream, const std::string &what) {
     cudaError_t e = cudaStreamQuery(stream);
     if (e == cudaSuccess)
       return;
-    if (e != cudaErrorNotReady)
+    if (e != cudaErrorNotReady) {
+      abort();
       throw RuntimeError(fmt::format("{}CUDA {} failed: {}", host_.prefix(),
                                      what, cudaGetErrorString(e)));
-    host_.checkFailures();
+    }
+    try {
+      host_.checkFailures();
+    } catch (...) {
+      abort(); // the NCCL calls in flight will never complete
+      throw;
+    }
     ncclResult_t async = ncclSuccess;
     ncclCommGetAsyncError(comm_, &async);
     if (async != ncclSuccess && async != ncclInProgress) {
-      ncclCommAbort(comm_);
-      aborted_ = true;
+      abort();
       throw comm::CollectiveError(fmt::format(
           "{}NCCL failed in {}: {}", host_.prefix(), what,
           ncclGetErrorString(async)));
@@ -85,8 +97,7 @@ void NcclGroup::synchronize(cudaStream_t stream, const std::string &what) {
                         std::chrono::steady_clock::now() - start)
                         .count();
     if (waited > host_.timeoutSeconds()) {
-      ncclCommAbort(comm_);
-      aborted_ = true;
+      abort();
       throw comm::CollectiveError(fmt::format(
           "{}{} did not complete within {:g} s "
           "(execution.collective_timeout_seconds): another rank is stalled "

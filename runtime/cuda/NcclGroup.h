@@ -42,6 +42,10 @@ public:
   // Waits for `stream` (see above); `what` names the program.
   void synchronize(cudaStream_t stream, const std::string &what);
 
+  // Aborts the communicator (its calls in flight never complete); the
+  // group is unusable afterwards.
+  void abort();
+
 private:
   void check(ncclResult_t r, const std::string &what);
 

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -141,6 +142,18 @@ void Trainer::resume(const std::string &dir, std::FILE *out) {
   std::vector<std::string> changed =
       changedKeys(state.configText, config_.canonicalText());
   stepsDone_ = state.step;
+  // Every replica must resume at the same step (one shared checkpoint, or
+  // copies of it), or their collectives would not match.
+  std::vector<std::string> steps = comm::gatherText(
+      *group_, std::to_string(state.step) + " from " + stepDir,
+      "the comparison of the resumed steps");
+  for (size_t r = 1; r < steps.size(); ++r)
+    if (steps[r].substr(0, steps[r].find(' ')) !=
+        steps[0].substr(0, steps[0].find(' ')))
+      throw RuntimeError(fmt::format(
+          "{}the replicas resume at different steps (rank 0: step {}; rank "
+          "{}: step {}); give every rank the same checkpoint",
+          group_->prefix(), steps[0], r, steps[r]));
   if (lossScale_.enabled() && state.lossScale > 0) {
     lossScale_.restore(state.lossScale, state.lossScaleCleanSteps);
     skipped_ = state.skippedUpdates;
@@ -290,8 +303,19 @@ std::string Trainer::save(const std::string &dir, int64_t steps) {
   state.lossScale = lossScale_.scale();
   state.lossScaleCleanSteps = lossScale_.cleanSteps();
   state.skippedUpdates = skipped_;
-  return ckpt::saveCheckpoint(dir, exe_.root(), *backend_, state,
-                              config_.checkpoint.keep);
+  std::string written = ckpt::saveCheckpoint(dir, exe_.root(), *backend_,
+                                             state, config_.checkpoint.keep);
+  if (group_->size() > 1) {
+    // The others wait for rank 0's write, however long it takes (a write is
+    // not a stalled collective); a failed write reaches them as its
+    // failure notice.
+    double timeout = group_->timeoutSeconds();
+    group_->setTimeoutSeconds(std::max(timeout, 7 * 24 * 3600.0));
+    char done = 1;
+    group_->broadcast(&done, 1, 0, "the wait for rank 0's checkpoint write");
+    group_->setTimeoutSeconds(timeout);
+  }
+  return written;
 }
 
 RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
@@ -363,7 +387,10 @@ RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
                    e.nspAccuracy, e.nspLoss, e.seconds);
       record.eval = e;
       double target = config_.training.target_mlm_accuracy;
-      if (target > 0 && e.mlmAccuracy >= target) {
+      // Rank 0 decides for every replica (their sums may round apart).
+      char reached = target > 0 && e.mlmAccuracy >= target;
+      group_->broadcast(&reached, 1, 0, "the target accuracy decision");
+      if (reached) {
         std::fprintf(out,
                      "reached training.target_mlm_accuracy %.4f (eval %.4f) "
                      "at step %lld after %lld samples; stopping\n",

@@ -102,7 +102,9 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
 
 ncclResult_t ncclCommAbort(ncclComm_t comm) {
   checkComm(comm, "ncclCommAbort");
-  delete comm; // the MPI job is being taken down; nothing to free
+  // Collectives still queued on streams hold the communicator, and the job
+  // is being taken down: it is left allocated (a real abort frees it
+  // asynchronously too).
   return ncclSuccess;
 }
 

@@ -16,3 +16,18 @@ module {
     return
   }
 }
+
+// -----
+
+// Tests that a gradient two norms read is refused: it would be summed twice.
+module {
+  graph.variable @grad.w : tensor<4xf32> init(zeros) hf "grad.w"
+  func.func @train_step(%step: index {ferry.input = "step"}) {
+    %g = graph.parameter_ref @grad.w : tensor<4xf32>
+    %n = graph.global_norm %g : tensor<4xf32> -> tensor<f32>
+    %h = graph.parameter_ref @grad.w : tensor<4xf32>
+    // expected-error @+1 {{reads @grad.w after another norm did: ferry-insert-collectives sums each gradient once, where its one norm is taken}}
+    %m = graph.global_norm %h : tensor<4xf32> -> tensor<f32>
+    return
+  }
+}

@@ -297,3 +297,64 @@ TEST(CpuBackend, TransferOutsideHostMemoryIsRefused) {
             std::string::npos)
       << error;
 }
+
+// The collective kernels on one process: an all-reduce (in place, or into
+// another buffer) and a reduce-scatter / all-gather over 1 replica are
+// copies; a damaged call (an all-reduce whose input and output partly
+// overlap, a padded reduce-scatter without its workspace) is refused by
+// name before any communication, and a replica count other than the
+// group's says how to start the run.
+TEST(CpuBackend, CollectivesOnOneProcess) {
+  const auto allReduce = kAllReduce;
+  const auto reduceScatter =
+      kReduceScatter;
+  const auto allGather = kAllGather;
+  {
+    ProgramBuilder p;
+    // One f32 state over the whole arena, to read the results.
+    std::vector<int64_t> shape = {64};
+    p.states.push_back(fxe::CreateState(
+        p.fbb, p.fbb.CreateString("all"), fxe::Role_Stash, 0, 256,
+        p.fbb.CreateVector(shape), fxe::DType_F32, fxe::Init_Zeros, 0.0,
+        p.fbb.CreateString("all"), false, false, 0, false));
+    p.stateBytes = 256;
+    const auto fill = kFill;
+    p.kernel(fill, {{0, 16, {}}}, {4}, {2.5});
+    p.kernel(allReduce, {{0, 16, {}}, {0, 16, {}}}, {4, 1});
+    p.kernel(allReduce, {{0, 16, {}}, {64, 16, {}}}, {4, 1});
+    p.kernel(reduceScatter, {{64, 16, {}}, {128, 16, {}}}, {4, 4, 1});
+    p.kernel(allGather, {{128, 16, {}}, {192, 16, {}}}, {4, 4, 1});
+    const fxe::Executable &exe = p.finish(256, 0);
+    CpuBackend backend(exe, std::nullopt);
+    backend.run("p", {});
+    std::vector<float> got(64);
+    backend.read(backend.state("all"), 0, got.data(), 256);
+    for (int64_t at : {0, 16, 32, 48})
+      for (int64_t i = 0; i < 4; ++i)
+        EXPECT_EQ(got[at + i], 2.5f) << "float " << at + i;
+    EXPECT_EQ(backend.collectiveBytes(), 0u); // one replica sends nothing
+  }
+  {
+    ProgramBuilder p;
+    p.kernel(allReduce, {{0, 16, {}}, {8, 16, {}}}, {4, 1});
+    EXPECT_EQ(runError(p.finish(64, 0)),
+              "all_reduce: its input and output overlap without being the "
+              "same range; the executable is damaged: recompile it");
+  }
+  {
+    ProgramBuilder p;
+    p.kernel(reduceScatter, {{0, 12, {}}, {64, 8, {}}}, {3, 2, 2});
+    EXPECT_EQ(runError(p.finish(128, 0)),
+              "reduce_scatter of 3 elements in shards of 2 over 2 replicas "
+              "needs its padding workspace, which the call lacks; the "
+              "executable is damaged: recompile it");
+  }
+  {
+    ProgramBuilder p;
+    p.kernel(allReduce, {{0, 16, {}}, {0, 16, {}}}, {4, 2});
+    EXPECT_EQ(runError(p.finish(64, 0)),
+              "the executable was compiled for execution.data_parallel 2, "
+              "but this run has 1 process; start it with `mpirun -np 2` or "
+              "recompile with --set execution.data_parallel=1");
+  }
+}

@@ -23,7 +23,11 @@ int runEval(const EvalOptionsCli &opts) {
   // The evaluation set is not training data: keep the config's data.path
   // out of it (a synthetic default would be fine, a missing file would not).
   overrides.push_back("data.path=synthetic");
+  // Outside the try, as in `ferry train`: a failing rank ends the job
+  // before the backend is destroyed.
   ReplicaRun replicas;
+  std::optional<LoadedExecutable> loaded;
+  std::unique_ptr<Trainer> trainer;
   try {
     replicas.join();
     comm::Communicator *group = replicas.group.get();
@@ -36,7 +40,7 @@ int runEval(const EvalOptionsCli &opts) {
       overrides.push_back("execution.data_parallel=1");
       overrides.push_back("execution.replicated_tensor_sharding=false");
     }
-    std::optional<LoadedExecutable> loaded = loadExecutable(
+    loaded = loadExecutable(
         opts.input, overrides, opts.compile, [&](const Config &c) {
           checkReplicaCount(c, *group);
           group->setTimeoutSeconds(c.execution.collective_timeout_seconds);
@@ -46,10 +50,11 @@ int runEval(const EvalOptionsCli &opts) {
                            "messages)");
       return 1;
     }
-    Trainer trainer(*loaded->exe, loaded->config, group);
-    trainer.initFromCheckpoint(opts.checkpoint, out);
+    replicas.checkSameRun(*loaded->exe, loaded->config, 0);
+    trainer = std::make_unique<Trainer>(*loaded->exe, loaded->config, group);
+    trainer->initFromCheckpoint(opts.checkpoint, out);
     std::fflush(out);
-    EvalMetrics m = trainer.evaluate(opts.data, opts.samples);
+    EvalMetrics m = trainer->evaluate(opts.data, opts.samples);
     std::fprintf(out,
                  "eval %s: %lld samples, %.0f masked tokens\n"
                  "  mlm_accuracy %.6f\n  mlm_loss     %.6f\n"

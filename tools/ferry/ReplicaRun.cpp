@@ -1,8 +1,12 @@
 // Joining the replica group and failing as a group (ReplicaRun.h).
 #include "tools/ferry/ReplicaRun.h"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace ferry::cli {
 
@@ -40,6 +44,28 @@ void ReplicaRun::failPrinted(const char *what) {
     group->notifyFailure(group->prefix() + what);
     group->abortJob(1);
   }
+}
+
+void ReplicaRun::checkSameRun(const ExecutableFile &exe, const Config &config,
+                              int64_t steps) {
+  if (group->size() == 1)
+    return;
+  std::string mine =
+      fmt::format("executable {:016x}, config {:016x}, steps {}",
+                  exe.checksum(),
+                  std::hash<std::string>{}(config.canonicalText()), steps);
+  std::vector<std::string> all =
+      comm::gatherText(*group, mine, "the start-up comparison of the ranks");
+  std::string differ;
+  for (size_t r = 1; r < all.size(); ++r)
+    if (all[r] != all[0])
+      differ += fmt::format("\n  rank {}: {}", r, all[r]);
+  if (!differ.empty())
+    throw RuntimeError(fmt::format(
+        "{}the ranks were not started with the same executable, config and "
+        "--steps (rank 0: {}); differing:{}\nstart every rank with the same "
+        "command line and the same files",
+        group->prefix(), all[0], differ));
 }
 
 ReplicaRun::~ReplicaRun() {

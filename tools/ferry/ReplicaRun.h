@@ -5,6 +5,8 @@
 #pragma once
 
 #include "runtime/comm/Communicator.h"
+#include "runtime/config/Config.h"
+#include "runtime/executable/ExecutableFile.h"
 
 #include <cstdio>
 #include <exception>
@@ -23,6 +25,11 @@ struct ReplicaRun {
   void fail(const std::exception &e);
   // Ends the job after an error that was printed already.
   void failPrinted(const char *what);
+  // Every rank must run the same executable with the same run-time config
+  // and length, or their collectives would not match: throws naming the
+  // ranks that differ from rank 0.
+  void checkSameRun(const ExecutableFile &exe, const Config &config,
+                    int64_t steps);
   ~ReplicaRun();
 };
 

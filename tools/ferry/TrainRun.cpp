@@ -18,35 +18,6 @@
 #include <vector>
 
 namespace ferry::cli {
-namespace {
-
-// Every rank must train the same executable with the same run-time config
-// and length: otherwise their collectives would not match. Throws naming
-// the ranks that differ from rank 0.
-void checkSameRun(comm::Communicator &group, const ExecutableFile &exe,
-                  const Config &config, int64_t steps) {
-  if (group.size() == 1)
-    return;
-  std::string mine =
-      fmt::format("executable {:016x}, config {:016x}, steps {}",
-                  exe.checksum(),
-                  std::hash<std::string>{}(config.canonicalText()), steps);
-  std::vector<std::string> all =
-      comm::gatherText(group, mine, "the start-up comparison of the ranks");
-  std::string differ;
-  for (size_t r = 1; r < all.size(); ++r)
-    if (all[r] != all[0])
-      differ += fmt::format("\n  rank {}: {}", r, all[r]);
-  if (!differ.empty())
-    throw RuntimeError(fmt::format(
-        "{}the ranks were not started with the same executable, config and "
-        "--steps (rank 0: {}); differing:{}\nstart every rank with the same "
-        "command line and the same files",
-        group.prefix(), all[0], differ));
-}
-
-} // namespace
-
 int runTrain(const TrainOptionsCli &opts) {
   std::vector<std::string> overrides = opts.overrides;
   if (!opts.data.empty())
@@ -55,12 +26,17 @@ int runTrain(const TrainOptionsCli &opts) {
     overrides.push_back("checkpoint.init=" + opts.initCheckpoint);
   if (!opts.save.empty())
     overrides.push_back("checkpoint.save_dir=" + opts.save);
+  // Declared outside the try: when a rank fails, the others are told and
+  // the job ends (ReplicaRun::fail) before the backend, with collectives
+  // that may still use its memory, is destroyed.
   ReplicaRun replicas;
+  std::optional<LoadedExecutable> loaded;
+  std::unique_ptr<Trainer> trainer;
   try {
     replicas.join();
     comm::Communicator *group = replicas.group.get();
     std::FILE *out = replicas.out;
-    std::optional<LoadedExecutable> loaded = loadExecutable(
+    loaded = loadExecutable(
         opts.input, overrides, opts.compile, [&](const Config &c) {
           checkReplicaCount(c, *group);
           group->setTimeoutSeconds(c.execution.collective_timeout_seconds);
@@ -75,16 +51,16 @@ int runTrain(const TrainOptionsCli &opts) {
       throw RuntimeError("--resume and --init-checkpoint (or checkpoint.init) "
                          "both say where the weights come from; give one");
     int64_t steps = opts.steps > 0 ? opts.steps : config.training.steps;
-    checkSameRun(*group, *loaded->exe, config, steps);
-    Trainer trainer(*loaded->exe, config, group);
-    trainer.backend().setProfiling(opts.profile);
+    replicas.checkSameRun(*loaded->exe, config, steps);
+    trainer = std::make_unique<Trainer>(*loaded->exe, config, group);
+    trainer->backend().setProfiling(opts.profile);
     std::fprintf(out,
                  "ferry train %s: %lld parameters, %s arena, global batch "
                  "%lld (micro-batch %lld x %lld accumulation%s), %lld steps, "
                  "ready in %.0f ms\n",
                  opts.input.c_str(),
                  static_cast<long long>(loaded->exe->root().parameter_count()),
-                 formatByteSize(trainer.backend().arenaBytes()).c_str(),
+                 formatByteSize(trainer->backend().arenaBytes()).c_str(),
                  static_cast<long long>(config.training.global_batch_size),
                  static_cast<long long>(config.execution.micro_batch_size),
                  static_cast<long long>(config.gradientAccumulation()),
@@ -95,14 +71,14 @@ int runTrain(const TrainOptionsCli &opts) {
                      : "",
                  static_cast<long long>(steps), loaded->compileMs);
     if (!config.checkpoint.init.empty())
-      trainer.initFromCheckpoint(config.checkpoint.init, out);
+      trainer->initFromCheckpoint(config.checkpoint.init, out);
     if (!opts.resume.empty())
-      trainer.resume(opts.resume, out);
-    if (trainer.stepsDone() >= steps)
+      trainer->resume(opts.resume, out);
+    if (trainer->stepsDone() >= steps)
       std::fprintf(out,
                    "the checkpoint is at step %lld, which is not before "
                    "--steps %lld: nothing to train\n",
-                   static_cast<long long>(trainer.stepsDone()),
+                   static_cast<long long>(trainer->stepsDone()),
                    static_cast<long long>(steps));
     std::fflush(out);
     installStopHandlers();
@@ -112,8 +88,8 @@ int runTrain(const TrainOptionsCli &opts) {
     run.metricsPath = opts.metrics;
     run.tensorboardDir = opts.tensorboard;
     run.saveDir = config.checkpoint.save_dir;
-    RunResult result = trainer.run(run, out);
-    const Backend &backend = trainer.backend();
+    RunResult result = trainer->run(run, out);
+    const Backend &backend = trainer->backend();
     std::fprintf(out, "device memory: peak %s measured, %s planned%s\n",
                  formatByteSize(backend.peakBytes()).c_str(),
                  formatByteSize(backend.arenaBytes()).c_str(),
@@ -132,7 +108,7 @@ int runTrain(const TrainOptionsCli &opts) {
       std::fprintf(out, "collectives: %s sent per replica\n",
                    formatByteSize(backend.collectiveBytes()).c_str());
     if (opts.profile)
-      std::fputs(trainer.backend().profileReport().c_str(), out);
+      std::fputs(trainer->backend().profileReport().c_str(), out);
     std::fflush(out);
     // Interrupted runs exit as the shell expects of a signal (128 + number),
     // after finishing cleanly.
