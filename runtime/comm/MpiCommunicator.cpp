@@ -86,11 +86,11 @@ public:
 
   void allReduceSum(const float *in, float *out, int64_t count,
                     const std::string &what) override {
-    allReduce(in, out, count, MPI_FLOAT, sizeof(float), what);
+    allReduce(in, out, count, MPI_FLOAT, what);
   }
   void allReduceSum(const double *in, double *out, int64_t count,
                     const std::string &what) override {
-    allReduce(in, out, count, MPI_DOUBLE, sizeof(double), what);
+    allReduce(in, out, count, MPI_DOUBLE, what);
   }
   void reduceScatterSum(const float *in, float *out, int64_t count,
                         const std::string &what) override {
@@ -191,7 +191,7 @@ public:
 private:
   template <typename T>
   void allReduce(const T *in, T *out, int64_t count, MPI_Datatype type,
-                 size_t, const std::string &what) {
+                 const std::string &what) {
     for (int64_t at = 0; at < count; at += kPiece) {
       int64_t n = std::min(kPiece, count - at);
       MPI_Request r;

@@ -517,39 +517,28 @@ void CpuBackend::execute(const fxe::Instr &in,
     f(0)[0] = cpu::learningRate(static_cast<int32_t>(I(0)), F(0), I(1), I(2),
                                 F(1), I(3), I(4));
     break;
-  case Kernel::OptimizerUpdate: {
-    cpu::AdamParams params;
-    params.beta1 = static_cast<float>(F(0));
-    params.beta2 = static_cast<float>(F(1));
-    params.epsilon = static_cast<float>(F(2));
-    params.weightDecay = static_cast<float>(F(3));
-    params.applyWeightDecay = F(3) != 0.0;
-    params.lamb = I(3) != 0;
-    params.step = I(2) + 1; // t counts updates from 1
-    if (nb > 6) {           // fp16 loss scaling: [.., lr, norm, loss scale]
-      params.invLossScale = 1.0f / f(6)[0];
-      params.skipNonFinite = true;
-    }
-    cpu::adamUpdate(f(0), f(1), f(2), f(3), I(0), I(1), f(4)[0], f(5)[0],
-                    static_cast<float>(F(4)), params);
-    break;
-  }
+  case Kernel::OptimizerUpdate:
   case Kernel::LambMoments:
   case Kernel::LambApply: {
-    bool moments = static_cast<Kernel>(in.kernel()) == Kernel::LambMoments;
+    // One parameter set for the whole update and LAMB's two halves; the
+    // fp16 loss scale, when given, is buffer 6 of each.
+    auto kernel = static_cast<Kernel>(in.kernel());
     cpu::AdamParams params;
     params.beta1 = static_cast<float>(F(0));
     params.beta2 = static_cast<float>(F(1));
     params.epsilon = static_cast<float>(F(2));
     params.weightDecay = static_cast<float>(F(3));
     params.applyWeightDecay = F(3) != 0.0;
-    params.lamb = true;
-    params.step = I(2) + 1;
-    if (nb > 6) { // [..., sums, loss scale]
+    params.lamb = kernel != Kernel::OptimizerUpdate || I(3) != 0;
+    params.step = I(2) + 1; // t counts updates from 1
+    if (nb > 6) {
       params.invLossScale = 1.0f / f(6)[0];
       params.skipNonFinite = true;
     }
-    if (moments) // [w, g, m, v, norm, sums]
+    if (kernel == Kernel::OptimizerUpdate) // [w, g, m, v, lr, norm]
+      cpu::adamUpdate(f(0), f(1), f(2), f(3), I(0), I(1), f(4)[0], f(5)[0],
+                      static_cast<float>(F(4)), params);
+    else if (kernel == Kernel::LambMoments) // [w, g, m, v, norm, sums]
       cpu::lambMoments(f(0), f(1), f(2), f(3), I(0), I(1), f(4)[0],
                        static_cast<float>(F(4)), params, f(5));
     else // [w, m, v, lr, norm, sums]

@@ -649,35 +649,26 @@ private:
                  learningRate(static_cast<int32_t>(I(0)), F(0), I(1), I(2),
                               F(1), I(3), I(4)));
       break;
-    case Kernel::OptimizerUpdate: {
-      cuda::AdamParams params{static_cast<float>(F(0)),
-                              static_cast<float>(F(1)),
-                              static_cast<float>(F(2)),
-                              static_cast<float>(F(3)),
-                              F(3) != 0.0,
-                              I(3) != 0,
-                              I(2) + 1,
-                              nb > 6 ? f(6) : nullptr};
-      if (2 * I(1) > 4096)
-        throw RuntimeError("optimizer_update with more than 2048 segments");
-      cuda::adamUpdate(s, f(0), f(1), f(2), f(3), I(0), I(1), f(4), f(5),
-                       static_cast<float>(F(4)), params, scratch_);
-      break;
-    }
+    case Kernel::OptimizerUpdate:
     case Kernel::LambMoments:
     case Kernel::LambApply: {
+      // One parameter set for the whole update and LAMB's two halves; the
+      // fp16 loss scale, when given, is buffer 6 of each.
       cuda::AdamParams params{static_cast<float>(F(0)),
                               static_cast<float>(F(1)),
                               static_cast<float>(F(2)),
                               static_cast<float>(F(3)),
                               F(3) != 0.0,
-                              true,
+                              kernel != Kernel::OptimizerUpdate || I(3) != 0,
                               I(2) + 1,
                               nb > 6 ? f(6) : nullptr};
       if (2 * I(1) > 4096)
         throw RuntimeError(fmt::format("{} with more than 2048 segments",
                                        kernels::kernelName(kernel)));
-      if (kernel == Kernel::LambMoments) // [w, g, m, v, norm, sums]
+      if (kernel == Kernel::OptimizerUpdate) // [w, g, m, v, lr, norm]
+        cuda::adamUpdate(s, f(0), f(1), f(2), f(3), I(0), I(1), f(4), f(5),
+                         static_cast<float>(F(4)), params, scratch_);
+      else if (kernel == Kernel::LambMoments) // [w, g, m, v, norm, sums]
         cuda::lambMoments(s, f(0), f(1), f(2), f(3), I(0), I(1), f(4),
                           static_cast<float>(F(4)), params, f(5), scratch_);
       else // [w, m, v, lr, norm, sums]

@@ -5,7 +5,9 @@
 #include "Sim.h"
 #include "nccl.h"
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 
@@ -30,6 +32,28 @@ constexpr char kMagic[] = "ferry-cudasim-nccl";
 ncclResult_t checkComm(ncclComm_t comm, const char *what) {
   if (!comm)
     fail(std::string(what) + " on a null communicator");
+  return ncclSuccess;
+}
+
+// Queues a collective on `stream` after checking its buffers are device
+// memory: a copy for one rank, else `mpi` (the matching MPI collective)
+// when the device reaches it.
+ncclResult_t enqueueCollective(ncclComm_t comm, cudaStream_t stream,
+                               const char *name, const void *send,
+                               size_t sendBytes, void *recv, size_t recvBytes,
+                               std::function<void()> mpi) {
+  checkComm(comm, name);
+  cudasim::requireDevice(send, sendBytes, (std::string(name) + " send buffer").c_str());
+  cudasim::requireDevice(recv, recvBytes, (std::string(name) + " receive buffer").c_str());
+  size_t copy = std::min(sendBytes, recvBytes);
+  cudasim::enqueue(stream, name, [=] {
+    if (comm->nranks == 1) {
+      if (send != recv)
+        std::memmove(recv, send, copy);
+      return;
+    }
+    mpi();
+  });
   return ncclSuccess;
 }
 
@@ -117,65 +141,43 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *error) {
 ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count,
                            ncclDataType_t type, ncclRedOp_t op,
                            ncclComm_t comm, cudaStream_t stream) {
-  checkComm(comm, "ncclAllReduce");
   if (type != ncclFloat32 || op != ncclSum)
     return ncclInvalidArgument;
-  cudasim::requireDevice(send, count * 4, "ncclAllReduce send buffer");
-  cudasim::requireDevice(recv, count * 4, "ncclAllReduce receive buffer");
-  cudasim::enqueue(stream, "ncclAllReduce", [=] {
-    if (comm->nranks == 1) {
-      if (send != recv)
-        std::memmove(recv, send, count * 4);
-      return;
-    }
+  return enqueueCollective(comm, stream, "ncclAllReduce", send, count * 4,
+                           recv, count * 4, [=] {
 #ifdef FERRY_HAVE_MPI
     MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv,
                   static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm->mpi);
 #endif
   });
-  return ncclSuccess;
 }
 
 ncclResult_t ncclReduceScatter(const void *send, void *recv, size_t count,
                                ncclDataType_t type, ncclRedOp_t op,
                                ncclComm_t comm, cudaStream_t stream) {
-  checkComm(comm, "ncclReduceScatter");
   if (type != ncclFloat32 || op != ncclSum)
     return ncclInvalidArgument;
-  size_t n = static_cast<size_t>(comm->nranks);
-  cudasim::requireDevice(send, n * count * 4, "ncclReduceScatter send buffer");
-  cudasim::requireDevice(recv, count * 4, "ncclReduceScatter receive buffer");
-  cudasim::enqueue(stream, "ncclReduceScatter", [=] {
-    if (comm->nranks == 1) {
-      std::memmove(recv, send, count * 4);
-      return;
-    }
+  size_t ranks = comm ? static_cast<size_t>(comm->nranks) : 1;
+  return enqueueCollective(comm, stream, "ncclReduceScatter", send,
+                           ranks * count * 4, recv, count * 4, [=] {
 #ifdef FERRY_HAVE_MPI
     MPI_Reduce_scatter_block(send, recv, static_cast<int>(count), MPI_FLOAT,
                              MPI_SUM, comm->mpi);
 #endif
   });
-  return ncclSuccess;
 }
 
 ncclResult_t ncclAllGather(const void *send, void *recv, size_t count,
                            ncclDataType_t type, ncclComm_t comm,
                            cudaStream_t stream) {
-  checkComm(comm, "ncclAllGather");
   if (type != ncclFloat32)
     return ncclInvalidArgument;
-  size_t n = static_cast<size_t>(comm->nranks);
-  cudasim::requireDevice(send, count * 4, "ncclAllGather send buffer");
-  cudasim::requireDevice(recv, n * count * 4, "ncclAllGather receive buffer");
-  cudasim::enqueue(stream, "ncclAllGather", [=] {
-    if (comm->nranks == 1) {
-      std::memmove(recv, send, count * 4);
-      return;
-    }
+  size_t ranks = comm ? static_cast<size_t>(comm->nranks) : 1;
+  return enqueueCollective(comm, stream, "ncclAllGather", send, count * 4,
+                           recv, ranks * count * 4, [=] {
 #ifdef FERRY_HAVE_MPI
     MPI_Allgather(send, static_cast<int>(count), MPI_FLOAT, recv,
                   static_cast<int>(count), MPI_FLOAT, comm->mpi);
 #endif
   });
-  return ncclSuccess;
 }

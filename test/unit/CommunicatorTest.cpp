@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <memory>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 using ferry::comm::Communicator;
@@ -102,12 +104,16 @@ TEST(Communicator, BroadcastAndGatherText) {
 }
 
 TEST(Communicator, DetectLaunchReadsTheLaunchersEnvironment) {
-  if (group->size() > 1)
-    GTEST_SKIP() << "changes the environment: run alone";
+  // Under mpirun too: the launcher's variables are set aside and restored
+  // (the group is open already, so nothing else reads them meanwhile).
   const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE",
                         "SLURM_NTASKS", "SLURM_PROCID", "PMIX_RANK"};
-  for (const char *v : vars)
+  std::vector<std::pair<const char *, std::string>> saved;
+  for (const char *v : vars) {
+    if (const char *value = std::getenv(v))
+      saved.push_back({v, value});
     unsetenv(v);
+  }
   EXPECT_FALSE(ferry::comm::detectLaunch().underLauncher);
   // Inside a Slurm allocation but not a task of srun: not launched.
   setenv("SLURM_NTASKS", "4", 1);
@@ -123,6 +129,8 @@ TEST(Communicator, DetectLaunchReadsTheLaunchersEnvironment) {
   EXPECT_EQ(ompi.launcher, "mpirun (Open MPI)");
   for (const char *v : vars)
     unsetenv(v);
+  for (const auto &[name, value] : saved)
+    setenv(name, value.c_str(), 1);
 }
 
 int main(int argc, char **argv) {

@@ -8,11 +8,10 @@
 // - bf16 matmuls on the CUDA backend within 2% of the CPU's fp32;
 // - phased = resident on the CUDA backend (8 updates, relative 1e-5 for the
 //   losses and every tensor);
-// - 2 replicas under mpirun (NCCL; under the simulator, its NCCL over MPI)
-//   = one process (4 updates, relative 1e-5), data parallel resident, and
-//   with replicated tensor sharding phased under a budget. Skipped where
-//   there is no mpirun (the single-GPU machines; never under the
-//   simulator).
+// - under the simulator only (its NCCL over MPI; the GPU machines have no
+//   mpirun): 2 replicas under mpirun = one process (4 updates, relative
+//   1e-5), data parallel resident, and with replicated tensor sharding
+//   phased under a budget.
 // Each compares the tensors of the checkpoints both runs save. On a machine
 // without a GPU the `gpu` build skips with the CUDA runtime's reason.
 #include "runtime/checkpoint/Safetensors.h"
@@ -183,52 +182,42 @@ TEST_F(CudaTraining, PhasedEqualsResident) {
   expectSameTensors(phased, resident, "optimizer.safetensors", 1e-5);
 }
 
-// mpirun, or why the replica tests cannot run (empty: present).
-std::string mpirunMissing() {
-  return std::system("command -v mpirun > /dev/null 2>&1") == 0
-             ? ""
-             : "no mpirun on this machine: replicas need Open MPI "
-               "(scripts/install-deps.sh installs it)";
-}
+#ifdef FERRY_CUDA_SIM
+// Replicas under mpirun: simulator only. The GPU machines ferry is tried on
+// have one GPU and no mpirun; there NcclGroup.OneRankCollectivesOnDevice
+// Buffers tests the NCCL group with one rank.
 
-#ifdef FERRY_CUDA_SIM // the simulator's replica tests never skip
-#define FERRY_REQUIRE_MPIRUN()                                                 \
-  ASSERT_EQ(mpirunMissing(), "")
-#else
-#define FERRY_REQUIRE_MPIRUN()                                                 \
-  if (!mpirunMissing().empty())                                                \
-  GTEST_SKIP() << mpirunMissing()
-#endif
-
-TEST_F(CudaTraining, DataParallelEqualsOneProcess) {
-  FERRY_REQUIRE_MPIRUN();
-  std::string common = "--set execution.backend=cuda "
-                       "--set training.precision=fp32 "
-                       "--set execution.micro_batch_size=2";
-  TrainingRun one = train(FERRY_CLI, "dp-one", common, 4);
+// Two replicas of `FERRY_CLI` under mpirun against one process, with
+// `sets` on both and `replicaSets` on the replicas: losses, weights and
+// moments within relative 1e-5 after 4 updates.
+void expectReplicasEqualOneProcess(const std::string &name,
+                                   const std::string &sets,
+                                   const std::string &replicaSets) {
+  ASSERT_EQ(std::system("command -v mpirun > /dev/null 2>&1"), 0)
+      << "no mpirun: install openmpi-bin (scripts/install-deps.sh)";
+  TrainingRun one = train(FERRY_CLI, name + "-one", sets, 4);
   TrainingRun two = train(
-      FERRY_CLI, "dp-two", common + " --set execution.data_parallel=2", 4,
+      FERRY_CLI, name + "-two",
+      sets + " --set execution.data_parallel=2 " + replicaSets, 4,
       "mpirun --allow-run-as-root --oversubscribe -np 2 ");
   expectClose(two.losses, one.losses, 1e-5);
   expectSameTensors(two, one, "model.safetensors", 1e-5);
   expectSameTensors(two, one, "optimizer.safetensors", 1e-5);
 }
 
-TEST_F(CudaTraining, ShardedPhasedEqualsOneProcess) {
-  FERRY_REQUIRE_MPIRUN();
-  std::string common = "--set execution.backend=cuda "
-                       "--set training.precision=fp32 "
-                       "--set execution.micro_batch_size=2";
-  TrainingRun one = train(FERRY_CLI, "rts-one", common, 4);
-  TrainingRun sharded = train(
-      FERRY_CLI, "rts-two",
-      common + " --set execution.data_parallel=2 --set "
-               "execution.replicated_tensor_sharding=true --set "
-               "execution.rts_min_elements=64 --set execution.mode=phased "
-               "--set execution.recompute=layer --set "
-               "execution.device_memory_limit=2MiB",
-      4, "mpirun --allow-run-as-root --oversubscribe -np 2 ");
-  expectClose(sharded.losses, one.losses, 1e-5);
-  expectSameTensors(sharded, one, "model.safetensors", 1e-5);
-  expectSameTensors(sharded, one, "optimizer.safetensors", 1e-5);
+const char *kFp32Cuda = "--set execution.backend=cuda "
+                        "--set training.precision=fp32 "
+                        "--set execution.micro_batch_size=2";
+
+TEST_F(CudaTraining, DataParallelEqualsOneProcess) {
+  expectReplicasEqualOneProcess("dp", kFp32Cuda, "");
 }
+
+TEST_F(CudaTraining, ShardedPhasedEqualsOneProcess) {
+  expectReplicasEqualOneProcess(
+      "rts", kFp32Cuda,
+      "--set execution.replicated_tensor_sharding=true --set "
+      "execution.rts_min_elements=64 --set execution.mode=phased --set "
+      "execution.recompute=layer --set execution.device_memory_limit=2MiB");
+}
+#endif
