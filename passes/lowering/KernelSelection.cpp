@@ -45,6 +45,12 @@ Ref KernelSelection::temp(Type type, StringRef label) {
   return Ref{static_cast<int>(program.buffers.size() - 1), Affine(), buf.bytes};
 }
 
+Ref KernelSelection::workspace(int64_t bytes, StringRef label) {
+  Ref w = temp(Type(), label);
+  program.buffers[w.buffer].bytes = w.bytes = bytes;
+  return w;
+}
+
 Ref KernelSelection::stateRef(StringRef name) const {
   int id = stateIds.lookup(name);
   return Ref{id, Affine(), program.buffers[id].bytes};

@@ -74,6 +74,8 @@ private:
                                             Frame &f, llvm::ArrayRef<Ref> ins);
 
   Ref temp(mlir::Type type, llvm::StringRef label = {});
+  // A temporary of `bytes` that one kernel uses as its scratch.
+  Ref workspace(int64_t bytes, llvm::StringRef label);
   Ref stateRef(llvm::StringRef name) const;
   Instr &emit(llvm::StringRef kernel, llvm::ArrayRef<Ref> bufs,
               llvm::ArrayRef<int64_t> ints, llvm::ArrayRef<double> floats = {});

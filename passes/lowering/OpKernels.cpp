@@ -131,8 +131,14 @@ LogicalResult KernelSelection::selectKernel(Operation &op, Frame &f) {
   } else if (auto e = dyn_cast<EmbeddingGradOp>(op)) {
     ArrayRef<int64_t> t = shapeOf(r0);
     std::swap(ins[0], ins[1]); // the kernel takes [ids, dy, dtable]
-    emit("embedding_grad", all(),
-         {numElements(e.getIds().getType()), t[1], t[0], 0});
+    int64_t rows = numElements(e.getIds().getType());
+    // The CUDA backend sorts the rows by id (a stable radix sort) and sums
+    // each id's rows in row order, as the CPU does: the same bits, run to
+    // run, instead of float atomics.
+    SmallVector<Ref> bufs = all();
+    bufs.push_back(workspace(4 * (3 * rows + 256 * ((rows + 255) / 256)),
+                             "embedding_grad sort"));
+    emit("embedding_grad", bufs, {rows, t[1], t[0], 0});
   } else if (auto g = dyn_cast<GatherPositionsOp>(op)) {
     ArrayRef<int64_t> x = shapeOf(g.getInput()), p = shapeOf(g.getPositions());
     emit("gather_positions", all(), {x[0], x[1], p[1], x[2]});
@@ -186,9 +192,13 @@ LogicalResult KernelSelection::selectKernel(Operation &op, Frame &f) {
                   : isa<SoftmaxCrossEntropyGradOp>(op)
                       ? "softmax_cross_entropy_grad"
                       : "argmax_correct";
-    emit(k, all(),
-         {product(logits) / cols, cols,
-          op.getAttrOfType<IntegerAttr>("num_classes").getInt()});
+    int64_t rows = product(logits) / cols;
+    SmallVector<Ref> bufs = all();
+    // The sums: per-row values (doubles), added in a fixed order.
+    if (!isa<SoftmaxCrossEntropyGradOp>(op))
+      bufs.push_back(workspace(8 * rows, (k + " rows").str()));
+    emit(k, bufs,
+         {rows, cols, op.getAttrOfType<IntegerAttr>("num_classes").getInt()});
   } else if (auto am = dyn_cast<AttentionMaskOp>(op)) {
     emit("attention_mask", all(), {numElements(r0.getType())},
          {am.getFill().convertToDouble()});

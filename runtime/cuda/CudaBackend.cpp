@@ -87,7 +87,8 @@ public:
     for (cudaStream_t *stream : {&compute_, &loads_, &stores_})
       checkCuda(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking),
                 "stream creation");
-    checkCuda(cudaMalloc(&scratch_, 4096 * sizeof(double)), "scratch");
+    checkCuda(cudaMalloc(&scratch_, cuda::kScratchDoubles * sizeof(double)),
+              "scratch");
     if (cublasCreate(&cublas_) != CUBLAS_STATUS_SUCCESS)
       throw RuntimeError("cuBLAS could not be initialised on this device");
     lt_ = std::make_unique<cuda::LtGemm>();
@@ -357,6 +358,17 @@ private:
       buf[b] = address(in.buffers()->Get(b), registers, false);
     auto f = [&](size_t b) { return reinterpret_cast<float *>(buf[b]); };
     auto i32 = [&](size_t b) { return reinterpret_cast<int32_t *>(buf[b]); };
+    // Kernels whose CUDA body needs the workspace the compiler plans (its
+    // sums in a fixed order): executables from before it lack the buffer.
+    auto needWorkspace = [&](size_t b) {
+      if (b >= nb)
+        throw RuntimeError(fmt::format(
+            "{} has no workspace buffer, which the CUDA backend needs: the "
+            "executable was compiled by an earlier ferry; compile it again "
+            "(ferry compile, or ferry train --no-cache)",
+            kernels::kernelName(kernel)));
+      return b;
+    };
     cudaStream_t s = compute_;
     switch (kernel) {
     case Kernel::Copy: {
@@ -521,7 +533,8 @@ private:
       break;
     case Kernel::EmbeddingGrad:
       cuda::embeddingGrad(s, i32(0), f(1), f(2), I(0), I(1), I(2),
-                          in.ints()->size() > 3 && I(3) != 0);
+                          in.ints()->size() > 3 && I(3) != 0,
+                          i32(needWorkspace(3)));
       break;
     case Kernel::GatherPositions:
       cuda::gatherPositions(s, f(0), i32(1), f(2), I(0), I(1), I(2), I(3));
@@ -622,14 +635,17 @@ private:
       cuda::broadcast(s, f(0), f(1), I(0), I(1), I(2));
       break;
     case Kernel::SoftmaxCrossEntropy:
-      cuda::softmaxCrossEntropy(s, f(0), i32(1), f(2), f(3), I(0), I(1), I(2));
+      cuda::softmaxCrossEntropy(s, f(0), i32(1), f(2), f(3), I(0), I(1), I(2),
+                                reinterpret_cast<double *>(
+                                    f(needWorkspace(4))));
       break;
     case Kernel::SoftmaxCrossEntropyGrad:
       cuda::softmaxCrossEntropyGrad(s, f(0), i32(1), f(2), f(3), f(4), I(0),
                                     I(1), I(2));
       break;
     case Kernel::ArgmaxCorrect:
-      cuda::argmaxCorrect(s, f(0), i32(1), f(2), f(3), I(0), I(1), I(2));
+      cuda::argmaxCorrect(s, f(0), i32(1), f(2), f(3), I(0), I(1), I(2),
+                          reinterpret_cast<double *>(f(needWorkspace(4))));
       break;
     case Kernel::GlobalNorm: {
       size_t count = nb - 1;
@@ -662,9 +678,10 @@ private:
                               kernel != Kernel::OptimizerUpdate || I(3) != 0,
                               I(2) + 1,
                               nb > 6 ? f(6) : nullptr};
-      if (2 * I(1) > 4096)
-        throw RuntimeError(fmt::format("{} with more than 2048 segments",
-                                       kernels::kernelName(kernel)));
+      if (4 * I(1) > cuda::kScratchDoubles)
+        throw RuntimeError(fmt::format("{} with more than {} segments",
+                                       kernels::kernelName(kernel),
+                                       cuda::kScratchDoubles / 4));
       if (kernel == Kernel::OptimizerUpdate) // [w, g, m, v, lr, norm]
         cuda::adamUpdate(s, f(0), f(1), f(2), f(3), I(0), I(1), f(4), f(5),
                          static_cast<float>(F(4)), params, scratch_);

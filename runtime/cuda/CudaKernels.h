@@ -65,9 +65,15 @@ void attentionMask(cudaStream_t s, const int32_t *mask, float *out, int64_t n,
                    float fill);
 void embedding(cudaStream_t s, const float *table, const int32_t *ids,
                float *out, int64_t rows, int64_t width, int64_t vocab);
+// `workspace` holds 3 * rows + 256 * ceil(rows / 256) int32s (Kernels.def).
 void embeddingGrad(cudaStream_t s, const int32_t *ids, const float *dy,
                    float *dtable, int64_t rows, int64_t width, int64_t vocab,
-                   bool accumulate);
+                   bool accumulate, int32_t *workspace);
+// RadixSort.cu: the rows [0, n) ordered by keys[row] in [0, maxKey], stable;
+// `workspace` holds sortRowsWorkspace(n) int32s and the result lies in it.
+int64_t sortRowsWorkspace(int64_t n);
+const int32_t *sortRowsByKey(cudaStream_t s, const int32_t *keys, int64_t n,
+                             int32_t maxKey, int32_t *workspace);
 void gatherPositions(cudaStream_t s, const float *x, const int32_t *positions,
                      float *out, int64_t batch, int64_t seq,
                      int64_t predictions, int64_t width);
@@ -135,15 +141,19 @@ void broadcast(cudaStream_t s, const float *x, float *out, int64_t outer,
 void softmaxCrossEntropy(cudaStream_t s, const float *logits,
                          const int32_t *labels, const float *weights,
                          float *out, int64_t rows, int64_t cols,
-                         int64_t classes);
+                         int64_t classes, double *rowLosses);
 void softmaxCrossEntropyGrad(cudaStream_t s, const float *logits,
                              const int32_t *labels, const float *weights,
                              const float *dloss, float *dlogits, int64_t rows,
                              int64_t cols, int64_t classes);
+// rowLosses / rowCounts: `rows` doubles, summed in a fixed order.
 void argmaxCorrect(cudaStream_t s, const float *logits, const int32_t *labels,
                    const float *weights, float *out, int64_t rows, int64_t cols,
-                   int64_t classes);
-// out[0] = sqrt(sum of squares of every tensor); `scratch` holds one double.
+                   int64_t classes, double *rowCounts);
+// The backend's scratch (kScratchDoubles doubles on the device) holds the
+// per-block partial sums that the reductions below add in a fixed order.
+constexpr int64_t kScratchDoubles = 1 << 16;
+// out[0] = sqrt(sum of squares of every tensor), in double.
 void globalNorm(cudaStream_t s, const float *const *tensors,
                 const int64_t *sizes, int64_t count, float *out,
                 double *scratch);
@@ -157,7 +167,7 @@ struct AdamParams {
   const float *lossScale = nullptr;
 };
 // cpu::adamUpdate with the learning rate and global norm read from device
-// scalars; `scratch` holds 2 * segments doubles (LAMB's norms).
+// scalars; LAMB's norms use the scratch (at most 16383 segments).
 void adamUpdate(cudaStream_t s, float *w, const float *g, float *m, float *v,
                 int64_t n, int64_t segments, const float *lr,
                 const float *globalNorm, float clipNorm,

@@ -3,6 +3,10 @@
 // position gathers, and the losses over labels. An index outside its range is
 // skipped and recorded (takeIndexErrors), since the CPU backend checks them
 // before its kernels run.
+//
+// No float atomics: the gradients sum each destination's rows in the CPU's
+// order (embedding rows sorted by id, RadixSort.cu), and the losses sum
+// per-row values in a fixed order, so two runs give the same bits.
 #include "runtime/cuda/CudaKernels.h"
 
 #include "runtime/cuda/KernelCommon.cuh"
@@ -32,13 +36,31 @@ __global__ void embeddingKernel(const float *table, const int32_t *ids,
   }
 }
 
-__global__ void scatterAddRows(const int32_t *ids, const float *dy,
-                               float *dtable, int64_t rows, int64_t width,
-                               int64_t vocab) {
+// The sort key of each row: its id, or vocab (after every real id) when the
+// id is out of range, which the sum skips.
+__global__ void rowKeys(const int32_t *ids, int32_t *keys, int64_t rows,
+                        int64_t vocab) {
+  FERRY_FOR(r, rows) {
+    keys[r] = inRange(ids[r], vocab, kBadIds) ? ids[r]
+                                               : static_cast<int32_t>(vocab);
+  }
+}
+
+// Rows sorted by id (stable): the first row of each id's run sums the run,
+// column by column, in row order onto dtable's value: the CPU's loop, bit
+// for bit, with no two threads writing one element.
+__global__ void sortedSegmentSums(const int32_t *keys, const int32_t *sorted,
+                                  const float *dy, float *dtable,
+                                  int64_t rows, int64_t width, int64_t vocab) {
   FERRY_FOR(i, rows * width) {
-    int64_t id = ids[i / width];
-    if (inRange(id, vocab, kBadIds))
-      atomicAdd(&dtable[id * width + i % width], dy[i]);
+    int64_t at = i / width, c = i % width;
+    int32_t key = keys[sorted[at]];
+    if (key >= vocab || (at > 0 && keys[sorted[at - 1]] == key))
+      continue;
+    float acc = dtable[key * width + c];
+    for (int64_t j = at; j < rows && keys[sorted[j]] == key; ++j)
+      acc += dy[sorted[j] * width + c];
+    dtable[key * width + c] = acc;
   }
 }
 
@@ -53,22 +75,52 @@ __global__ void gatherPositionsKernel(const float *x, const int32_t *pos,
   }
 }
 
+// dx zeroed; the first prediction of each position sums, in order of p,
+// every prediction of its sample at that position (the CPU's order).
 __global__ void gatherPositionsGradKernel(const int32_t *pos, const float *dy,
                                           float *dx, int64_t batch, int64_t seq,
                                           int64_t predictions, int64_t width) {
   FERRY_FOR(i, batch * predictions * width) {
     int64_t w = i % width, bp = i / width, b = bp / predictions;
-    if (inRange(pos[bp], seq, kBadPositions))
-      atomicAdd(&dx[(b * seq + pos[bp]) * width + w], dy[i]);
+    const int32_t *sample = pos + b * predictions;
+    int32_t at = pos[bp];
+    if (!inRange(at, seq, kBadPositions))
+      continue;
+    int64_t p = bp % predictions, q = 0;
+    while (q < p && sample[q] != at)
+      ++q;
+    if (q < p)
+      continue; // an earlier prediction sums this position
+    float acc = 0.0f;
+    for (q = p; q < predictions; ++q)
+      if (sample[q] == at)
+        acc += dy[(b * predictions + q) * width + w];
+    dx[(b * seq + at) * width + w] = acc;
   }
 }
 
-// One block per row; atomically adds the row's weighted loss into out[0].
+// The sum of `rows` doubles in a fixed order (one block: strided partial
+// sums, then the block's tree), written as a float: the losses' totals are
+// the same bits whatever order their rows' blocks ran in.
+__global__ void sumInOrder(const double *values, int64_t rows, float *out) {
+  __shared__ double shared[32];
+  double s = 0;
+  for (int64_t r = threadIdx.x; r < rows; r += blockDim.x)
+    s += values[r];
+  s = blockSumDouble(s, shared);
+  if (threadIdx.x == 0)
+    out[0] = static_cast<float>(s);
+}
+
+// One block per row: the row's weighted loss, or 0 (padding, a bad label).
 __global__ void crossEntropyKernel(const float *logits, const int32_t *labels,
-                                   const float *weights, float *out,
+                                   const float *weights, double *rowLoss,
                                    int64_t cols, int64_t classes) {
   __shared__ float shared[32];
   int64_t r = blockIdx.x;
+  // Written before the reductions' barriers: thread 0 writes the loss after.
+  if (threadIdx.x == 0)
+    rowLoss[r] = 0.0;
   if (!inRange(labels[r], classes, kBadLabels) || weights[r] == 0.0f)
     return;
   const float *lr = logits + r * cols;
@@ -81,7 +133,9 @@ __global__ void crossEntropyKernel(const float *logits, const int32_t *labels,
     s += expf(lr[c] - m);
   s = blockSum(s, shared);
   if (threadIdx.x == 0)
-    atomicAdd(out, weights[r] * (m + logf(s) - lr[labels[r]]));
+    rowLoss[r] = static_cast<double>(weights[r]) *
+                 (static_cast<double>(m) + log(static_cast<double>(s)) -
+                  static_cast<double>(lr[labels[r]]));
 }
 
 __global__ void crossEntropyGradKernel(const float *logits,
@@ -120,7 +174,7 @@ __global__ void crossEntropyGradKernel(const float *logits,
 // first maximum; the block takes the lowest NaN column and the largest value
 // at its lowest column, and the earlier of the two.
 __global__ void argmaxCorrectKernel(const float *logits, const int32_t *labels,
-                                    const float *weights, float *out,
+                                    const float *weights, double *rowCorrect,
                                     int64_t cols, int64_t classes) {
   __shared__ float value[kThreads];
   __shared__ int64_t index[kThreads], nanIndex[kThreads];
@@ -163,8 +217,7 @@ __global__ void argmaxCorrectKernel(const float *logits, const int32_t *labels,
     int64_t chosen = nanAt >= 0 && (maxAt < 0 || nanAt < maxAt) ? nanAt
                      : maxAt >= 0                               ? maxAt
                                                                 : 0;
-    if (chosen == labels[r] && weights[r] != 0.0f)
-      atomicAdd(out, weights[r]);
+    rowCorrect[r] = chosen == labels[r] ? weights[r] : 0.0;
   }
 }
 
@@ -190,13 +243,21 @@ void embedding(cudaStream_t s, const float *table, const int32_t *ids,
 
 void embeddingGrad(cudaStream_t s, const int32_t *ids, const float *dy,
                    float *dtable, int64_t rows, int64_t width, int64_t vocab,
-                   bool accumulate) {
+                   bool accumulate, int32_t *workspace) {
   if (!accumulate)
     checkCall(
         cudaMemsetAsync(dtable, 0, static_cast<size_t>(vocab * width) * 4, s),
         "embedding_grad (zeroing)");
-  launchOver(s, "embedding_grad", rows * width, scatterAddRows, ids, dy, dtable,
-             rows, width, vocab);
+  if (rows <= 0 || width <= 0)
+    return;
+  int32_t *keys = workspace;
+  launchOver(s, "embedding_grad (keys)", rows, rowKeys, ids, keys, rows,
+             vocab);
+  const int32_t *sorted = sortRowsByKey(s, keys, rows,
+                                        static_cast<int32_t>(vocab), keys + rows);
+  launchOver(s, "embedding_grad", rows * width, sortedSegmentSums,
+             static_cast<const int32_t *>(keys), sorted, dy, dtable, rows,
+             width, vocab);
 }
 
 void gatherPositions(cudaStream_t s, const float *x, const int32_t *positions,
@@ -221,12 +282,15 @@ void gatherPositionsGrad(cudaStream_t s, const int32_t *positions,
 void softmaxCrossEntropy(cudaStream_t s, const float *logits,
                          const int32_t *labels, const float *weights,
                          float *out, int64_t rows, int64_t cols,
-                         int64_t classes) {
-  checkCall(cudaMemsetAsync(out, 0, 4, s), "softmax_cross_entropy (zeroing)");
-  if (rows <= 0)
+                         int64_t classes, double *rowLosses) {
+  if (rows <= 0) {
+    fill(s, out, 1, 0.0f);
     return;
+  }
   launchRows(s, "softmax_cross_entropy", rows, crossEntropyKernel, logits,
-             labels, weights, out, cols, classes);
+             labels, weights, rowLosses, cols, classes);
+  launch("softmax_cross_entropy (sum)", sumInOrder, dim3(1), dim3(kThreads),
+         0, s, static_cast<const double *>(rowLosses), rows, out);
 }
 
 void softmaxCrossEntropyGrad(cudaStream_t s, const float *logits,
@@ -241,12 +305,15 @@ void softmaxCrossEntropyGrad(cudaStream_t s, const float *logits,
 
 void argmaxCorrect(cudaStream_t s, const float *logits, const int32_t *labels,
                    const float *weights, float *out, int64_t rows, int64_t cols,
-                   int64_t classes) {
-  checkCall(cudaMemsetAsync(out, 0, 4, s), "argmax_correct (zeroing)");
-  if (rows <= 0 || classes <= 0)
+                   int64_t classes, double *rowCounts) {
+  if (rows <= 0 || classes <= 0) {
+    fill(s, out, 1, 0.0f);
     return;
+  }
   launchRows(s, "argmax_correct", rows, argmaxCorrectKernel, logits, labels,
-             weights, out, cols, classes);
+             weights, rowCounts, cols, classes);
+  launch("argmax_correct (sum)", sumInOrder, dim3(1), dim3(kThreads), 0, s,
+         static_cast<const double *>(rowCounts), rows, out);
 }
 
 } // namespace ferry::cuda

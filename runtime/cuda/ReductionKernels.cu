@@ -1,6 +1,10 @@
 // ferry's CUDA kernels (CudaKernels.h declares them all). Reductions and the
 // optimizer: reduce over a dimension, the global gradient norm, AdamW and LAMB
 // updates.
+//
+// No float atomics: a sum over many blocks writes one partial per block into
+// the backend's scratch, and one block adds the partials in a fixed order
+// (foldPartials), so two runs give the same bits.
 #include "runtime/cuda/CudaKernels.h"
 
 #include "runtime/cuda/KernelCommon.cuh"
@@ -68,13 +72,29 @@ __global__ void reduceRowsKernel(int32_t kind, const float *x, float *out,
     out[blockIdx.x] = reduceFinish(kind, acc, size);
 }
 
-__global__ void sumSquaresKernel(const float *x, int64_t n, double *acc) {
+// partials[blockIdx.x] = this block's share of sum x^2 (a fixed grid: the
+// same elements go to the same block every run).
+__global__ void sumSquaresKernel(const float *x, int64_t n, double *partials) {
   __shared__ double shared[32];
   double s = 0;
   FERRY_FOR(i, n) s += static_cast<double>(x[i]) * x[i];
   s = blockSumDouble(s, shared);
   if (threadIdx.x == 0)
-    atomicAdd(acc, s);
+    partials[blockIdx.x] = s;
+}
+
+// One block per sum (blockIdx.x = sum): total[sum] (+)= the `count`
+// partials at partials[sum * count], added in a fixed order.
+__global__ void foldPartials(const double *partials, int64_t count,
+                             double *total, bool add) {
+  __shared__ double shared[32];
+  const double *mine = partials + blockIdx.x * count;
+  double s = 0;
+  for (int64_t i = threadIdx.x; i < count; i += blockDim.x)
+    s += mine[i];
+  s = blockSumDouble(s, shared);
+  if (threadIdx.x == 0)
+    total[blockIdx.x] = add ? total[blockIdx.x] + s : s;
 }
 
 __global__ void sqrtKernel(const double *acc, float *out) {
@@ -120,15 +140,21 @@ __global__ void adamwKernel(float *w, const float *g, float *m, float *v,
   }
 }
 
-// LAMB pass 1: moments, and per segment sum w^2 and u^2 into scratch.
+// LAMB pass 1: moments, and per segment each block's share of sum w^2 and
+// sum u^2: partials[seg * gridDim.x + block] and, after all segments',
+// partials[(segments + seg) * gridDim.x + block].
 __global__ void lambMomentsKernel(const float *w, const float *g, float *m, float *v,
                             int64_t n, const float *norm, AdamK k,
-                            double *scratch, int64_t segments,
+                            double *partials, int64_t segments,
                             const float *lossScale) {
   __shared__ double shared[32];
-  if (skipped(norm, lossScale))
-    return;
   int64_t seg = blockIdx.y;
+  if (skipped(norm, lossScale)) { // no update: the sums are zeros, not junk
+    if (threadIdx.x == 0)
+      partials[seg * gridDim.x + blockIdx.x] =
+          partials[(segments + seg) * gridDim.x + blockIdx.x] = 0.0;
+    return;
+  }
   float clip = clipFactor(k, norm, lossScale);
   double ww = 0, uu = 0;
   for (int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
@@ -146,8 +172,8 @@ __global__ void lambMomentsKernel(const float *w, const float *g, float *m, floa
   ww = blockSumDouble(ww, shared);
   uu = blockSumDouble(uu, shared);
   if (threadIdx.x == 0) {
-    atomicAdd(&scratch[seg], ww);
-    atomicAdd(&scratch[segments + seg], uu);
+    partials[seg * gridDim.x + blockIdx.x] = ww;
+    partials[(segments + seg) * gridDim.x + blockIdx.x] = uu;
   }
 }
 
@@ -220,17 +246,59 @@ void reduce(cudaStream_t s, int32_t kind, const float *x, float *out,
 void globalNorm(cudaStream_t s, const float *const *tensors,
                 const int64_t *sizes, int64_t count, float *out,
                 double *scratch) {
+  // scratch[0]: the running total; then the partials of the tensors since
+  // the last fold (at most kFoldEvery). Each tensor gets a fixed grid of up
+  // to 64 blocks.
+  constexpr int64_t kFoldEvery = 4096;
+  double *partials = scratch + 1;
+  int64_t used = 0;
   checkCall(cudaMemsetAsync(scratch, 0, sizeof(double), s),
             "global_norm (zeroing)");
-  for (int64_t t = 0; t < count; ++t)
-    if (sizes[t] > 0)
-      // A few blocks per SM, each striding: few atomics on one address.
-      launch("global_norm", sumSquaresKernel,
-             dim3(std::min(blocksFor(sizes[t]), 1024)), dim3(kThreads), 0, s,
-             tensors[t], sizes[t], scratch);
+  auto fold = [&]() {
+    if (used > 0)
+      launch("global_norm (fold)", foldPartials, dim3(1), dim3(kThreads), 0,
+             s, static_cast<const double *>(partials), used, scratch, true);
+    used = 0;
+  };
+  for (int64_t t = 0; t < count; ++t) {
+    if (sizes[t] <= 0)
+      continue;
+    int blocks = std::min(blocksFor(sizes[t]), 64);
+    if (used + blocks > kFoldEvery)
+      fold();
+    launch("global_norm", sumSquaresKernel, dim3(blocks), dim3(kThreads), 0,
+           s, tensors[t], sizes[t], partials + used);
+    used += blocks;
+  }
+  fold();
   launch("global_norm (sqrt)", sqrtKernel, dim3(1), dim3(1), 0, s,
          static_cast<const double *>(scratch), out);
 }
+
+namespace {
+// LAMB's moments over `segments` segments of n: the per-block partials at
+// scratch + 2 * segments, folded into scratch[0, 2 * segments) (sum w^2,
+// then sum u^2, per segment).
+void lambMomentsInto(cudaStream_t s, const char *what, const float *w,
+                     const float *g, float *m, float *v, int64_t n,
+                     int64_t segments, const float *globalNorm, AdamK k,
+                     const float *lossScale, double *scratch) {
+  if (2 * segments + 2 * segments > kScratchDoubles)
+    throw std::runtime_error(std::string(what) + ": " +
+                             std::to_string(segments) +
+                             " segments do not fit the backend's scratch");
+  int64_t fit = (kScratchDoubles - 2 * segments) / (2 * segments);
+  int64_t blocks = std::min<int64_t>(std::min<int64_t>(blocksFor(n), 1024), fit);
+  double *partials = scratch + 2 * segments;
+  dim3 grid(static_cast<unsigned>(blocks),
+            gridDimension(segments, kMaxGridYZ, what));
+  launch(what, lambMomentsKernel, grid, dim3(kThreads), 0, s, w, g, m, v, n,
+         globalNorm, k, partials, segments, lossScale);
+  launch("LAMB (fold)", foldPartials,
+         dim3(gridDimension(2 * segments, kMaxGridX, what)), dim3(kThreads), 0,
+         s, static_cast<const double *>(partials), blocks, scratch, false);
+}
+} // namespace
 
 void adamUpdate(cudaStream_t s, float *w, const float *g, float *m, float *v,
                 int64_t n, int64_t segments, const float *lr,
@@ -244,14 +312,10 @@ void adamUpdate(cudaStream_t s, float *w, const float *g, float *m, float *v,
                m, v, n * segments, lr, globalNorm, k, params.lossScale);
     return;
   }
-  checkCall(
-      cudaMemsetAsync(scratch, 0, static_cast<size_t>(2 * segments) * 8, s),
-      "optimizer_update (zeroing)");
+  lambMomentsInto(s, "optimizer_update (LAMB moments)", w, g, m, v, n,
+                  segments, globalNorm, k, params.lossScale, scratch);
   dim3 grid(static_cast<unsigned>(std::min<int64_t>(blocksFor(n), 1024)),
             gridDimension(segments, kMaxGridYZ, "optimizer_update"));
-  launch("optimizer_update (LAMB moments)", lambMomentsKernel, grid, dim3(kThreads),
-         0, s, w, g, m, v, n, globalNorm, k, scratch, segments,
-         params.lossScale);
   launch("optimizer_update (LAMB apply)", lambApplyKernel, grid, dim3(kThreads), 0, s,
          w, static_cast<const float *>(m), static_cast<const float *>(v), n, lr,
          k, static_cast<const double *>(scratch), segments, globalNorm,
@@ -262,16 +326,16 @@ void lambMoments(cudaStream_t s, const float *w, const float *g, float *m,
                  float *v, int64_t n, int64_t segments,
                  const float *globalNorm, float clipNorm,
                  const AdamParams &params, float *sums, double *scratch) {
-  checkCall(
-      cudaMemsetAsync(scratch, 0, static_cast<size_t>(2 * segments) * 8, s),
-      "lamb_moments (zeroing)");
-  if (n > 0 && segments > 0) {
-    dim3 grid(static_cast<unsigned>(std::min<int64_t>(blocksFor(n), 1024)),
-              gridDimension(segments, kMaxGridYZ, "lamb_moments"));
-    launch("lamb_moments", lambMomentsKernel, grid, dim3(kThreads), 0, s, w, g, m,
-           v, n, globalNorm, adamConstants(params, clipNorm), scratch,
-           segments, params.lossScale);
-  }
+  if (segments <= 0)
+    return;
+  if (n > 0)
+    lambMomentsInto(s, "lamb_moments", w, g, m, v, n, segments, globalNorm,
+                    adamConstants(params, clipNorm), params.lossScale,
+                    scratch);
+  else
+    checkCall(
+        cudaMemsetAsync(scratch, 0, static_cast<size_t>(2 * segments) * 8, s),
+        "lamb_moments (zeroing)");
   launchOver(s, "lamb_moments (sums)", 2 * segments, doublesToFloats,
              static_cast<const double *>(scratch), sums, 2 * segments);
 }

@@ -44,6 +44,12 @@ Int operator*(Int a, Int b) {
              ? Int::overflow()
              : Int(r);
 }
+Int operator/(Int a, Int b) { // truncating; by zero (or overflowing): bad
+  return a.bad || b.bad || b.v == 0 ||
+                 (b.v == -1 && a.v == std::numeric_limits<int64_t>::min())
+             ? Int::overflow()
+             : Int(a.v / b.v);
+}
 bool operator==(Int a, Int b) { return !a.bad && !b.bad && a.v == b.v; }
 bool operator!=(Int a, Int b) { return !(a == b); }
 bool operator<(Int a, Int b) { return !a.bad && !b.bad && a.v < b.v; }

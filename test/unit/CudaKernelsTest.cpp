@@ -1,99 +1,10 @@
 // GPU tests (ctest label `gpu`): every CUDA kernel against the CPU backend's
 // kernel on fresh random inputs (never zeros), ||out - ref|| / ||ref|| <=
-// 1e-5 in fp32 (atomics and erf vs the CPU's polynomial differ by rounding);
+// 1e-5 in fp32 (cuBLAS's summation order and the device's erf differ by
+// rounding);
 // dropout masks bit for bit; NaN never passes. Skipped, with the CUDA
 // runtime's reason, without a device.
-#include "runtime/cuda/CudaKernels.h"
-#include "runtime/cpu/CpuKernels.h"
-#include "runtime/cuda/DeviceQuery.h"
-#include "runtime/cuda/LtGemm.h"
-
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
-#include <gtest/gtest.h>
-
-#include <algorithm>
-#include <cmath>
-#include <random>
-#include <vector>
-
-using namespace ferry;
-
-namespace {
-
-class CudaKernels : public ::testing::Test {
-protected:
-  void SetUp() override {
-    CudaDeviceReport report = queryCudaDevices();
-#ifdef FERRY_CUDA_SIM // the simulator is a device: nothing skips there
-    ASSERT_FALSE(report.devices.empty()) << report.reason;
-#else
-    if (report.devices.empty())
-      GTEST_SKIP() << "no CUDA device: " << report.reason;
-#endif
-    ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
-  }
-  void TearDown() override {
-    for (void *p : allocations)
-      cudaFree(p);
-    if (handle)
-      cublasDestroy(handle);
-  }
-  template <typename T> T *device(const std::vector<T> &host) {
-    T *p = nullptr;
-    EXPECT_EQ(cudaMalloc(&p, host.size() * sizeof(T) + 4), cudaSuccess);
-    cudaMemcpy(p, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice);
-    allocations.push_back(p);
-    return p;
-  }
-  template <typename T> std::vector<T> host(const T *p, size_t n) {
-    std::vector<T> out(n);
-    cudaDeviceSynchronize();
-    cudaMemcpy(out.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost);
-    return out;
-  }
-  std::vector<float> random(size_t n, float lo = -2.0f, float hi = 2.0f) {
-    std::uniform_real_distribution<float> d(lo, hi);
-    std::vector<float> v(n);
-    for (float &x : v)
-      x = d(rng);
-    return v;
-  }
-  std::vector<int32_t> randomInts(size_t n, int32_t limit) {
-    std::uniform_int_distribution<int32_t> d(0, limit - 1);
-    std::vector<int32_t> v(n);
-    for (int32_t &x : v)
-      x = d(rng);
-    return v;
-  }
-  // Relative L2 over the whole tensor within `tol`, and every element
-  // within max(1e-3, 100 tol) of its reference (relative to max(1, |ref|)):
-  // a few wrong elements or columns cannot hide in a large tensor's norm.
-  static void expectClose(const std::vector<float> &got,
-                          const std::vector<float> &want, double tol,
-                          const char *what) {
-    ASSERT_EQ(got.size(), want.size()) << what;
-    double diff = 0, norm = 0, elementTol = std::max(1e-3, 100 * tol);
-    for (size_t i = 0; i < got.size(); ++i) {
-      ASSERT_FALSE(std::isnan(got[i])) << what << " NaN at " << i;
-      double d = std::abs(double(got[i]) - want[i]);
-      ASSERT_LE(d, elementTol * std::max(1.0, std::abs(double(want[i]))))
-          << what << ": element " << i << " is " << got[i] << ", want "
-          << want[i];
-      diff += d * d;
-      norm += double(want[i]) * want[i];
-    }
-    ASSERT_GT(norm, 0.0) << what << ": the reference is all zeros";
-    EXPECT_LE(std::sqrt(diff / norm), tol) << what;
-  }
-
-  cublasHandle_t handle = nullptr;
-  cudaStream_t stream = nullptr; // the default stream
-  std::vector<void *> allocations;
-  std::mt19937 rng{1234};
-};
-
-} // namespace
+#include "CudaKernelsTestUtil.h"
 
 TEST_F(CudaKernels, GemmEveryTransposeAndBatch) {
   for (bool ta : {false, true})
@@ -414,7 +325,7 @@ TEST_F(CudaKernels, GathersAndTheirGradients) {
                      vocab);
   float *ddt = device(random(vocab * width));
   cuda::embeddingGrad(stream, device(ids), device(dy), ddt, batch * seq, width,
-                      vocab, false);
+                      vocab, false, sortWorkspace(batch * seq));
   expectClose(host(ddt, dtable.size()), dtable, 1e-5, "embedding_grad");
 
   auto x = random(batch * seq * width);
@@ -478,7 +389,8 @@ TEST_F(CudaKernels, ReductionsTransposeAndLosses) {
                            loss.data(), rows, cols, classes);
   float *dloss1 = device(std::vector<float>(1));
   cuda::softmaxCrossEntropy(stream, device(logits), device(labels),
-                            device(weights), dloss1, rows, cols, classes);
+                            device(weights), dloss1, rows, cols, classes,
+                            doubles(rows));
   expectClose(host(dloss1, 1), loss, 1e-5, "softmax_cross_entropy");
   cpu::softmaxCrossEntropyGrad(logits.data(), labels.data(), weights.data(),
                                dloss.data(), dl.data(), rows, cols, classes);
@@ -496,7 +408,7 @@ TEST_F(CudaKernels, ReductionsTransposeAndLosses) {
                      rows, cols, classes);
   float *dh = device(std::vector<float>(1));
   cuda::argmaxCorrect(stream, device(logits), device(labels), device(weights),
-                      dh, rows, cols, classes);
+                      dh, rows, cols, classes, doubles(rows));
   expectClose(host(dh, 1), hits, 1e-6, "argmax_correct");
   // The first column holding the maximum or a NaN, as the CPU decides: a
   // tie goes to the first column, a NaN before the maximum wins.
@@ -512,7 +424,7 @@ TEST_F(CudaKernels, ReductionsTransposeAndLosses) {
     ASSERT_EQ(want[0], 3.0f) << "the CPU's rule changed: update this test";
     float *got = device(std::vector<float>(1));
     cuda::argmaxCorrect(stream, device(l), device(lab), device(w), got, 3, 600,
-                        600);
+                        600, doubles(3));
     EXPECT_EQ(host(got, 1)[0], 3.0f) << "argmax_correct ties / NaN";
   }
 }
@@ -524,9 +436,7 @@ TEST_F(CudaKernels, GlobalNormAndOptimizers) {
   std::vector<float> want(1);
   cpu::globalNorm(hostTensors, sizes, 2, want.data());
   const float *devTensors[2] = {device(a), device(b)};
-  double *scratch = nullptr;
-  cudaMalloc(&scratch, 64 * sizeof(double));
-  allocations.push_back(scratch);
+  double *scratch = this->scratch();
   float *out = device(std::vector<float>(1));
   cuda::globalNorm(stream, devTensors, sizes, 2, out, scratch);
   expectClose(host(out, 1), want, 1e-6, "global_norm");
