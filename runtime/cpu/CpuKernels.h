@@ -6,6 +6,7 @@
 // except for float reassociation in reductions.
 #pragma once
 
+#include "runtime/kernels/AttentionShape.h"
 #include "runtime/kernels/LearningRate.h"
 
 #include <cstdint>
@@ -99,6 +100,18 @@ void softmax(const float *x, const float *mask, float *out, int64_t batch,
 // dx = y * (dy - sum(dy * y)) per row.
 void softmaxGrad(const float *y, const float *dy, float *dx, int64_t rows,
                  int64_t cols);
+
+// CpuAttentionKernels.cpp: out = dropout(softmax(scale q kᵀ + mask[b])) v
+// per (sample, head) and lse = each query row's logsumexp; q, k, v, out are
+// [batch, heads, seq, headDim], mask [batch, seq], lse [batch, heads, seq].
+void attention(const float *q, const float *k, const float *v,
+               const float *mask, float *out, float *lse,
+               const AttentionShape &shape);
+// Its gradient from the forward's out and lse: dq, dk, dv.
+void attentionGrad(const float *q, const float *k, const float *v,
+                   const float *mask, const float *out, const float *lse,
+                   const float *dout, float *dq, float *dk, float *dv,
+                   const AttentionShape &shape);
 
 // out[e] = keep ? x[e] / (1 - p) : 0 where element e of sample
 // s = sampleOffset + e / perSample is kept when

@@ -3,13 +3,16 @@
 // each), on device pointers, launched on `stream`. GEMMs go through cuBLAS;
 // the rest are ferry's own kernels. Dropout draws the same Philox bits as
 // the CPU backend (runtime/random/Philox.h is compiled for both), so masks
-// are identical across backends. Reductions that the CPU backend runs in a
-// fixed order (embedding and position gradients, global norm, LAMB's trust
-// ratio) use atomics here: equal to rounding, not bit for bit.
+// are identical across backends. No kernel sums with float atomics: every
+// reduction adds in a fixed order, so a run gives the same bits every time
+// (the scatter-add gradients the CPU's bits exactly; the rest equal the
+// CPU's to rounding).
 //
 // Checked against the CPU kernels on random inputs by test/unit/
 // CudaKernelsTest.cpp (ctest label gpu; skipped without a device).
 #pragma once
+
+#include "runtime/kernels/AttentionShape.h"
 
 #include <cstdint>
 
@@ -150,6 +153,16 @@ void softmaxCrossEntropyGrad(cudaStream_t s, const float *logits,
 void argmaxCorrect(cudaStream_t s, const float *logits, const int32_t *labels,
                    const float *weights, float *out, int64_t rows, int64_t cols,
                    int64_t classes, double *rowCounts);
+// AttentionKernels.cu: cpu::attention and cpu::attentionGrad on the device;
+// `rowDots` holds batch * heads * seq floats (the planned workspace).
+void attention(cudaStream_t s, const float *q, const float *k, const float *v,
+               const float *mask, float *out, float *lse,
+               const AttentionShape &shape);
+void attentionGrad(cudaStream_t s, const float *q, const float *k,
+                   const float *v, const float *mask, const float *out,
+                   const float *lse, const float *dout, float *dq, float *dk,
+                   float *dv, float *rowDots, const AttentionShape &shape);
+
 // The backend's scratch (kScratchDoubles doubles on the device) holds the
 // per-block partial sums that the reductions below add in a fixed order.
 constexpr int64_t kScratchDoubles = 1 << 16;

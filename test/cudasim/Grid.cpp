@@ -168,6 +168,10 @@ bool BlockRunner::completeShuffles() {
              std::to_string(lane) + " of a warp of " + std::to_string(lanes) +
              " threads (a partial warp needs a partial mask)");
       SimThread &other = threads[warp * 32 + lane];
+      if (other.status == SimThread::Done && t.kind == kWarpWhole)
+        fail("the warp matrix function at " + at(t.file, t.line) + " of " +
+             where(t) + " needs every lane of the warp, and lane " +
+             std::to_string(lane) + " has exited");
       if (other.status == SimThread::Done)
         continue; // exited lanes of the mask need not take part (sm_70+)
       if (other.status != SimThread::AtShuffle) {
@@ -213,6 +217,7 @@ bool BlockRunner::completeShuffles() {
           source = static_cast<int>(lane) - me.operand;
         break;
       case kShflIdx:
+      case kWarpWhole:
         source = segment + (me.operand & (w - 1));
         break;
       }

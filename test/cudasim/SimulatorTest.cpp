@@ -1,8 +1,10 @@
 // Tests of the CUDA simulator itself (label cuda-sim): what it must catch
 // (barriers not every thread reaches, warp-shuffle misuse, launch limits,
 // out-of-bounds device reads inside a fiber, uninitialised memory, missing
-// stream waits, pageable asynchronous copies, cuBLASLt constraints) and what
-// it must reproduce exactly (bf16/fp16 rounding, the last-error rules).
+// stream waits, pageable asynchronous copies, cuBLASLt constraints, WMMA's
+// alignment and convergence rules, code that assumes a WMMA fragment layout)
+// and what it must reproduce exactly (bf16/fp16 rounding, the last-error
+// rules, WMMA products).
 #include "NvidiaHalf.h"
 #include "runtime/cuda/Launch.h"
 
@@ -11,7 +13,9 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
+#include <mma.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -96,6 +100,69 @@ __global__ void fillKernel(float *out, int n, float value) {
     out[i] = value;
 }
 
+
+// One warp: c = a b + c through WMMA, a row-major and b read transposed
+// (col_major: element (k, n) at b[n * 16 + k]); `offset` misaligns a.
+__global__ void wmmaKernel(const __nv_bfloat16 *a, const __nv_bfloat16 *b,
+                           float *c, int offset, int skippingLane) {
+  using namespace nvcuda;
+  __shared__ __align__(32) __nv_bfloat16 sa[256 + 16], sb[256];
+  __shared__ __align__(32) float sc[256];
+  for (int i = threadIdx.x; i < 256; i += 32) {
+    sa[i + offset] = a[i];
+    sb[i] = b[i];
+    sc[i] = c[i];
+  }
+  __syncwarp();
+  if (static_cast<int>(threadIdx.x) == skippingLane)
+    return;
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major>
+      fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major>
+      fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;
+  wmma::load_matrix_sync(fa, sa + offset, 16);
+  wmma::load_matrix_sync(fb, sb, 16);
+  wmma::load_matrix_sync(fc, sc, 16, wmma::mem_row_major);
+  wmma::mma_sync(fc, fa, fb, fc);
+  wmma::store_matrix_sync(sc, fc, 16, wmma::mem_row_major);
+  __syncwarp();
+  for (int i = threadIdx.x; i < 256; i += 32)
+    c[i] = sc[i];
+}
+
+// A layout assumption: lane l's x[e] taken as element (l / 2, (l % 2) * 8 +
+// e) of the accumulator, as if the lanes held consecutive row halves.
+__global__ void assumesLayoutKernel(const float *c, float *out) {
+  using namespace nvcuda;
+  __shared__ __align__(32) float sc[256];
+  for (int i = threadIdx.x; i < 256; i += 32)
+    sc[i] = c[i];
+  __syncwarp();
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;
+  wmma::load_matrix_sync(fc, sc, 16, wmma::mem_row_major);
+  for (int e = 0; e < fc.num_elements; ++e)
+    out[(threadIdx.x / 2) * 16 + (threadIdx.x % 2) * 8 + e] = fc.x[e];
+}
+
+void runWmma(const std::vector<float> &a, const std::vector<float> &b,
+             std::vector<float> &c, int offset, int skippingLane) {
+  std::vector<__nv_bfloat16> ha(256), hb(256);
+  for (int i = 0; i < 256; ++i) {
+    ha[i] = __float2bfloat16_rn(a[i]);
+    hb[i] = __float2bfloat16_rn(b[i]);
+  }
+  __nv_bfloat16 *da = deviceArray<__nv_bfloat16>(256),
+                *db = deviceArray<__nv_bfloat16>(256);
+  float *dc = deviceArray<float>(256);
+  cudaMemcpy(da, ha.data(), 512, cudaMemcpyHostToDevice);
+  cudaMemcpy(db, hb.data(), 512, cudaMemcpyHostToDevice);
+  cudaMemcpy(dc, c.data(), 1024, cudaMemcpyHostToDevice);
+  launch("wmma", wmmaKernel, dim3(1), dim3(32), 0, nullptr,
+         static_cast<const __nv_bfloat16 *>(da),
+         static_cast<const __nv_bfloat16 *>(db), dc, offset, skippingLane);
+  c = toHost(dc, 256);
+}
 } // namespace
 
 TEST(CudaSimulator, BarrierMakesSharedWritesVisible) {
@@ -373,6 +440,53 @@ TEST(CudaSimulatorDeathTest, AsyncCopyFromPageableMemory) {
                         nullptr);
       },
       "pageable host memory");
+}
+
+// WMMA's product: bf16 inputs (values exact in bf16), fp32 accumulation.
+TEST(CudaSimulator, WmmaComputesTheProduct) {
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> small(-8, 8);
+  std::vector<float> a(256), b(256), c(256), want(256);
+  for (int i = 0; i < 256; ++i)
+    a[i] = small(rng) / 4.0f, b[i] = small(rng) / 4.0f, c[i] = small(rng);
+  for (int r = 0; r < 16; ++r)
+    for (int n = 0; n < 16; ++n) {
+      float s = c[r * 16 + n];
+      for (int k = 0; k < 16; ++k)
+        s += a[r * 16 + k] * b[n * 16 + k]; // b is read transposed
+      want[r * 16 + n] = s;
+    }
+  runWmma(a, b, c, 0, -1);
+  EXPECT_EQ(c, want);
+}
+
+// A fragment's elements are scattered over the lanes: code that reads x[i]
+// as a particular row and column gets other numbers.
+TEST(CudaSimulator, WmmaFragmentLayoutIsNotAssumable) {
+  std::vector<float> c(256);
+  for (int i = 0; i < 256; ++i)
+    c[i] = static_cast<float>(i);
+  float *dc = deviceArray<float>(256), *out = deviceArray<float>(256);
+  cudaMemcpy(dc, c.data(), 1024, cudaMemcpyHostToDevice);
+  launch("assumes a layout", assumesLayoutKernel, dim3(1), dim3(32), 0,
+         nullptr, static_cast<const float *>(dc), out);
+  std::vector<float> got = toHost(out, 256);
+  int same = 0;
+  for (int i = 0; i < 256; ++i)
+    same += got[i] == c[i];
+  EXPECT_LT(same, 32) << "the accumulator layout looks like row halves";
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, c) << "every element is still held by exactly one lane";
+}
+
+TEST(CudaSimulatorDeathTest, WmmaMisalignedPointer) {
+  std::vector<float> a(256, 1.0f), b(256, 1.0f), c(256, 0.0f);
+  EXPECT_DEATH(runWmma(a, b, c, 1, -1), "not 256-bit aligned");
+}
+
+TEST(CudaSimulatorDeathTest, WmmaNotReachedByTheWholeWarp) {
+  std::vector<float> a(256, 1.0f), b(256, 1.0f), c(256, 0.0f);
+  EXPECT_DEATH(runWmma(a, b, c, 0, 5), "needs every lane of the warp");
 }
 
 TEST(CudaSimulator, HalfConversionsAreNvidiasBitForBit) {

@@ -25,6 +25,7 @@
 #define __forceinline__ inline
 #define __shared__ static thread_local
 #define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
 
 struct uint3 {
   unsigned int x, y, z;
@@ -44,7 +45,9 @@ void syncThreads(const char *file, int line);
 // A warp shuffle among the lanes of `mask`: every lane in the mask must
 // call it (with the same mask) before any gets its value. Returns the bits
 // of the source lane's value.
-enum ShuffleKind { kShflXor, kShflDown, kShflUp, kShflIdx };
+// kWarpWhole: a barrier of the whole warp that every lane must reach, an
+// exited lane included (the warp matrix functions).
+enum ShuffleKind { kShflXor, kShflDown, kShflUp, kShflIdx, kWarpWhole };
 uint64_t shuffle(unsigned mask, uint64_t bits, ShuffleKind kind, int operand,
                  int width, const char *file, int line);
 
@@ -107,6 +110,29 @@ T __shfl_sync(unsigned mask, T value, int lane, int width = 32,
   return ::cudasim::shuffleValue(mask, value, ::cudasim::kShflIdx, lane, width,
                                  file, line);
 }
+
+// A warp barrier: every lane of `mask` must reach it (the simulator checks
+// that they reach the same one, as it checks shuffles) before any goes on.
+inline void __syncwarp(unsigned mask = 0xffffffffu,
+                       const char *file = __builtin_FILE(),
+                       int line = __builtin_LINE()) {
+  unsigned lane = (threadIdx.x + threadIdx.y * blockDim.x +
+                   threadIdx.z * blockDim.x * blockDim.y) %
+                  32;
+  ::cudasim::shuffle(mask, 0, ::cudasim::kShflIdx, static_cast<int>(lane), 32,
+                     file, line);
+}
+
+namespace cudasim {
+// The warp matrix functions' convergence rule: all 32 lanes of the warp
+// reach this call; a lane that has exited is an error (not an absent lane).
+inline void wholeWarp(const char *file, int line) {
+  unsigned lane = (threadIdx.x + threadIdx.y * blockDim.x +
+                   threadIdx.z * blockDim.x * blockDim.y) %
+                  32;
+  shuffle(0xffffffffu, 0, kWarpWhole, static_cast<int>(lane), 32, file, line);
+}
+} // namespace cudasim
 
 // Atomics. A grid's threads run on one OS thread and switch only at
 // barriers and shuffles, so a read-modify-write is indivisible: exact.

@@ -1,0 +1,90 @@
+// GPU tests (ctest label `gpu`, and `cuda-sim` under the simulator): the
+// fused attention kernels against the double-precision reference
+// (AttentionReference.h) and against the CPU backend's fused kernels, at
+// seq 64, 128 and 512, head sizes 16, 40 (padded to 48 inside) and 64,
+// padding masks, dropout 0 and 0.1; fp32 (CUDA cores) and bf16 (WMMA: under
+// the simulator with its scattered fragment layout, the same source).
+// Tolerances, relative L2 per tensor: fp32 1e-5 against the reference and
+// the CPU (seen: 2e-7 to 7e-7); bf16 1e-2 against the reference (seen:
+// 3e-3 to 4e-3) and 5e-3 against the CPU's bf16 emulation (both round the
+// same inputs, not the same intermediate probabilities; seen up to 2.3e-3).
+// Two calls give the same bits (no atomics).
+#include "AttentionReference.h"
+#include "CudaKernelsTestUtil.h"
+
+#include <cstring>
+
+namespace {
+
+class CudaAttention : public CudaKernels {};
+
+struct Case {
+  int64_t batch, heads, seq, dim, padded;
+  float p;
+};
+
+} // namespace
+
+TEST_F(CudaAttention, EqualsTheReferenceAndTheCpu) {
+  for (Case c : {Case{2, 2, 64, 16, 5, 0.0f}, Case{1, 3, 100, 40, 7, 0.1f},
+                 Case{2, 1, 128, 64, 30, 0.1f}, Case{1, 1, 512, 64, 100, 0.1f}})
+    for (int precision : {0, 1}) {
+      AttentionShape a;
+      a.batch = c.batch, a.heads = c.heads, a.seq = c.seq, a.headDim = c.dim;
+      a.seed = 42, a.purpose = 7, a.layer = 3, a.sampleOffset = 11, a.p = c.p;
+      a.scale = 1.0f / std::sqrt(float(c.dim)), a.precision = precision;
+      size_t n = static_cast<size_t>(c.batch * c.heads * c.seq * c.dim);
+      size_t rows = static_cast<size_t>(c.batch * c.heads * c.seq);
+      auto q = random(n, -1.5f, 1.5f), k = random(n, -1.5f, 1.5f),
+           v = random(n, -1.5f, 1.5f), dout = random(n, -1.5f, 1.5f);
+      auto mask = test::paddingMask(c.batch, c.seq, c.padded);
+      test::AttentionReference want =
+          test::attentionReference(q, k, v, mask, dout, a);
+      std::vector<float> out(n), lse(rows), dq(n), dk(n), dv(n);
+      cpu::attention(q.data(), k.data(), v.data(), mask.data(), out.data(),
+                     lse.data(), a);
+      cpu::attentionGrad(q.data(), k.data(), v.data(), mask.data(), out.data(),
+                         lse.data(), dout.data(), dq.data(), dk.data(),
+                         dv.data(), a);
+      const float *dQ = device(q), *dK = device(k), *dV = device(v),
+                  *dMask = device(mask), *dDout = device(dout);
+      std::vector<float> runs[2][5];
+      for (int run = 0; run < 2; ++run) {
+        float *gOut = device(std::vector<float>(n)),
+              *gLse = device(std::vector<float>(rows)),
+              *gDq = device(std::vector<float>(n)),
+              *gDk = device(std::vector<float>(n)),
+              *gDv = device(std::vector<float>(n)),
+              *work = device(std::vector<float>(rows));
+        cuda::attention(stream, dQ, dK, dV, dMask, gOut, gLse, a);
+        cuda::attentionGrad(stream, dQ, dK, dV, dMask, gOut, gLse, dDout, gDq,
+                            gDk, gDv, work, a);
+        runs[run][0] = host(gOut, n), runs[run][1] = host(gLse, rows);
+        runs[run][2] = host(gDq, n), runs[run][3] = host(gDk, n);
+        runs[run][4] = host(gDv, n);
+      }
+      std::string what = "seq " + std::to_string(c.seq) + ", dim " +
+                         std::to_string(c.dim) + ", p " + std::to_string(c.p) +
+                         (precision ? ", bf16" : ", fp32");
+      const char *names[5] = {"out", "lse", "dq", "dk", "dv"};
+      const std::vector<double> *reference[5] = {&want.out, &want.lse,
+                                                 &want.dq, &want.dk, &want.dv};
+      const std::vector<float> *cpuResult[5] = {&out, &lse, &dq, &dk, &dv};
+      for (int t = 0; t < 5; ++t) {
+        const std::vector<float> &got = runs[0][t];
+        double tolRef = precision ? 1e-2 : 1e-5, tolCpu = precision ? 5e-3 : 1e-5;
+        if (t == 1)
+          tolRef = tolCpu = precision ? 1e-2 : 1e-6;
+        EXPECT_LE(test::relativeError(got, *reference[t]), tolRef)
+            << names[t] << " against the reference, " << what;
+        std::vector<double> cpuAsDouble(cpuResult[t]->begin(),
+                                        cpuResult[t]->end());
+        EXPECT_LE(test::relativeError(got, cpuAsDouble), tolCpu)
+            << names[t] << " against the CPU, " << what;
+        EXPECT_EQ(std::memcmp(got.data(), runs[1][t].data(),
+                              got.size() * sizeof(float)),
+                  0)
+            << names[t] << ": two calls differ, " << what;
+      }
+    }
+}
