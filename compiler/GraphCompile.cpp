@@ -107,6 +107,8 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
   options.replicas = e.data_parallel;
   options.rts = e.replicated_tensor_sharding;
   options.rtsMinElements = e.rts_min_elements;
+  options.fuseAttention =
+      e.fusion && config.training.precision != "fp16";
   buildTrainingPipeline(pm, options);
   if (failed(runPipeline(pm, module, session)))
     return failure();

@@ -7,7 +7,8 @@
 //   for each of the GA micro-batches:
 //     read the micro-batch's inputs from the stacked @input.* variables
 //     call @forward_eval (a copy of @forward and of every function it calls,
-//                         with each graph.dropout replaced by its input)
+//                         with each graph.dropout replaced by its input and
+//                         each graph.attention's dropout probability 0)
 //     add each of its results into @metric.eval.* (loss, MLM loss, NSP loss,
 //     MLM hits, NSP hits: as many as @forward returns)
 //
@@ -73,6 +74,11 @@ func::FuncOp cloneWithoutDropout(func::FuncOp fn, SymbolTable &symbols,
   copy.walk([](DropoutOp dropout) {
     dropout.getResult().replaceAllUsesWith(dropout.getInput());
     dropout.erase();
+  });
+  // The fused attention's dropout (ferry-fuse-attention) drops nothing.
+  copy.walk([](AttentionOp attention) {
+    attention.setProbabilityAttr(
+        FloatAttr::get(Float64Type::get(attention.getContext()), 0.0));
   });
   SmallVector<func::CallOp> calls;
   copy.walk([&](func::CallOp call) { calls.push_back(call); });

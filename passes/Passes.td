@@ -301,6 +301,31 @@ def FuseEpiloguesPass : Pass<"ferry-fuse-epilogues", "mlir::ModuleOp"> {
   let dependentDialects = ["ferry::graph::GraphDialect"];
 }
 
+def FuseAttentionPass : Pass<"ferry-fuse-attention", "mlir::ModuleOp"> {
+  let summary = "q kᵀ, scale, softmax, dropout, · v -> graph.attention, "
+                "before autodiff";
+  let description = [{
+    The attention chain of each layer becomes one graph.attention, whose
+    gradient recomputes the probabilities from each query row's logsumexp
+    (FlashAttention): the [batch, heads, seq, seq] probabilities are never
+    stored, forward or backward. Runs before ferry-autodiff
+    (`execution.fusion`; not with fp16 products). head_dim at most 64.
+
+    ```mlir
+    // before
+    %s = graph.matmul %q, %k {transpose_rhs} : tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32> -> tensor<2x2x8x8xf32>
+    %t = graph.scale %s by 5.000000e-01 : tensor<2x2x8x8xf32>
+    %p = graph.softmax %t, %mask : tensor<2x2x8x8xf32>, tensor<2x8xf32>
+    %d = graph.dropout %p, %seed, %l, %off {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<2x2x8x8xf32>
+    %o = graph.matmul %d, %v : tensor<2x2x8x8xf32>, tensor<2x2x8x4xf32> -> tensor<2x2x8x4xf32>
+    // after
+    %o, %lse = graph.attention %q, %k, %v, %mask, %seed, %l, %off {probability = 1.000000e-01 : f64, purpose = "attention.probs", scale = 5.000000e-01 : f64} : tensor<2x2x8x4xf32>, tensor<2x8xf32> -> tensor<2x2x8xf32>
+    ```
+  }];
+  let dependentDialects = ["ferry::graph::GraphDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def FuseSoftmaxDropoutPass
     : Pass<"ferry-fuse-softmax-dropout", "mlir::ModuleOp"> {
   let summary = "dropout(softmax(x)) -> graph.softmax_dropout, and its "

@@ -23,6 +23,13 @@ void ferry::buildGraphCleanupPipeline(mlir::OpPassManager &pm) {
 
 void ferry::buildTrainingPipeline(mlir::OpPassManager &pm,
                                   const TrainingPipelineOptions &options) {
+  // execution.fusion (bf16 or fp32 products). First, before autodiff:
+  // graph.attention's own gradient recomputes the probabilities from each
+  // row's logsumexp, so neither direction stores [batch, heads, seq, seq]
+  // (after autodiff the probabilities would already be stashed). fp16
+  // keeps the unfused chain: the fused kernels take fp32 or bf16 products.
+  if (options.fuseAttention)
+    pm.addPass(createFuseAttentionPass());
   // Reverse mode over @forward: @forward_grad, the block functions split into
   // _fwd/_bwd, stacked stash variables for the layer loop.
   // training.precision: fp16 seeds the backward with @input.loss_scale (the
@@ -156,6 +163,10 @@ struct TrainingPipelineFlags
   Option<int64_t> rtsMinElements{
       *this, "rts-min-elements",
       llvm::cl::desc("execution.rts_min_elements"), llvm::cl::init(1024)};
+  Option<bool> fuseAttention{
+      *this, "fuse-attention",
+      llvm::cl::desc("execution.fusion (not with fp16): graph.attention"),
+      llvm::cl::init(false)};
 };
 
 // ferry-lower-to-rt's options; ferry-lowering adds `fusion`.
@@ -225,6 +236,7 @@ void ferry::registerFerryPipelines() {
         options.replicas = flags.replicas;
         options.rts = flags.rts;
         options.rtsMinElements = flags.rtsMinElements;
+        options.fuseAttention = flags.fuseAttention;
         buildTrainingPipeline(pm, options);
       });
   mlir::PassPipelineRegistration<LoweringPipelineFlags>(

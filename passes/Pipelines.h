@@ -27,6 +27,7 @@ struct TrainingPipelineOptions {
   int64_t replicas = 1;          // execution.data_parallel
   bool rts = false;              // execution.replicated_tensor_sharding
   int64_t rtsMinElements = 1024; // execution.rts_min_elements
+  bool fuseAttention = false;    // execution.fusion (not with fp16)
 };
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingPipelineOptions &options = {});

@@ -482,5 +482,6 @@ def Graph_SoftmaxCrossEntropyOp : Graph_Op<"softmax_cross_entropy", [Pure, Graph
 
 include "dialects/graph/GraphTrainingOps.td"
 include "dialects/graph/GraphCollectiveOps.td"
+include "dialects/graph/GraphAttentionOps.td"
 
 #endif // FERRY_DIALECTS_GRAPH_GRAPHOPS_TD

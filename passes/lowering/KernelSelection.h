@@ -70,6 +70,8 @@ private:
                     llvm::ArrayRef<Ref> outs);
   mlir::LogicalResult selectDropout(mlir::Operation &op, Frame &f,
                                     llvm::ArrayRef<Ref> all);
+  mlir::LogicalResult selectAttention(mlir::Operation &op, Frame &f,
+                                      llvm::ArrayRef<Ref> all);
   mlir::LogicalResult selectOptimizerUpdate(graph::OptimizerUpdateOp up,
                                             Frame &f, llvm::ArrayRef<Ref> ins);
 

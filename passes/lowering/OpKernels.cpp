@@ -125,6 +125,8 @@ LogicalResult KernelSelection::selectKernel(Operation &op, Frame &f) {
     emit("softmax_grad", all(), {numElements(r0.getType()) / cols, cols});
   } else if (isa<DropoutOp, SoftmaxDropoutOp, DropoutSoftmaxGradOp>(op)) {
     return selectDropout(op, f, all());
+  } else if (isa<AttentionOp, AttentionGradOp>(op)) {
+    return selectAttention(op, f, all());
   } else if (auto e = dyn_cast<EmbeddingOp>(op)) {
     ArrayRef<int64_t> t = shapeOf(e.getTable());
     emit("embedding", all(), {numElements(e.getIds().getType()), t[1], t[0]});
@@ -348,6 +350,38 @@ LogicalResult KernelSelection::selectDropout(Operation &op, Frame &f,
   in.ints[first + 2] = *seed;
   in.ints.push_back(*layer);
   in.ints.push_back(*offset);
+  return success();
+}
+
+// attention [q, k, v, mask, out, lse]; attention_grad [q, k, v, mask, out,
+// lse, dout, dq, dk, dv, workspace]. ints [batch, heads, seq, head_dim,
+// seed, purpose, layer, sample_offset, precision], floats [scale, p].
+LogicalResult KernelSelection::selectAttention(Operation &op, Frame &f,
+                                               ArrayRef<Ref> all) {
+  bool grad = isa<AttentionGradOp>(op);
+  unsigned s = grad ? 7 : 4; // the seed operand
+  FailureOr<Affine> seed = affine(f, op.getOperand(s), &op);
+  FailureOr<Affine> layer = affine(f, op.getOperand(s + 1), &op);
+  FailureOr<Affine> offset = affine(f, op.getOperand(s + 2), &op);
+  if (failed(seed) || failed(layer) || failed(offset))
+    return failure();
+  ArrayRef<int64_t> q = shapeOf(op.getOperand(0));
+  SmallVector<Ref> bufs(all.begin(), all.end());
+  if (grad) // each query row's dout . out
+    bufs.push_back(workspace(4 * q[0] * q[1] * q[2], "attention_grad rows"));
+  int64_t purpose = static_cast<int64_t>(random::purposeHash(
+      op.getAttrOfType<StringAttr>("purpose").getValue()));
+  // bf16 products where the GEMMs round to bf16; fp32 otherwise (fp16
+  // leaves attention unfused: ferry-fuse-attention does not run).
+  int64_t precision = matmulInputs == MatmulPrecision::bf16 ? 1 : 0;
+  Instr &in = emit(grad ? "attention_grad" : "attention", bufs,
+                   {q[0], q[1], q[2], q[3], 0, purpose, 0, 0, precision},
+                   {op.getAttrOfType<FloatAttr>("scale").getValueAsDouble(),
+                    op.getAttrOfType<FloatAttr>("probability")
+                        .getValueAsDouble()});
+  in.ints[4] = *seed;
+  in.ints[6] = *layer;
+  in.ints[7] = *offset;
   return success();
 }
 

@@ -1,10 +1,13 @@
 // The CPU backend's fused attention (the `attention` and `attention_grad`
 // kernels, runtime/executable/Kernels.def): softmax(scale q kᵀ + mask) v with
-// the probabilities' dropout, one (sample, head) per work item, one query row
-// at a time. A row's scores (seq floats) are the only intermediate: the
-// [seq, seq] probabilities never exist in memory, as in the CUDA kernel.
-// The backward recomputes each row's probabilities from the forward's row
-// logsumexp and regenerates the dropout mask from its key, and uses
+// the probabilities' dropout, in blocks of kBlockRows query rows of every
+// (sample, head) at once: the block's scores come from one batched GEMM
+// (OpenBLAS), the row softmax and dropout run in place, and a second GEMM
+// adds the block's output. Only one block of probabilities, [batch * heads,
+// kBlockRows, seq], exists at a time (per-thread scratch, not the arena);
+// the [seq, seq] probabilities are never stored, as in the CUDA kernels.
+// The backward recomputes each block's probabilities from the forward's row
+// logsumexp, regenerates the dropout mask from its key, and uses
 // D_i = dout_i . out_i for the softmax's row sum (FlashAttention-2).
 //
 // precision 1 (bf16) rounds every product's inputs to bf16 first, as the
@@ -17,34 +20,56 @@
 namespace ferry::cpu {
 namespace {
 
-float dot(const float *a, const float *b, int64_t n) {
-  float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-  for (int64_t i = 0; i < n; ++i)
-    s += a[i] * b[i];
-  return s;
-}
+constexpr int64_t kBlockRows = 64;
 
-// y += a * x.
-void axpy(float a, const float *x, float *y, int64_t n) {
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i)
-    y[i] += a * x[i];
-}
-
-float roundedBf16(float x) {
-  float out;
-  roundToBf16(&x, &out, 1);
-  return out;
-}
-
-// One (sample, head) slice [seq, dim] of q, k, v (or dout), rounded to bf16
-// when `bf16`, else the slice itself.
-const float *operand(const float *x, float *copy, int64_t n, bool bf16) {
+// The tensor itself, or (bf16) its rounded copy in `copy`.
+const float *operand(const float *x, std::vector<float> &copy, int64_t n,
+                     bool bf16) {
   if (!bf16)
     return x;
-  roundToBf16(x, copy, n);
-  return copy;
+  copy.resize(static_cast<size_t>(n));
+  roundToBf16(x, copy.data(), n);
+  return copy.data();
+}
+
+// graph.dropout's factors for row i of head bh of the probabilities:
+// factor[j] = 1 / (1 - p) where element (h * seq + i) * seq + j of the
+// sample is kept, else 0 (all 1 without dropout). Philox blocks of four
+// words, as cpu::dropout draws them.
+void rowKeepFactors(const AttentionShape &a, int64_t bh, int64_t i,
+                    float *factor) {
+  const int64_t S = a.seq;
+  if (a.p == 0.0f) {
+    std::fill(factor, factor + S, 1.0f);
+    return;
+  }
+  const int64_t b = bh / a.heads, h = bh % a.heads;
+  const uint64_t e0 = static_cast<uint64_t>((h * S + i) * S);
+  const uint64_t first = e0 / 4;
+  const int64_t skip = static_cast<int64_t>(e0 - 4 * first);
+  const int64_t blocks = (skip + S + 3) / 4;
+  uint32_t *words = scratch<uint32_t>(static_cast<size_t>(4 * blocks));
+  philoxBlocks(static_cast<uint32_t>(a.seed),
+               static_cast<uint32_t>(a.seed >> 32) ^ a.purpose, first,
+               static_cast<uint32_t>(a.sampleOffset + static_cast<uint64_t>(b)),
+               a.layer, blocks, words);
+  const float p = a.p, kept = 1.0f / (1.0f - a.p);
+#pragma omp simd
+  for (int64_t j = 0; j < S; ++j) {
+    // random::uniform: (bits >> 8) * 2^-24, kept when >= p.
+    const float u =
+        static_cast<float>(static_cast<int32_t>(words[skip + j] >> 8)) *
+        (1.0f / 16777216.0f);
+    factor[j] = u >= p ? kept : 0.0f;
+  }
+}
+
+// The block's raw scores scale q kᵀ: [heads, rows, seq] at `scores`.
+void blockScores(const float *q, const float *k, float *scores, int64_t r0,
+                 int64_t rows, const AttentionShape &a) {
+  const int64_t S = a.seq, D = a.headDim;
+  gemm(a.batch * a.heads, rows, S, D, false, true, a.scale, q + r0 * D, S * D,
+       k, S * D, 0.0f, scores, rows * S);
 }
 
 } // namespace
@@ -52,43 +77,47 @@ const float *operand(const float *x, float *copy, int64_t n, bool bf16) {
 void attention(const float *q, const float *k, const float *v,
                const float *mask, float *out, float *lse,
                const AttentionShape &a) {
-  const int64_t S = a.seq, D = a.headDim, slice = S * D;
+  const int64_t S = a.seq, D = a.headDim, BH = a.batch * a.heads;
   const bool bf16 = a.precision == 1;
-#pragma omp parallel for schedule(static) if (worth(a.batch * a.heads * slice * S))
-  for (int64_t bh = 0; bh < a.batch * a.heads; ++bh) {
-    const int64_t b = bh / a.heads, h = bh % a.heads;
-    float *buffers = scratch<float>(static_cast<size_t>(3 * slice + 2 * S));
-    const float *qs = operand(q + bh * slice, buffers, slice, bf16);
-    const float *ks = operand(k + bh * slice, buffers + slice, slice, bf16);
-    const float *vs = operand(v + bh * slice, buffers + 2 * slice, slice, bf16);
-    float *scores = buffers + 3 * slice, *probs = scores + S;
-    const float *m = mask + b * S;
-    for (int64_t i = 0; i < S; ++i) {
-      for (int64_t j = 0; j < S; ++j)
-        scores[j] = a.scale * dot(qs + i * D, ks + j * D, D) + m[j];
-      const float high = rowMax(scores, S);
+  thread_local std::vector<float> qc, kc, vc, block;
+  const int64_t n = BH * S * D;
+  const float *qs = operand(q, qc, n, bf16), *ks = operand(k, kc, n, bf16),
+              *vs = operand(v, vc, n, bf16);
+  block.resize(static_cast<size_t>(BH * std::min(S, kBlockRows) * S));
+  for (int64_t r0 = 0; r0 < S; r0 += kBlockRows) {
+    const int64_t rows = std::min(kBlockRows, S - r0);
+    float *scores = block.data();
+    blockScores(qs, ks, scores, r0, rows, a);
+    // Each row: + mask, softmax (its logsumexp kept), dropout, rounding.
+#pragma omp parallel for schedule(static) if (worth(BH * rows * S))
+    for (int64_t t = 0; t < BH * rows; ++t) {
+      const int64_t bh = t / rows, i = r0 + t % rows;
+      float *row = scores + t * S;
+      const float *m = mask + (bh / a.heads) * S;
+      float high = -std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(max : high)
+      for (int64_t j = 0; j < S; ++j) {
+        row[j] += m[j];
+        high = std::max(high, row[j]);
+      }
       float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
       for (int64_t j = 0; j < S; ++j) {
-        probs[j] = expApprox(scores[j] - high);
-        sum += probs[j];
+        row[j] = expApprox(row[j] - high);
+        sum += row[j];
       }
-      const float inv = 1.0f / sum;
       lse[bh * S + i] = high + std::log(sum);
-      float *o = out + bh * slice + i * D;
-      std::fill(o, o + D, 0.0f);
-      const uint64_t sample = a.sampleOffset + static_cast<uint64_t>(b);
-      for (int64_t j = 0; j < S; ++j) {
-        float p = probs[j] * inv;
-        if (a.p != 0.0f)
-          p = random::dropoutKeeps(a.seed, a.purpose, a.layer, sample,
-                                   static_cast<uint64_t>((h * S + i) * S + j),
-                                   a.p)
-                  ? p / (1.0f - a.p)
-                  : 0.0f;
-        if (p != 0.0f)
-          axpy(bf16 ? roundedBf16(p) : p, vs + j * D, o, D);
-      }
+      float *factor = scratch<float>(static_cast<size_t>(S));
+      rowKeepFactors(a, bh, i, factor);
+      const float inv = 1.0f / sum;
+#pragma omp simd
+      for (int64_t j = 0; j < S; ++j)
+        row[j] *= inv * factor[j];
+      if (bf16)
+        roundToBf16(row, row, S);
     }
+    gemm(BH, rows, D, S, false, false, 1.0f, scores, rows * S, vs, S * D, 0.0f,
+         out + r0 * D, S * D);
   }
 }
 
@@ -96,53 +125,63 @@ void attentionGrad(const float *q, const float *k, const float *v,
                    const float *mask, const float *out, const float *lse,
                    const float *dout, float *dq, float *dk, float *dv,
                    const AttentionShape &a) {
-  const int64_t S = a.seq, D = a.headDim, slice = S * D;
+  const int64_t S = a.seq, D = a.headDim, BH = a.batch * a.heads;
   const bool bf16 = a.precision == 1;
-#pragma omp parallel for schedule(static) if (worth(a.batch * a.heads * slice * S))
-  for (int64_t bh = 0; bh < a.batch * a.heads; ++bh) {
-    const int64_t b = bh / a.heads, h = bh % a.heads;
-    float *buffers = scratch<float>(static_cast<size_t>(4 * slice + S));
-    const float *qs = operand(q + bh * slice, buffers, slice, bf16);
-    const float *ks = operand(k + bh * slice, buffers + slice, slice, bf16);
-    const float *vs = operand(v + bh * slice, buffers + 2 * slice, slice, bf16);
-    const float *dos =
-        operand(dout + bh * slice, buffers + 3 * slice, slice, bf16);
-    float *ds = buffers + 4 * slice;
-    float *dqs = dq + bh * slice, *dks = dk + bh * slice, *dvs = dv + bh * slice;
-    std::fill(dks, dks + slice, 0.0f);
-    std::fill(dvs, dvs + slice, 0.0f);
-    const float *m = mask + b * S;
-    const uint64_t sample = a.sampleOffset + static_cast<uint64_t>(b);
-    const float keepScale = a.p != 0.0f ? 1.0f / (1.0f - a.p) : 1.0f;
-    for (int64_t i = 0; i < S; ++i) {
-      // D_i = dout_i . out_i, the unrounded values (the softmax's row sum).
-      const float rowDot =
-          dot(dout + bh * slice + i * D, out + bh * slice + i * D, D);
-      const float *qi = qs + i * D, *doi = dos + i * D;
+  thread_local std::vector<float> qc, kc, vc, dc, probs, dscores, rowDots;
+  const int64_t n = BH * S * D;
+  const float *qs = operand(q, qc, n, bf16), *ks = operand(k, kc, n, bf16),
+              *vs = operand(v, vc, n, bf16),
+              *dos = operand(dout, dc, n, bf16);
+  // The scratch is this thread's: the OpenMP workers use raw pointers (a
+  // thread_local named inside the parallel loops would be each worker's).
+  // D_i = dout_i . out_i, from the unrounded values.
+  rowDots.resize(static_cast<size_t>(BH * S));
+  float *dots = rowDots.data();
+#pragma omp parallel for schedule(static) if (worth(n))
+  for (int64_t i = 0; i < BH * S; ++i) {
+    float s = 0.0f;
+    for (int64_t c = 0; c < D; ++c)
+      s += dout[i * D + c] * out[i * D + c];
+    dots[i] = s;
+  }
+  const size_t blockSize = static_cast<size_t>(BH * std::min(S, kBlockRows) * S);
+  probs.resize(blockSize);
+  dscores.resize(blockSize);
+  float *probsBlock = probs.data(), *dscoresBlock = dscores.data();
+  for (int64_t r0 = 0; r0 < S; r0 += kBlockRows) {
+    const int64_t rows = std::min(kBlockRows, S - r0);
+    blockScores(qs, ks, probsBlock, r0, rows, a);
+    // dout vᵀ of the block, then per element: the probability from the row
+    // logsumexp, dropped (probs), and the score's gradient (dscores).
+    gemm(BH, rows, S, D, false, true, 1.0f, dos + r0 * D, S * D, vs, S * D,
+         0.0f, dscoresBlock, rows * S);
+#pragma omp parallel for schedule(static) if (worth(BH * rows * S))
+    for (int64_t t = 0; t < BH * rows; ++t) {
+      const int64_t bh = t / rows, i = r0 + t % rows;
+      float *p = probsBlock + t * S, *ds = dscoresBlock + t * S;
+      const float *m = mask + (bh / a.heads) * S;
+      const float rowLse = lse[bh * S + i], rowDot = dots[bh * S + i];
+      float *factor = scratch<float>(static_cast<size_t>(S));
+      rowKeepFactors(a, bh, i, factor);
+#pragma omp simd
       for (int64_t j = 0; j < S; ++j) {
-        const float p =
-            expApprox(a.scale * dot(qi, ks + j * D, D) + m[j] - lse[bh * S + i]);
-        const bool keep =
-            a.p == 0.0f ||
-            random::dropoutKeeps(a.seed, a.purpose, a.layer, sample,
-                                 static_cast<uint64_t>((h * S + i) * S + j),
-                                 a.p);
-        const float kept = keep ? keepScale : 0.0f;
-        // dv_j += dropout(p) dout_i; ds = p (dropout(dout_i . v_j) - D_i).
-        const float pd = p * kept;
-        if (pd != 0.0f)
-          axpy(bf16 ? roundedBf16(pd) : pd, doi, dvs + j * D, D);
-        ds[j] = a.scale * p * (dot(doi, vs + j * D, D) * kept - rowDot);
-        if (bf16)
-          ds[j] = roundedBf16(ds[j]);
+        const float prob = expApprox(p[j] + m[j] - rowLse);
+        p[j] = prob * factor[j];
+        ds[j] = a.scale * prob * (ds[j] * factor[j] - rowDot);
       }
-      float *dqi = dqs + i * D;
-      std::fill(dqi, dqi + D, 0.0f);
-      for (int64_t j = 0; j < S; ++j) {
-        axpy(ds[j], ks + j * D, dqi, D);
-        axpy(ds[j], qi, dks + j * D, D);
+      if (bf16) {
+        roundToBf16(p, p, S);
+        roundToBf16(ds, ds, S);
       }
     }
+    // dv += dropout(P)ᵀ dout, dq = dS k, dk += dSᵀ q (this block's rows).
+    const float beta = r0 == 0 ? 0.0f : 1.0f;
+    gemm(BH, S, D, rows, true, false, 1.0f, probsBlock, rows * S,
+         dos + r0 * D, S * D, beta, dv, S * D);
+    gemm(BH, rows, D, S, false, false, 1.0f, dscoresBlock, rows * S, ks,
+         S * D, 0.0f, dq + r0 * D, S * D);
+    gemm(BH, S, D, rows, true, false, 1.0f, dscoresBlock, rows * S,
+         qs + r0 * D, S * D, beta, dk, S * D);
   }
 }
 

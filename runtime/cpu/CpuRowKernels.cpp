@@ -8,45 +8,6 @@ namespace ferry::cpu {
 
 namespace {
 
-// Philox4x32-10 exactly as random/Philox.cpp computes it, for `count`
-// consecutive blocks starting at `firstBlock` (= element / 4) of one
-// (sample, layer) stream, written block-major into words[4 * count]. Written
-// as a flat loop over blocks so that the compiler vectorises across blocks.
-void philoxBlocks(uint32_t key0, uint32_t key1, uint64_t firstBlock,
-                  uint32_t sample, uint32_t layer, int64_t count,
-                  uint32_t *words) {
-  constexpr uint32_t kMul0 = 0xD2511F53u;
-  constexpr uint32_t kMul1 = 0xCD9E8D57u;
-  constexpr uint32_t kWeyl0 = 0x9E3779B9u;
-  constexpr uint32_t kWeyl1 = 0xBB67AE85u;
-#pragma omp simd simdlen(16)
-  for (int64_t b = 0; b < count; ++b) {
-    uint64_t block = firstBlock + static_cast<uint64_t>(b);
-    uint32_t c0 = static_cast<uint32_t>(block);
-    uint32_t c1 = static_cast<uint32_t>(block >> 32);
-    uint32_t c2 = sample;
-    uint32_t c3 = layer;
-    uint32_t k0 = key0;
-    uint32_t k1 = key1;
-    for (int round = 0; round < 10; ++round) {
-      uint64_t p0 = static_cast<uint64_t>(kMul0) * c0;
-      uint64_t p1 = static_cast<uint64_t>(kMul1) * c2;
-      uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1 ^ k0;
-      uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c3 ^ k1;
-      c0 = n0;
-      c1 = static_cast<uint32_t>(p1);
-      c2 = n2;
-      c3 = static_cast<uint32_t>(p0);
-      k0 += kWeyl0;
-      k1 += kWeyl1;
-    }
-    words[4 * b + 0] = c0;
-    words[4 * b + 1] = c1;
-    words[4 * b + 2] = c2;
-    words[4 * b + 3] = c3;
-  }
-}
-
 struct RowStats {
   float mean, rstd;
 };

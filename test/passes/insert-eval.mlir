@@ -2,7 +2,8 @@
 
 // Tests ferry-insert-eval: @eval_step() beside @train_step.
 // * @forward and every function it calls are copied as @<name>_eval with
-//   each graph.dropout replaced by its input (the originals keep theirs).
+//   each graph.dropout replaced by its input and each graph.attention's
+//   dropout probability 0 (the originals keep theirs).
 // * One f32 scalar variable per result of @forward, @metric.eval.<name>,
 //   zeroed, then summed over the GA micro-batches of @train_step's stacked
 //   inputs (GA = 8 / 2 = 4); mlm_count is read whole; seed and
@@ -13,8 +14,11 @@
 
 // The original block keeps its dropout; the copy has none.
 // CHECK-LABEL: func.func @block(
+// CHECK: graph.attention {{.*}} {probability = 1.000000e-01 : f64, purpose = "attention.probs", scale = 5.000000e-01 : f64}
 // CHECK: graph.dropout
 // CHECK-LABEL: func.func private @block_eval(
+// CHECK-NOT: graph.dropout
+// CHECK: graph.attention {{.*}} {probability = 0.000000e+00 : f64, purpose = "attention.probs", scale = 5.000000e-01 : f64}
 // CHECK-NOT: graph.dropout
 // CHECK: return
 // CHECK-LABEL: func.func private @forward_eval(
@@ -44,8 +48,13 @@ module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 9.99000
   graph.parameter @w : tensor<4x4xf32> init(normal, 2.000000e-02) hf "w"
   func.func @block(%x: tensor<2x4xf32>, %w: tensor<4x4xf32>, %seed: i64, %offset: index) -> tensor<2x4xf32> {
     %c0 = arith.constant 0 : index
+    %c1mask = arith.constant dense<0.000000e+00> : tensor<2xf32>
     %y = graph.matmul %x, %w {transpose_rhs} : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
-    %d = graph.dropout %y, %seed, %c0, %offset {probability = 1.000000e-01 : f64, purpose = "out"} : tensor<2x4xf32>
+    %q = graph.reshape %y : tensor<2x4xf32> -> tensor<2x1x1x4xf32>
+    %m = graph.reshape %c1mask : tensor<2xf32> -> tensor<2x1xf32>
+    %a, %lse = graph.attention %q, %q, %q, %m, %seed, %c0, %offset {probability = 1.000000e-01 : f64, purpose = "attention.probs", scale = 5.000000e-01 : f64} : tensor<2x1x1x4xf32>, tensor<2x1xf32> -> tensor<2x1x1xf32>
+    %z = graph.reshape %a : tensor<2x1x1x4xf32> -> tensor<2x4xf32>
+    %d = graph.dropout %z, %seed, %c0, %offset {probability = 1.000000e-01 : f64, purpose = "out"} : tensor<2x4xf32>
     return %d : tensor<2x4xf32>
   }
   func.func @forward(%x: tensor<2x4xf32> {ferry.input = "x"}, %count: tensor<f32> {ferry.input = "mlm_count"}, %seed: i64 {ferry.input = "seed"}, %offset: index {ferry.input = "sample_offset"}) -> (tensor<f32>, tensor<f32>) {

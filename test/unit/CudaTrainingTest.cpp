@@ -5,7 +5,11 @@
 //   loss within relative 1e-3, and every parameter and Adam moment, tensor by
 //   tensor, within relative L2 1e-3 (cuBLAS orders its sums its own way; the device's
 //   exp/erf differ from the CPU's by a few ULPs, which 20 updates amplify);
-// - bf16 matmuls on the CUDA backend within 2% of the CPU's fp32;
+// - bf16 matmuls and fused attention on the CUDA backend within 2% of the
+//   CPU's fp32 without fusion;
+// - fused attention = the unfused ops on the CUDA backend in fp32 (6
+//   updates, relative 1e-4 for the losses and every tensor: the fused
+//   kernels sum in other orders and recompute the probabilities);
 // - phased = resident on the CUDA backend (8 updates, relative 1e-5 for the
 //   losses and every tensor);
 // - determinism: two runs give the same checkpoint bytes (under the
@@ -165,12 +169,24 @@ TEST_F(CudaTraining, Fp32MatchesTheCpuBackend) {
 }
 
 TEST_F(CudaTraining, Bf16LossesWithinTwoPercentOfCpuFp32) {
-  TrainingRun cpu = train("ferry", "cpu-fp32", "", 20);
+  TrainingRun cpu =
+      train("ferry", "cpu-fp32", "--set execution.fusion=false", 20);
   TrainingRun gpu =
       train(FERRY_CLI, "cuda-bf16",
             "--set execution.backend=cuda --set training.precision=bf16", 20);
   expectClose(gpu.losses, cpu.losses, 0.02);
   expectSameTensors(gpu, cpu, "model.safetensors", 0.02, 1e-4);
+}
+
+TEST_F(CudaTraining, FusedAttentionEqualsTheUnfusedOps) {
+  std::string sets = "--set execution.backend=cuda "
+                     "--set training.precision=fp32";
+  TrainingRun fused = train(FERRY_CLI, "fused", sets, 6);
+  TrainingRun unfused =
+      train(FERRY_CLI, "unfused", sets + " --set execution.fusion=false", 6);
+  expectClose(fused.losses, unfused.losses, 1e-4);
+  expectSameTensors(fused, unfused, "model.safetensors", 1e-4);
+  expectSameTensors(fused, unfused, "optimizer.safetensors", 1e-4);
 }
 
 TEST_F(CudaTraining, PhasedEqualsResident) {

@@ -267,3 +267,15 @@ func.func @collectives(%g: tensor<2x5xf32>) -> tensor<2x5xf32> {
   %w = graph.all_gather %h replicas 4 : tensor<3xf32> -> tensor<2x5xf32>
   return %w : tensor<2x5xf32>
 }
+
+// -----
+
+// Tests that the fused attention and its gradient round-trip.
+// CHECK-LABEL: func.func @attention
+// CHECK: %{{.*}}, %[[LSE:.*]] = graph.attention %arg0, %arg0, %arg0, %arg1, %arg2, %arg3, %arg3 {probability = 1.000000e-01 : f64, purpose = "attention.probs", scale = 1.250000e-01 : f64} : tensor<2x2x8x4xf32>, tensor<2x8xf32> -> tensor<2x2x8xf32>
+// CHECK: graph.attention_grad %arg0, %arg0, %arg0, %arg1, %{{.*}}, %[[LSE]], %arg0, %arg2, %arg3, %arg3 {probability = 1.000000e-01 : f64, purpose = "attention.probs", scale = 1.250000e-01 : f64} : tensor<2x2x8x4xf32>, tensor<2x8xf32> -> tensor<2x2x8xf32>
+func.func @attention(%q: tensor<2x2x8x4xf32>, %m: tensor<2x8xf32>, %s: i64, %i: index) -> tensor<2x2x8x4xf32> {
+  %o, %lse = graph.attention %q, %q, %q, %m, %s, %i, %i {probability = 1.000000e-01 : f64, purpose = "attention.probs", scale = 1.250000e-01 : f64} : tensor<2x2x8x4xf32>, tensor<2x8xf32> -> tensor<2x2x8xf32>
+  %dq, %dk, %dv = graph.attention_grad %q, %q, %q, %m, %o, %lse, %q, %s, %i, %i {probability = 1.000000e-01 : f64, purpose = "attention.probs", scale = 1.250000e-01 : f64} : tensor<2x2x8x4xf32>, tensor<2x8xf32> -> tensor<2x2x8xf32>
+  return %dq : tensor<2x2x8x4xf32>
+}

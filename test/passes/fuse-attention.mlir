@@ -1,0 +1,74 @@
+// RUN: ferry-opt %s --split-input-file --ferry-fuse-attention | FileCheck %s
+
+// ferry-fuse-attention: q kᵀ, its scale, the masked softmax, its dropout and
+// the product with v become one graph.attention (before autodiff).
+
+// The whole chain: the scale becomes the op's, the dropout's key and
+// attributes too; the row logsumexp is unused in the forward.
+// CHECK-LABEL: func.func @chain
+// CHECK-NEXT: %[[O:.*]], %{{.*}} = graph.attention %arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6 {probability = 1.000000e-01 : f64, purpose = "attention.probs", scale = 5.000000e-01 : f64} : tensor<2x2x8x4xf32>, tensor<2x8xf32> -> tensor<2x2x8xf32>
+// CHECK-NEXT: return %[[O]]
+// CHECK-NOT: graph.softmax
+func.func @chain(%q: tensor<2x2x8x4xf32>, %k: tensor<2x2x8x4xf32>, %v: tensor<2x2x8x4xf32>, %mask: tensor<2x8xf32>, %seed: i64, %l: index, %off: index) -> tensor<2x2x8x4xf32> {
+  %s = graph.matmul %q, %k {transpose_rhs} : tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32> -> tensor<2x2x8x8xf32>
+  %t = graph.scale %s by 5.000000e-01 : tensor<2x2x8x8xf32>
+  %p = graph.softmax %t, %mask : tensor<2x2x8x8xf32>, tensor<2x8xf32>
+  %d = graph.dropout %p, %seed, %l, %off {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<2x2x8x8xf32>
+  %o = graph.matmul %d, %v : tensor<2x2x8x8xf32>, tensor<2x2x8x4xf32> -> tensor<2x2x8x4xf32>
+  return %o : tensor<2x2x8x4xf32>
+}
+
+// -----
+
+// No scale and no dropout: scale 1, and a key that drops nothing.
+// CHECK-LABEL: func.func @bare
+// CHECK-DAG: %[[SEED:.*]] = arith.constant 0 : i64
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK: %[[O:.*]], %{{.*}} = graph.attention %arg0, %arg1, %arg2, %arg3, %[[SEED]], %[[ZERO]], %[[ZERO]] {probability = 0.000000e+00 : f64, purpose = "attention.probs", scale = 1.000000e+00 : f64}
+// CHECK-NEXT: return %[[O]]
+func.func @bare(%q: tensor<2x2x8x4xf32>, %k: tensor<2x2x8x4xf32>, %v: tensor<2x2x8x4xf32>, %mask: tensor<2x8xf32>) -> tensor<2x2x8x4xf32> {
+  %s = graph.matmul %q, %k {transpose_rhs} : tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32> -> tensor<2x2x8x8xf32>
+  %p = graph.softmax %s, %mask : tensor<2x2x8x8xf32>, tensor<2x8xf32>
+  %o = graph.matmul %p, %v : tensor<2x2x8x8xf32>, tensor<2x2x8x4xf32> -> tensor<2x2x8x4xf32>
+  return %o : tensor<2x2x8x4xf32>
+}
+
+// -----
+
+// Not fused: the probabilities have a second use (they would have to be
+// stored after all).
+// CHECK-LABEL: func.func @probs_used_twice
+// CHECK-NOT: graph.attention
+// CHECK: graph.softmax
+func.func @probs_used_twice(%q: tensor<2x2x8x4xf32>, %k: tensor<2x2x8x4xf32>, %v: tensor<2x2x8x4xf32>, %mask: tensor<2x8xf32>) -> (tensor<2x2x8x4xf32>, tensor<2x2x8x8xf32>) {
+  %s = graph.matmul %q, %k {transpose_rhs} : tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32> -> tensor<2x2x8x8xf32>
+  %p = graph.softmax %s, %mask : tensor<2x2x8x8xf32>, tensor<2x8xf32>
+  %o = graph.matmul %p, %v : tensor<2x2x8x8xf32>, tensor<2x2x8x4xf32> -> tensor<2x2x8x4xf32>
+  return %o, %p : tensor<2x2x8x4xf32>, tensor<2x2x8x8xf32>
+}
+
+// -----
+
+// Not fused: head_dim 80 is past the kernels' 64.
+// CHECK-LABEL: func.func @wide_heads
+// CHECK-NOT: graph.attention
+// CHECK: graph.softmax
+func.func @wide_heads(%q: tensor<1x1x8x80xf32>, %k: tensor<1x1x8x80xf32>, %v: tensor<1x1x8x80xf32>, %mask: tensor<1x8xf32>) -> tensor<1x1x8x80xf32> {
+  %s = graph.matmul %q, %k {transpose_rhs} : tensor<1x1x8x80xf32>, tensor<1x1x8x80xf32> -> tensor<1x1x8x8xf32>
+  %p = graph.softmax %s, %mask : tensor<1x1x8x8xf32>, tensor<1x8xf32>
+  %o = graph.matmul %p, %v : tensor<1x1x8x8xf32>, tensor<1x1x8x80xf32> -> tensor<1x1x8x80xf32>
+  return %o : tensor<1x1x8x80xf32>
+}
+
+// -----
+
+// Not fused: keys from another sequence (cross-attention shapes).
+// CHECK-LABEL: func.func @other_keys
+// CHECK-NOT: graph.attention
+// CHECK: graph.softmax
+func.func @other_keys(%q: tensor<1x1x8x4xf32>, %k: tensor<1x1x6x4xf32>, %v: tensor<1x1x6x4xf32>, %mask: tensor<1x6xf32>) -> tensor<1x1x8x4xf32> {
+  %s = graph.matmul %q, %k {transpose_rhs} : tensor<1x1x8x4xf32>, tensor<1x1x6x4xf32> -> tensor<1x1x8x6xf32>
+  %p = graph.softmax %s, %mask : tensor<1x1x8x6xf32>, tensor<1x6xf32>
+  %o = graph.matmul %p, %v : tensor<1x1x8x6xf32>, tensor<1x1x6x4xf32> -> tensor<1x1x8x4xf32>
+  return %o : tensor<1x1x8x4xf32>
+}
