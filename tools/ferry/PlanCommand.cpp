@@ -1,14 +1,17 @@
 // `ferry plan CONFIG [--set KEY=VALUE ...]`: compiles without running and
 // prints the plan: per phase of phased execution the bytes over the host
 // link each way, matmul FLOPs and peak device bytes, with totals, and where
-// the states live (device or host memory) under the device budget.
+// the states live (device or host memory) under the device budget; with
+// --model, one update's modelled time kernel by kernel on an H100 and H200.
 #include "runtime/ByteSize.h"
 #include "tools/ferry/Commands.h"
 #include "tools/ferry/LoadExecutable.h"
 
 #include "tools/ferry/reports/HtmlReport.h"
+#include "tools/ferry/reports/KernelModel.h"
 #include "tools/ferry/reports/PlanReport.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -21,6 +24,7 @@ struct PlanOptions {
   std::string input;
   std::vector<std::string> overrides;
   bool buffers = false;
+  bool model = false;
   CompileFlags compile;
 };
 
@@ -80,6 +84,12 @@ int runPlan(const PlanOptions &opts) {
     std::fputs(placementSummary(exe).c_str(), stdout);
     if (opts.buffers)
       std::fputs(bufferTable(exe).c_str(), stdout);
+    if (opts.model)
+      std::fputs(modelReport(exe, "train_step",
+                             config.training.global_batch_size /
+                                 std::max<int64_t>(1, e.data_parallel))
+                     .c_str(),
+                 stdout);
     return 0;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "ferry: error: %s\n", e.what());
@@ -106,6 +116,10 @@ Runner addPlanCommand(CLI::App &app) {
   cmd->add_flag("--buffers", opts->buffers,
                 "Also list every state with its size and where it lives "
                 "(device or host memory), largest first");
+  cmd->add_flag("--model", opts->model,
+                "Also model one update's time kernel by kernel on an H100 and "
+                "an H200 (FLOPs and bytes over the chips' rates; a model, not "
+                "a measurement), with throughput and utilisation");
   return [opts] { return runPlan(*opts); };
 }
 

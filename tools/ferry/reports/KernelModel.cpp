@@ -1,0 +1,255 @@
+// `ferry plan --model`: the per-kernel time model (KernelModel.h).
+#include "tools/ferry/reports/KernelModel.h"
+
+#include "runtime/ByteSize.h"
+#include "runtime/executable/KernelTable.h"
+#include "runtime/executable/Validate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace ferry {
+
+// Practical rates: an 8192^3 bf16 GEMM ran at 798 (H100) and 788 (H200)
+// TFLOP/s, and a device-to-device copy moved 3.0 and 4.3 TB/s (read plus
+// write), on these machines (tool library KINDS.md). fp32 on the CUDA cores
+// is not measured here: 75% of the datasheet's 67 TFLOP/s is assumed.
+const ChipRates kH100 = {"H100", 790e12, 989e12, 50e12, 67e12, 3.0e12, 3.35e12};
+const ChipRates kH200 = {"H200", 790e12, 989e12, 50e12, 67e12, 4.3e12, 4.8e12};
+
+namespace {
+
+using kernels::Kernel;
+
+// A kernel's least time on the GPU (launch, ramp-up, tail), whatever its
+// size: a few microseconds on Hopper.
+constexpr double kKernelFloorSeconds = 2e-6;
+
+// The bytes a call moves by what Kernels.def says it reads and writes: each
+// buffer's elements (its reference's bytes where the table leaves the count
+// open, a workspace), once per read and once per write.
+double movedBytes(Kernel k, const fxe::Instr &in,
+                  const std::vector<int64_t> &ints) {
+  size_t nb = in.buffers() ? in.buffers()->size() : 0;
+  kernels::Resolved r = kernels::resolve(k, ints, nb);
+  double bytes = 0;
+  for (size_t b = 0; b < r.buffers.size() && b < nb; ++b) {
+    const kernels::BufferUse &u = r.buffers[b];
+    double size =
+        u.elements > 0
+            ? static_cast<double>(u.elements) * kernels::elementBytes(u.type)
+            : static_cast<double>(in.buffers()->Get(b)->bytes());
+    bytes += size * ((u.reads ? 1 : 0) + (u.writes ? 1 : 0));
+  }
+  return bytes;
+}
+
+} // namespace
+
+KernelCost kernelCost(const fxe::Instr &in,
+                      const std::vector<int64_t> &registers) {
+  KernelCost c;
+  if (in.kernel() >= kernels::kKernelCount)
+    return c;
+  auto k = static_cast<Kernel>(in.kernel());
+  std::vector<int64_t> ints;
+  if (in.ints())
+    for (const fxe::Affine *a : *in.ints())
+      ints.push_back(evaluateAffine(a, registers));
+  auto I = [&](size_t i) { return i < ints.size() ? ints[i] : int64_t(0); };
+  switch (k) {
+  case Kernel::PhaseBegin:
+  case Kernel::PhaseEnd:
+  case Kernel::Wait:
+    return c;
+  case Kernel::Load:
+  case Kernel::Store:
+    c.hostLink = true;
+    c.bytes = static_cast<double>(I(0));
+    return c;
+  case Kernel::Gemm:
+  case Kernel::GemmEpilogue: {
+    // [batch, m, n, k, trans_a, trans_b, stride_a, stride_b, stride_c,
+    //  accumulate, precision, epilogue]
+    double batch = I(0), m = I(1), n = I(2), kk = I(3);
+    double a = (I(6) == 0 ? 1 : batch) * m * kk;
+    double b = (I(7) == 0 ? 1 : batch) * kk * n;
+    double out = batch * m * n * (I(9) ? 2 : 1);
+    c.flops = 2 * batch * m * n * kk;
+    c.tensorCores = I(10) != 0;
+    // 16-bit products: the inputs are read as fp32 and written rounded
+    // (2 bytes), then the GEMM reads the 2-byte copies.
+    double perInput = c.tensorCores ? 4 + 2 + 2 : 4;
+    c.bytes = perInput * (a + b) + 4 * out;
+    if (k == Kernel::GemmEpilogue)
+      c.bytes += 4 * (I(11) == 1 ? n : m + (c.tensorCores ? a : 0));
+    return c;
+  }
+  case Kernel::Attention:
+  case Kernel::AttentionGrad: {
+    // Forward: q kᵀ and p v; backward (AttentionKernels.cu): q kᵀ and
+    // dout vᵀ twice (the dk/dv and the dq kernels), pdᵀ dout, dsᵀ q, ds k.
+    double bhs = static_cast<double>(I(0)) * I(1) * I(2);
+    double products = k == Kernel::Attention ? 2 : 7;
+    c.flops = products * 2 * bhs * static_cast<double>(I(2)) * I(3);
+    c.tensorCores = I(8) == 1;
+    c.bytes = movedBytes(k, in, ints);
+    return c;
+  }
+  case Kernel::AllReduce:
+  case Kernel::ReduceScatter:
+  case Kernel::AllGather:
+    // Between replicas (NVLink or the network): not this chip's memory.
+    return c;
+  default:
+    c.bytes = movedBytes(k, in, ints);
+    return c;
+  }
+}
+
+double modelledSeconds(const KernelCost &cost, const ChipRates &chip) {
+  if (cost.hostLink || (cost.flops == 0 && cost.bytes == 0))
+    return 0;
+  double rate = cost.tensorCores ? chip.tensorFlops : chip.fp32Flops;
+  return std::max(cost.flops / rate, cost.bytes / chip.memoryBytes) +
+         kKernelFloorSeconds;
+}
+
+namespace {
+
+struct Walker {
+  const fxe::Program &program;
+  ProgramModel model;
+  std::map<std::string, KernelClass> classes;
+  std::map<std::string, size_t> phaseIndex;
+  std::vector<int64_t> registers;
+  int currentPhase = -1;
+
+  void run(size_t begin, size_t end) {
+    const auto &v = *program.instrs();
+    for (size_t i = begin; i < end; ++i) {
+      const fxe::Instr *in = v.Get(i);
+      if (in->loop_count() > 0) {
+        size_t bodyEnd = i + 1 + in->loop_body();
+        for (int64_t k = 0; k < in->loop_count(); ++k) {
+          registers[in->loop_register()] = k;
+          if (in->loop_parity_register() >= 0)
+            registers[in->loop_parity_register()] = k & 1;
+          run(i + 1, bodyEnd);
+        }
+        i = bodyEnd - 1;
+        continue;
+      }
+      visit(*in);
+    }
+  }
+
+  void visit(const fxe::Instr &in) {
+    auto k = static_cast<Kernel>(in.kernel());
+    if (k == Kernel::PhaseBegin) {
+      const auto *names = program.phase_names();
+      int64_t id = in.ints() && in.ints()->size() > 0
+                       ? evaluateAffine(in.ints()->Get(0), registers)
+                       : -1;
+      std::string name = names && id >= 0 && id < names->size()
+                             ? names->Get(id)->str()
+                             : "phase";
+      auto [it, added] = phaseIndex.emplace(name, model.phases.size());
+      if (added)
+        model.phases.push_back(PhaseModel{name, {0, 0}});
+      currentPhase = static_cast<int>(it->second);
+      return;
+    }
+    if (k == Kernel::PhaseEnd) {
+      currentPhase = -1;
+      return;
+    }
+    KernelCost cost = kernelCost(in, registers);
+    double s[2] = {modelledSeconds(cost, kH100), modelledSeconds(cost, kH200)};
+    if (s[0] == 0 && s[1] == 0)
+      return;
+    KernelClass &row = classes[kernels::kernelName(in.kernel())];
+    row.kernel = kernels::kernelName(in.kernel());
+    row.calls += 1;
+    row.flops += cost.flops;
+    row.bytes += cost.bytes;
+    for (int c = 0; c < 2; ++c) {
+      row.seconds[c] += s[c];
+      model.seconds[c] += s[c];
+      if (currentPhase >= 0)
+        model.phases[currentPhase].seconds[c] += s[c];
+    }
+    model.flops += cost.flops;
+    model.calls += 1;
+  }
+};
+
+} // namespace
+
+ProgramModel modelProgram(const fxe::Executable &exe,
+                          const std::string &program) {
+  for (const fxe::Program *p : *exe.programs()) {
+    if (p->name()->str() != program || !p->instrs())
+      continue;
+    Walker w{*p, {}, {}, {}, std::vector<int64_t>(p->registers(), 0)};
+    w.run(0, p->instrs()->size());
+    for (auto &[name, row] : w.classes)
+      w.model.kernels.push_back(row);
+    std::sort(w.model.kernels.begin(), w.model.kernels.end(),
+              [](const KernelClass &a, const KernelClass &b) {
+                return a.seconds[0] > b.seconds[0];
+              });
+    return w.model;
+  }
+  return {};
+}
+
+std::string modelReport(const fxe::Executable &exe, const std::string &program,
+                        int64_t samples) {
+  ProgramModel m = modelProgram(exe, program);
+  if (m.calls == 0)
+    return fmt::format("  no kernels in program {}\n", program);
+  std::string out = fmt::format(
+      "modelled kernel time per run of {} on one GPU (a model, not a "
+      "measurement: each kernel call takes max(FLOPs / rate, bytes / memory "
+      "bandwidth) + 2 us; rates below):\n",
+      program);
+  out += fmt::format("  {:<28} {:>8} {:>10} {:>10} {:>9} {:>9} {:>6}\n",
+                     "kernel", "calls", "GFLOP", "GB moved", "H100 ms",
+                     "H200 ms", "share");
+  for (const KernelClass &k : m.kernels)
+    out += fmt::format("  {:<28} {:>8} {:>10.1f} {:>10.2f} {:>9.3f} {:>9.3f} "
+                       "{:>5.1f}%\n",
+                       k.kernel, k.calls, k.flops / 1e9, k.bytes / 1e9,
+                       k.seconds[0] * 1e3, k.seconds[1] * 1e3,
+                       100 * k.seconds[0] / m.seconds[0]);
+  out += fmt::format("  {:<28} {:>8} {:>10.1f} {:>10} {:>9.3f} {:>9.3f}\n",
+                     "total", m.calls, m.flops / 1e9, "", m.seconds[0] * 1e3,
+                     m.seconds[1] * 1e3);
+  if (!m.phases.empty()) {
+    out += "  per phase, over all its runs (compute only; the phase table "
+           "above has the host link):\n";
+    for (const PhaseModel &p : m.phases)
+      out += fmt::format("    {:<26} H100 {:>9.3f} ms, H200 {:>9.3f} ms\n",
+                         p.phase, p.seconds[0] * 1e3, p.seconds[1] * 1e3);
+  }
+  for (int c = 0; c < 2; ++c) {
+    const ChipRates &chip = c == 0 ? kH100 : kH200;
+    double achieved = m.flops / m.seconds[c];
+    out += fmt::format(
+        "  {}: {:.0f} samples/s modelled ({} samples in {:.3f} ms), {:.0f}% "
+        "of the stated {:.0f} TFLOP/s bf16, {:.0f}% of a practical {:.0f}; "
+        "rates: bf16 {:.0f} TFLOP/s, fp32 {:.0f}, memory {:.2f} TB/s "
+        "({:.2f} stated)\n",
+        chip.name, samples / m.seconds[c], samples, m.seconds[c] * 1e3,
+        100 * achieved / chip.tensorFlopsStated, chip.tensorFlopsStated / 1e12,
+        100 * achieved / chip.tensorFlops, chip.tensorFlops / 1e12,
+        chip.tensorFlops / 1e12, chip.fp32Flops / 1e12,
+        chip.memoryBytes / 1e12, chip.memoryBytesStated / 1e12);
+  }
+  return out;
+}
+
+} // namespace ferry
