@@ -10,6 +10,8 @@
 #include "runtime/config/Config.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/DeviceQuery.h"
+#include "runtime/cuda/KernelProfile.h"
+#include "runtime/cuda/Launch.h"
 #include "runtime/cuda/LtGemm.h"
 #include "runtime/cuda/NcclGroup.h"
 #include "runtime/executable/KernelTable.h"
@@ -163,6 +165,8 @@ public:
     std::vector<int64_t> registers;
     const fxe::Program &p = program(name, inputs, registers);
     current_ = &p;
+    if (profiling_)
+      profile_.programStart(name, compute_);
     replay(*p.instrs(), 0, p.instrs()->size(), registers);
     // With collectives, every stream may wait behind an NCCL call (copies
     // wait on the compute stream): poll them all with the collective
@@ -173,6 +177,8 @@ public:
     checkCuda(cudaStreamSynchronize(loads_), "copy stream (loads)");
     checkCuda(cudaStreamSynchronize(stores_), "copy stream (stores)");
     checkCuda(cudaStreamSynchronize(compute_), "compute stream");
+    if (profiling_)
+      profile_.programEnd();
     // The index checks the CPU backend makes before its kernels, made by
     // the kernels here: report what they skipped.
     if (unsigned bad = cuda::takeIndexErrors()) {
@@ -196,10 +202,7 @@ public:
   uint64_t hostBytes() const override { return hostBytes_; }
   uint64_t hostLinkBytes() const override { return hostLinkBytes_; }
   void setProfiling(bool on) override { profiling_ = on; }
-  std::string profileReport() const override {
-    return "per-kernel timing on the CUDA backend: use Nsight Systems (the "
-           "phases are NVTX ranges)\n";
-  }
+  std::string profileReport() const override { return profile_.report(); }
   std::string name() const override { return "cuda"; }
 
 private:
@@ -314,11 +317,18 @@ private:
       checkCuda(cudaEventRecord(ready, compute_), "event record");
       checkCuda(cudaStreamWaitEvent(stream, ready, 0), "stream wait");
       orderAfterOverlapping(h, d, bytes, !load, stream);
-      checkCuda(cudaMemcpyAsync(load ? d : h, load ? h : d, bytes,
+      if (profiling_)
+        profile_.before(in.kernel(),
+                        load ? cuda::ProfileStream::Loads
+                             : cuda::ProfileStream::Stores,
+                        stream);
+      checkCuda(cuda::memcpyAsync(load ? d : h, load ? h : d, bytes,
                                 load ? cudaMemcpyHostToDevice
                                      : cudaMemcpyDeviceToHost,
                                 stream),
                 "host-device copy");
+      if (profiling_)
+        profile_.after(stream);
       checkCuda(cudaEventRecord(event(I(1)), stream), "event record");
       // `wait` on this event also covers every transfer issued before it
       // in the other direction, as the CPU's one FIFO queue does.
@@ -356,6 +366,22 @@ private:
     std::vector<char *> buf(nb);
     for (size_t b = 0; b < nb; ++b)
       buf[b] = address(in.buffers()->Get(b), registers, false);
+    cudaStream_t s = compute_;
+    if (profiling_)
+      profile_.before(in.kernel(), cuda::ProfileStream::Compute, s);
+    dispatch(in, kernel, registers, buf, nb, s);
+    if (profiling_)
+      profile_.after(s);
+  }
+
+  // One kernel instruction on the compute stream, its buffers resolved.
+  void dispatch(const fxe::Instr &in, Kernel kernel,
+                const std::vector<int64_t> &registers,
+                const std::vector<char *> &buf, size_t nb, cudaStream_t s) {
+    auto I = [&](size_t k) {
+      return evaluateAffine(in.ints()->Get(k), registers);
+    };
+    auto F = [&](size_t k) { return in.floats()->Get(k); };
     auto f = [&](size_t b) { return reinterpret_cast<float *>(buf[b]); };
     auto i32 = [&](size_t b) { return reinterpret_cast<int32_t *>(buf[b]); };
     // Kernels whose CUDA body needs the workspace the compiler plans (its
@@ -369,7 +395,6 @@ private:
             kernels::kernelName(kernel)));
       return b;
     };
-    cudaStream_t s = compute_;
     switch (kernel) {
     case Kernel::Copy: {
       int64_t bytes = I(0);
@@ -380,16 +405,16 @@ private:
         void *staged = nullptr;
         checkCuda(cudaMallocAsync(&staged, bytes, s), "copy staging");
         checkCuda(
-            cudaMemcpyAsync(staged, buf[0], bytes, cudaMemcpyDeviceToDevice, s),
+            cuda::memcpyAsync(staged, buf[0], bytes, cudaMemcpyDeviceToDevice, s),
             "copy");
         checkCuda(
-            cudaMemcpyAsync(buf[1], staged, bytes, cudaMemcpyDeviceToDevice, s),
+            cuda::memcpyAsync(buf[1], staged, bytes, cudaMemcpyDeviceToDevice, s),
             "copy");
         checkCuda(cudaFreeAsync(staged, s), "copy staging");
         break;
       }
       checkCuda(
-          cudaMemcpyAsync(buf[1], buf[0], bytes, cudaMemcpyDeviceToDevice, s),
+          cuda::memcpyAsync(buf[1], buf[0], bytes, cudaMemcpyDeviceToDevice, s),
           "copy");
       break;
     }
@@ -409,10 +434,10 @@ private:
       beginCollective(in, count, shard, replicas, buf);
       const float *whole = f(0);
       if (count < shard * replicas) { // padded with zeros in the workspace
-        checkCuda(cudaMemcpyAsync(f(2), f(0), count * 4,
+        checkCuda(cuda::memcpyAsync(f(2), f(0), count * 4,
                                   cudaMemcpyDeviceToDevice, s),
                   "reduce-scatter padding");
-        checkCuda(cudaMemsetAsync(f(2) + count, 0,
+        checkCuda(cuda::memsetAsync(f(2) + count, 0,
                                   (shard * replicas - count) * 4, s),
                   "reduce-scatter padding");
         whole = f(2);
@@ -429,7 +454,7 @@ private:
       nccl_->allGather(f(0), padded ? f(2) : f(1), shard, s,
                        describeCollective(in, count, current_->name()->str()));
       if (padded)
-        checkCuda(cudaMemcpyAsync(f(1), f(2), count * 4,
+        checkCuda(cuda::memcpyAsync(f(1), f(2), count * 4,
                                   cudaMemcpyDeviceToDevice, s),
                   "all-gather unpadding");
       break;
@@ -507,7 +532,7 @@ private:
         g.epilogue = 0;
       if (lt_->run(g, s)) {
         if (epilogue == 2 && g.epilogue == 0)
-          cuda::reduce(s, 0, f(0), g.vector, 1, g.k, g.m);
+          cuda::reduce(s, 0, f(0), g.vector, 1, g.k, g.m, scratch_);
         break;
       }
       g.epilogue = epilogue;
@@ -519,7 +544,7 @@ private:
       if (g.epilogue == 1)
         cuda::biasAdd(s, g.c, g.vector, g.c, g.batch * g.m, g.n);
       else if (g.epilogue == 2) // ferry's A is [k, m]: sum its rows
-        cuda::reduce(s, 0, f(0), g.vector, 1, g.k, g.m);
+        cuda::reduce(s, 0, f(0), g.vector, 1, g.k, g.m, scratch_);
       break;
     }
     case Kernel::Attention: // [q, k, v, mask, out, lse]
@@ -595,7 +620,7 @@ private:
       break;
     case Kernel::LayerNormGrad:
       cuda::layerNormGrad(s, f(0), f(1), f(2), f(3), f(4), f(5), I(0), I(1),
-                          static_cast<float>(F(0)));
+                          static_cast<float>(F(0)), scratch_);
       break;
     case Kernel::Softmax:
       cuda::softmax(s, f(0), f(1), f(2), I(0), I(1), I(2));
@@ -638,7 +663,8 @@ private:
       break;
     }
     case Kernel::Reduce:
-      cuda::reduce(s, static_cast<int32_t>(I(0)), f(0), f(1), I(1), I(2), I(3));
+      cuda::reduce(s, static_cast<int32_t>(I(0)), f(0), f(1), I(1), I(2), I(3),
+                   scratch_);
       break;
     case Kernel::Broadcast:
       cuda::broadcast(s, f(0), f(1), I(0), I(1), I(2));
@@ -719,6 +745,7 @@ private:
   std::map<int64_t, cudaEvent_t> events_;
   const fxe::Program *current_ = nullptr;
   bool profiling_ = false;
+  cuda::KernelProfile profile_;
   std::unique_ptr<cuda::NcclGroup> nccl_; // when the program has collectives
 };
 

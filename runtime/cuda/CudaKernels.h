@@ -104,9 +104,12 @@ void layerNorm(cudaStream_t s, const float *x, const float *scale,
                const float *bias, float *out, int64_t rows, int64_t cols,
                float eps);
 // dscale and dbias are overwritten (as on the CPU).
+// With the backend's scratch, dscale and dbias split the rows across more
+// blocks and add the chunks in order (reduce's column split).
 void layerNormGrad(cudaStream_t s, const float *x, const float *scale,
                    const float *dy, float *dx, float *dscale, float *dbias,
-                   int64_t rows, int64_t cols, float eps);
+                   int64_t rows, int64_t cols, float eps,
+                   double *scratch = nullptr);
 void softmax(cudaStream_t s, const float *x, const float *mask, float *out,
              int64_t batch, int64_t rows, int64_t cols);
 void softmaxGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
@@ -137,8 +140,11 @@ void dropoutSoftmaxGrad(cudaStream_t s, const float *y, const float *dy,
 void transpose(cudaStream_t s, const float *x, float *out, int32_t rank,
                const int64_t *dims, const int64_t *perm);
 // kind: 0 sum, 1 mean, 2 max, 3 sum of squares (cpu::Reduce).
+// With the backend's scratch, few columns over many rows (a bias gradient)
+// split their rows across more blocks and add the chunks in order.
 void reduce(cudaStream_t s, int32_t kind, const float *x, float *out,
-            int64_t outer, int64_t size, int64_t inner);
+            int64_t outer, int64_t size, int64_t inner,
+            double *scratch = nullptr);
 void broadcast(cudaStream_t s, const float *x, float *out, int64_t outer,
                int64_t size, int64_t inner);
 void softmaxCrossEntropy(cudaStream_t s, const float *logits,

@@ -1,7 +1,8 @@
 // ferry's CUDA kernels (CudaKernels.h declares them all). Element-wise
 // kernels: fills, iota, the attention mask, bias add, binary ops, scale, GELU
 // and tanh with their gradients, take, transpose, broadcast, and the rounding
-// of GEMM inputs to bf16/fp16.
+// of GEMM inputs to bf16/fp16. The arithmetic ones are maps on launchMap
+// (KernelCommon.cuh): 128-bit loads and stores where the pointers allow.
 #include "runtime/cuda/CudaKernels.h"
 
 #include "runtime/cuda/KernelCommon.cuh"
@@ -51,52 +52,48 @@ __global__ void takeGradKernel(const float *dy, float *dx, int64_t outer,
   }
 }
 
-__global__ void biasAddKernel(const float *x, const float *bias, float *out,
-                              int64_t rows, int64_t cols) {
-  FERRY_FOR(i, rows * cols) out[i] = x[i] + bias[i % cols];
-}
-
-__global__ void binaryKernel(int32_t op, const float *a, const float *b,
-                             float *out, int64_t n) {
-  FERRY_FOR(i, n) {
-    float x = a[i], y = b[i];
-    out[i] = op == 0 ? x + y : op == 1 ? x - y : op == 2 ? x * y : x / y;
+// The element-wise maps (launchMap: 128-bit loads where aligned).
+struct BiasAddOp {
+  const float *bias;
+  int64_t cols;
+  __device__ float operator()(int64_t i, float x, float) const {
+    return x + bias[i % cols];
   }
-}
-
-__global__ void accumulateKernel(float *dst, const float *src, int64_t n) {
-  FERRY_FOR(i, n) dst[i] += src[i];
-}
-
-__global__ void scaleKernel(const float *x, float *out, int64_t n,
-                            float factor) {
-  FERRY_FOR(i, n) out[i] = factor * x[i];
-}
-
+};
+struct BinaryOp {
+  int32_t op; // 0 add, 1 sub, 2 mul, 3 div
+  __device__ float operator()(int64_t, float x, float y) const {
+    return op == 0 ? x + y : op == 1 ? x - y : op == 2 ? x * y : x / y;
+  }
+};
+struct ScaleOp {
+  float factor;
+  __device__ float operator()(int64_t, float x, float) const {
+    return factor * x;
+  }
+};
 // Accurate in the lower tail too (0.5 * (1 + erf) cancels there).
-__device__ float normalCdf(float x) { return normcdff(x); }
-
-__global__ void geluKernel(const float *x, float *out, int64_t n) {
-  FERRY_FOR(i, n) out[i] = x[i] * normalCdf(x[i]);
-}
-
-__global__ void geluGradKernel(const float *x, const float *dy, float *dx,
-                               int64_t n) {
-  FERRY_FOR(i, n) {
-    float xi = x[i];
-    float pdf = 0.39894228040143268f * expf(-0.5f * xi * xi);
-    dx[i] = dy[i] * fmaf(xi, pdf, normalCdf(xi));
+struct GeluOp {
+  __device__ float operator()(int64_t, float x, float) const {
+    return x * normcdff(x);
   }
-}
-
-__global__ void tanhKernel(const float *x, float *out, int64_t n) {
-  FERRY_FOR(i, n) out[i] = tanhf(x[i]);
-}
-
-__global__ void tanhGradKernel(const float *y, const float *dy, float *dx,
-                               int64_t n) {
-  FERRY_FOR(i, n) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
-}
+};
+struct GeluGradOp { // (x, dy)
+  __device__ float operator()(int64_t, float x, float dy) const {
+    float pdf = 0.39894228040143268f * expf(-0.5f * x * x);
+    return dy * fmaf(x, pdf, normcdff(x));
+  }
+};
+struct TanhOp {
+  __device__ float operator()(int64_t, float x, float) const {
+    return tanhf(x);
+  }
+};
+struct TanhGradOp { // (y, dy)
+  __device__ float operator()(int64_t, float y, float dy) const {
+    return dy * (1.0f - y * y);
+  }
+};
 
 struct Shape6 {
   int64_t dims[6], strides[6]; // output dims; input strides in output order
@@ -167,40 +164,39 @@ void takeGrad(cudaStream_t s, const float *dy, float *dx, int64_t outer,
 
 void biasAdd(cudaStream_t s, const float *x, const float *bias, float *out,
              int64_t rows, int64_t cols) {
-  launchOver(s, "bias_add", rows * cols, biasAddKernel, x, bias, out, rows,
-             cols);
+  launchMap(s, "bias_add", rows * cols, BiasAddOp{bias, cols}, out, x);
 }
 
 void binary(cudaStream_t s, int32_t op, const float *a, const float *b,
             float *out, int64_t n) {
-  launchOver(s, "binary", n, binaryKernel, op, a, b, out, n);
+  launchMap(s, "binary", n, BinaryOp{op}, out, a, b);
 }
 
 void accumulate(cudaStream_t s, float *dst, const float *src, int64_t n) {
-  launchOver(s, "accumulate", n, accumulateKernel, dst, src, n);
+  launchMap(s, "accumulate", n, BinaryOp{0}, dst, dst, src);
 }
 
 void scale(cudaStream_t s, const float *x, float *out, int64_t n,
            float factor) {
-  launchOver(s, "scale", n, scaleKernel, x, out, n, factor);
+  launchMap(s, "scale", n, ScaleOp{factor}, out, x);
 }
 
 void gelu(cudaStream_t s, const float *x, float *out, int64_t n) {
-  launchOver(s, "gelu", n, geluKernel, x, out, n);
+  launchMap(s, "gelu", n, GeluOp{}, out, x);
 }
 
 void geluGrad(cudaStream_t s, const float *x, const float *dy, float *dx,
               int64_t n) {
-  launchOver(s, "gelu_grad", n, geluGradKernel, x, dy, dx, n);
+  launchMap(s, "gelu_grad", n, GeluGradOp{}, dx, x, dy);
 }
 
 void tanhForward(cudaStream_t s, const float *x, float *out, int64_t n) {
-  launchOver(s, "tanh", n, tanhKernel, x, out, n);
+  launchMap(s, "tanh", n, TanhOp{}, out, x);
 }
 
 void tanhGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
               int64_t n) {
-  launchOver(s, "tanh_grad", n, tanhGradKernel, y, dy, dx, n);
+  launchMap(s, "tanh_grad", n, TanhGradOp{}, dx, y, dy);
 }
 
 void transpose(cudaStream_t s, const float *x, float *out, int32_t rank,

@@ -24,6 +24,7 @@ void gemmEx(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
                         : inputType == 2 ? CUDA_R_16F
                                          : CUDA_R_32F;
   cublasSetStream(handle, stream);
+  ++launchCount();
   cublasStatus_t status = cublasGemmStridedBatchedEx(
       handle, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
       transA ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),

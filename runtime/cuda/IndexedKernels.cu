@@ -246,7 +246,7 @@ void embeddingGrad(cudaStream_t s, const int32_t *ids, const float *dy,
                    bool accumulate, int32_t *workspace) {
   if (!accumulate)
     checkCall(
-        cudaMemsetAsync(dtable, 0, static_cast<size_t>(vocab * width) * 4, s),
+        memsetAsync(dtable, 0, static_cast<size_t>(vocab * width) * 4, s),
         "embedding_grad (zeroing)");
   if (rows <= 0 || width <= 0)
     return;
@@ -272,7 +272,7 @@ void gatherPositionsGrad(cudaStream_t s, const int32_t *positions,
                          const float *dy, float *dx, int64_t batch, int64_t seq,
                          int64_t predictions, int64_t width) {
   checkCall(
-      cudaMemsetAsync(dx, 0, static_cast<size_t>(batch * seq * width) * 4, s),
+      memsetAsync(dx, 0, static_cast<size_t>(batch * seq * width) * 4, s),
       "gather_positions_grad (zeroing)");
   launchOver(s, "gather_positions_grad", batch * predictions * width,
              gatherPositionsGradKernel, positions, dy, dx, batch, seq,

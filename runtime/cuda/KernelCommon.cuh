@@ -73,6 +73,23 @@ __device__ inline double blockMaxDouble(double v, double *shared) {
 // dimension): a block of kColumnTile columns x kRowLanes lanes.
 constexpr int kColumnTile = 32, kRowLanes = 8;
 
+// How many row chunks a column reduction of `blocks` column-tile blocks
+// over `rows` rows splits into, so that the grid fills the machine (about
+// two blocks per multiprocessor of an H100) with at least 256 rows a chunk
+// and `perSplit` doubles a chunk fitting the backend's scratch. 1: no split.
+// Each chunk writes its partials and one pass adds them in chunk order, so
+// the result does not depend on the order blocks run in.
+inline int64_t rowSplits(int64_t blocks, int64_t rows, int64_t perSplit,
+                         int64_t scratchDoubles) {
+  constexpr int64_t kTargetBlocks = 264;
+  if (blocks >= kTargetBlocks || perSplit <= 0)
+    return 1;
+  int64_t splits = (kTargetBlocks + blocks - 1) / blocks;
+  splits = splits < rows / 256 ? splits : rows / 256;
+  splits = splits < scratchDoubles / perSplit ? splits : scratchDoubles / perSplit;
+  return splits > 1 ? splits : 1;
+}
+
 inline void checkCall(cudaError_t e, const char *what) {
   if (e != cudaSuccess)
     throw std::runtime_error(std::string("CUDA ") + what +
@@ -85,6 +102,50 @@ template <typename... Params, typename... Args>
 void launchOver(cudaStream_t s, const char *what, int64_t n,
                 void (*kernel)(Params...), Args... args) {
   launch(what, kernel, dim3(blocksFor(n)), dim3(kThreads), 0, s, args...);
+}
+
+// Element-wise maps, 128-bit wide: out[i] = op(i, a[i], b[i]) (b unused by
+// one-input ops). Where out, a and b are all 16-byte aligned (the arena
+// aligns buffers to 64 bytes; a view into one may not be), each thread
+// loads and stores four consecutive elements as one float4 and the last n %
+// 4 go element by element; otherwise every element alone. out may be a or b.
+template <typename Op>
+__global__ void mapKernel(Op op, float *out, const float *a, const float *b,
+                          int64_t n, bool vectors) {
+  if (vectors) {
+    int64_t quads = n / 4;
+    FERRY_FOR(q, quads) {
+      float4 x = reinterpret_cast<const float4 *>(a)[q];
+      float4 y = b ? reinterpret_cast<const float4 *>(b)[q] : x;
+      int64_t i = 4 * q;
+      float4 r;
+      r.x = op(i, x.x, y.x);
+      r.y = op(i + 1, x.y, y.y);
+      r.z = op(i + 2, x.z, y.z);
+      r.w = op(i + 3, x.w, y.w);
+      reinterpret_cast<float4 *>(out)[q] = r;
+    }
+    FERRY_FOR(t, n - 4 * quads) {
+      int64_t i = 4 * quads + t;
+      out[i] = op(i, a[i], b ? b[i] : 0.0f);
+    }
+    return;
+  }
+  FERRY_FOR(i, n) out[i] = op(i, a[i], b ? b[i] : 0.0f);
+}
+
+inline bool aligned16(const void *p) {
+  return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+}
+
+template <typename Op>
+void launchMap(cudaStream_t s, const char *what, int64_t n, Op op, float *out,
+               const float *a, const float *b = nullptr) {
+  if (n <= 0)
+    return;
+  bool vectors = aligned16(out) && aligned16(a) && (!b || aligned16(b));
+  launch(what, mapKernel<Op>, dim3(blocksFor(vectors ? (n + 3) / 4 : n)),
+         dim3(kThreads), 0, s, op, out, a, b, n, vectors);
 }
 
 // One block of kThreads per row: the row kernels (layer norm, softmax,

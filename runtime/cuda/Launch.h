@@ -18,6 +18,25 @@
 
 namespace ferry::cuda {
 
+// Host-side launches since the process started: every kernel launch()
+// makes, every cuBLAS/cuBLASLt GEMM call, every asynchronous copy and set
+// (what `ferry train --profile` reports per program run; CUDA-graph replay
+// is what brings it down).
+inline uint64_t &launchCount() {
+  static uint64_t count = 0;
+  return count;
+}
+inline cudaError_t memsetAsync(void *p, int value, size_t bytes,
+                               cudaStream_t s) {
+  ++launchCount();
+  return cudaMemsetAsync(p, value, bytes, s);
+}
+inline cudaError_t memcpyAsync(void *dst, const void *src, size_t bytes,
+                               cudaMemcpyKind kind, cudaStream_t s) {
+  ++launchCount();
+  return cudaMemcpyAsync(dst, src, bytes, kind, s);
+}
+
 // Empty grids are not launches: CUDA rejects a zero dimension, so callers
 // return early on empty sizes, and this says so loudly when one does not.
 template <typename... Params, typename... Args>
@@ -35,6 +54,7 @@ void launch(const char *what, void (*kernel)(Params...), dim3 grid, dim3 block,
 #ifdef FERRY_CUDA_SIM
   cudaSimNameNextLaunch(what);
 #endif
+  ++launchCount();
   cudaError_t e =
       cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...);
   if (e != cudaSuccess) {

@@ -1,5 +1,6 @@
 // cuBLASLt GEMMs with epilogues (see LtGemm.h).
 #include "runtime/cuda/LtGemm.h"
+#include "runtime/cuda/Launch.h"
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -172,6 +173,7 @@ bool LtGemm::run(const GemmCall &g, cudaStream_t stream) {
                                            CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                            &g.vector, sizeof(g.vector)),
             "bias pointer");
+  ++launchCount();
   checkLt(cublasLtMatmul(handle_, plan.desc, &g.alpha, g.b, plan.a, g.a, plan.b,
                          &g.beta, g.c, plan.c, g.c, plan.c, &plan.algo,
                          g.workspace, g.workspaceBytes, stream),

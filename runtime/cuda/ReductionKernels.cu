@@ -52,6 +52,46 @@ __global__ void reduceColumnsKernel(int32_t kind, const float *x, float *out,
   }
 }
 
+// reduceColumnsKernel on rows [z * chunk, (z + 1) * chunk) of each slice,
+// z = blockIdx.z, for few slices (outer <= 65535): the chunk's value of
+// column c of slice o goes to partials[(z * outer + o) * inner + c].
+__global__ void reduceColumnChunks(int32_t kind, const float *x,
+                                   double *partials, int64_t outer,
+                                   int64_t size, int64_t inner,
+                                   int64_t chunk) {
+  __shared__ double partial[kRowLanes][kColumnTile];
+  int64_t c = blockIdx.x * static_cast<int64_t>(kColumnTile) + threadIdx.x;
+  int64_t o = blockIdx.y, z = blockIdx.z;
+  int64_t end = (z + 1) * chunk < size ? (z + 1) * chunk : size;
+  double acc = kind == 2 ? -INFINITY : 0.0;
+  if (c < inner)
+    for (int64_t r = z * chunk + threadIdx.y; r < end; r += kRowLanes)
+      acc = reduceStep(kind, acc, x[(o * size + r) * inner + c]);
+  partial[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < inner) {
+    for (int lane = 1; lane < kRowLanes; ++lane) {
+      double v = partial[lane][threadIdx.x];
+      acc = kind == 2 ? ((v > acc || v != v) && acc == acc ? v : acc) : acc + v;
+    }
+    partials[(z * outer + o) * inner + c] = acc;
+  }
+}
+
+// The chunks' partials of each output, added (or maxed) in chunk order.
+__global__ void finishColumnChunks(int32_t kind, const double *partials,
+                                   float *out, int64_t outer, int64_t size,
+                                   int64_t inner, int64_t chunks) {
+  FERRY_FOR(e, outer * inner) {
+    double acc = partials[e];
+    for (int64_t z = 1; z < chunks; ++z) {
+      double v = partials[z * outer * inner + e];
+      acc = kind == 2 ? ((v > acc || v != v) && acc == acc ? v : acc) : acc + v;
+    }
+    out[e] = reduceFinish(kind, acc, size);
+  }
+}
+
 // inner == 1: one block per row of size elements.
 __global__ void reduceRowsKernel(int32_t kind, const float *x, float *out,
                                  int64_t size) {
@@ -223,7 +263,7 @@ AdamK adamConstants(const AdamParams &params, float clipNorm) {
 } // namespace
 
 void reduce(cudaStream_t s, int32_t kind, const float *x, float *out,
-            int64_t outer, int64_t size, int64_t inner) {
+            int64_t outer, int64_t size, int64_t inner, double *scratch) {
   if (outer <= 0 || inner <= 0)
     return;
   if (size <= 0) { // as the CPU: 0 for sums, NaN for the mean, -inf for max
@@ -232,6 +272,24 @@ void reduce(cudaStream_t s, int32_t kind, const float *x, float *out,
   }
   if (inner == 1) {
     launchRows(s, "reduce (rows)", outer, reduceRowsKernel, kind, x, out, size);
+  } else if (int64_t tiles = (inner + kColumnTile - 1) / kColumnTile,
+             chunks = scratch && outer <= kMaxGridYZ
+                          ? rowSplits(tiles * outer, size, outer * inner,
+                                      kScratchDoubles)
+                          : 1;
+             chunks > 1) {
+    // Few columns over many rows (a bias gradient): the rows split into
+    // chunks across more blocks, then the chunks added in order.
+    int64_t chunk = (size + chunks - 1) / chunks;
+    chunks = (size + chunk - 1) / chunk;
+    launch("reduce (column chunks)", reduceColumnChunks,
+           dim3(gridDimension(tiles, kMaxGridX, "reduce"),
+                static_cast<unsigned>(outer), static_cast<unsigned>(chunks)),
+           dim3(kColumnTile, kRowLanes), 0, s, kind, x, scratch, outer, size,
+           inner, chunk);
+    launchOver(s, "reduce (chunks added)", outer * inner, finishColumnChunks,
+               kind, static_cast<const double *>(scratch), out, outer, size,
+               inner, chunks);
   } else {
     // Outer slices beyond the y limit are strided over by the blocks.
     dim3 grid(gridDimension((inner + kColumnTile - 1) / kColumnTile, kMaxGridX,
@@ -252,7 +310,7 @@ void globalNorm(cudaStream_t s, const float *const *tensors,
   constexpr int64_t kFoldEvery = 4096;
   double *partials = scratch + 1;
   int64_t used = 0;
-  checkCall(cudaMemsetAsync(scratch, 0, sizeof(double), s),
+  checkCall(memsetAsync(scratch, 0, sizeof(double), s),
             "global_norm (zeroing)");
   auto fold = [&]() {
     if (used > 0)
@@ -334,7 +392,7 @@ void lambMoments(cudaStream_t s, const float *w, const float *g, float *m,
                     scratch);
   else
     checkCall(
-        cudaMemsetAsync(scratch, 0, static_cast<size_t>(2 * segments) * 8, s),
+        memsetAsync(scratch, 0, static_cast<size_t>(2 * segments) * 8, s),
         "lamb_moments (zeroing)");
   launchOver(s, "lamb_moments (sums)", 2 * segments, doublesToFloats,
              static_cast<const double *>(scratch), sums, 2 * segments);

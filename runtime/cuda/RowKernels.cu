@@ -96,6 +96,52 @@ __global__ void layerNormGradColumns(const float *x, const float *dy,
   }
 }
 
+// layerNormGradColumns over rows [z * chunk, (z + 1) * chunk), z =
+// blockIdx.y: the chunk's sums go to partials[z * cols + c] (dscale) and
+// partials[(chunks + z) * cols + c] (dbias).
+__global__ void layerNormGradColumnChunks(const float *x, const float *dy,
+                                          double *partials, int64_t rows,
+                                          int64_t cols, int64_t chunk,
+                                          const float *stats) {
+  __shared__ double ds[kRowLanes][kColumnTile], db[kRowLanes][kColumnTile];
+  int64_t c = blockIdx.x * static_cast<int64_t>(kColumnTile) + threadIdx.x;
+  int64_t z = blockIdx.y, chunks = gridDim.y;
+  int64_t end = (z + 1) * chunk < rows ? (z + 1) * chunk : rows;
+  double s = 0, b = 0;
+  if (c < cols)
+    for (int64_t r = z * chunk + threadIdx.y; r < end; r += kRowLanes) {
+      float xhat = (x[r * cols + c] - stats[2 * r]) * stats[2 * r + 1];
+      s += static_cast<double>(dy[r * cols + c]) * xhat;
+      b += dy[r * cols + c];
+    }
+  ds[threadIdx.y][threadIdx.x] = s;
+  db[threadIdx.y][threadIdx.x] = b;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < cols) {
+    for (int lane = 1; lane < kRowLanes; ++lane) {
+      s += ds[lane][threadIdx.x];
+      b += db[lane][threadIdx.x];
+    }
+    partials[z * cols + c] = s;
+    partials[(chunks + z) * cols + c] = b;
+  }
+}
+
+// The chunks' sums added in chunk order.
+__global__ void finishLayerNormColumns(const double *partials, float *dscale,
+                                       float *dbias, int64_t cols,
+                                       int64_t chunks) {
+  FERRY_FOR(c, cols) {
+    double s = 0, b = 0;
+    for (int64_t z = 0; z < chunks; ++z) {
+      s += partials[z * cols + c];
+      b += partials[(chunks + z) * cols + c];
+    }
+    dscale[c] = static_cast<float>(s);
+    dbias[c] = static_cast<float>(b);
+  }
+}
+
 // Mean and rstd per row, for the column pass.
 __global__ void rowStats(const float *x, float *stats, int64_t cols,
                          float eps) {
@@ -170,10 +216,44 @@ struct DropoutSite {
                ? x / (1.0f - p)
                : 0.0f;
   }
+  // Elements i..i+3, i a multiple of 4 and perSample too: words 0-3 of one
+  // Philox block (random::randomBits' counter), so one call serves four.
+  __device__ float4 quad(float4 x, int64_t i) const {
+    uint64_t sample = sampleOffset + static_cast<uint64_t>(i / perSample);
+    uint64_t element = static_cast<uint64_t>(i % perSample);
+    uint32_t key[2];
+    random::streamKey(seed, purpose, key);
+    uint32_t counter[4] = {static_cast<uint32_t>(element / 4),
+                           static_cast<uint32_t>(element >> 34),
+                           static_cast<uint32_t>(sample), layer};
+    random::Block bits = random::philox(counter, key);
+    auto keep = [&](float v, uint32_t word) {
+      // random::uniform: (bits >> 8) * 2^-24, kept when >= p.
+      float u = static_cast<float>(word >> 8) * (1.0f / 16777216.0f);
+      return u >= p ? v / (1.0f - p) : 0.0f;
+    };
+    return make_float4(keep(x.x, bits.w[0]), keep(x.y, bits.w[1]),
+                       keep(x.z, bits.w[2]), keep(x.w, bits.w[3]));
+  }
 };
 
+// With `vectors` (16-byte aligned, perSample a multiple of 4): four
+// elements a thread, one Philox block for the four, 128-bit loads and
+// stores; the tail element by element.
 __global__ void dropoutKernel(const float *x, float *out, int64_t n,
-                              DropoutSite drop) {
+                              DropoutSite drop, bool vectors) {
+  if (vectors) {
+    int64_t quads = n / 4;
+    FERRY_FOR(q, quads) {
+      reinterpret_cast<float4 *>(out)[q] =
+          drop.quad(reinterpret_cast<const float4 *>(x)[q], 4 * q);
+    }
+    FERRY_FOR(t, n - 4 * quads) {
+      int64_t i = 4 * quads + t;
+      out[i] = drop(x[i], i);
+    }
+    return;
+  }
   FERRY_FOR(i, n) out[i] = drop(x[i], i);
 }
 
@@ -252,7 +332,7 @@ void layerNorm(cudaStream_t s, const float *x, const float *scale,
 
 void layerNormGrad(cudaStream_t s, const float *x, const float *scale,
                    const float *dy, float *dx, float *dscale, float *dbias,
-                   int64_t rows, int64_t cols, float eps) {
+                   int64_t rows, int64_t cols, float eps, double *scratch) {
   if (cols <= 0) // nothing to write (a grid of 0 column tiles is invalid)
     return;
   if (rows <= 0) { // no rows: zero parameter gradients, as the CPU
@@ -270,11 +350,26 @@ void layerNormGrad(cudaStream_t s, const float *x, const float *scale,
             "layer_norm_grad (row statistics)");
   launchRows(s, "layer_norm_grad (row statistics)", rows, rowStats, x, stats,
              cols, eps);
-  launch("layer_norm_grad (columns)", layerNormGradColumns,
-         dim3(gridDimension((cols + kColumnTile - 1) / kColumnTile, kMaxGridX,
-                            "layer_norm_grad")),
-         dim3(kColumnTile, kRowLanes), 0, s, x, dy, dscale, dbias, rows, cols,
-         eps, static_cast<const float *>(stats));
+  int64_t tiles = (cols + kColumnTile - 1) / kColumnTile;
+  int64_t chunks =
+      scratch ? rowSplits(tiles, rows, 2 * cols, kScratchDoubles) : 1;
+  if (chunks > 1) { // the rows split across more blocks, added in order
+    int64_t chunk = (rows + chunks - 1) / chunks;
+    chunks = (rows + chunk - 1) / chunk;
+    launch("layer_norm_grad (column chunks)", layerNormGradColumnChunks,
+           dim3(gridDimension(tiles, kMaxGridX, "layer_norm_grad"),
+                static_cast<unsigned>(chunks)),
+           dim3(kColumnTile, kRowLanes), 0, s, x, dy, scratch, rows, cols,
+           chunk, static_cast<const float *>(stats));
+    launchOver(s, "layer_norm_grad (chunks added)", cols,
+               finishLayerNormColumns, static_cast<const double *>(scratch),
+               dscale, dbias, cols, chunks);
+  } else {
+    launch("layer_norm_grad (columns)", layerNormGradColumns,
+           dim3(gridDimension(tiles, kMaxGridX, "layer_norm_grad")),
+           dim3(kColumnTile, kRowLanes), 0, s, x, dy, dscale, dbias, rows,
+           cols, eps, static_cast<const float *>(stats));
+  }
   checkCall(cudaFreeAsync(stats, s), "layer_norm_grad (row statistics)");
 }
 
@@ -300,14 +395,16 @@ void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
     return;
   if (p == 0.0f) {
     if (out != x)
-      checkCall(cudaMemcpyAsync(out, x, static_cast<size_t>(n) * 4,
+      checkCall(memcpyAsync(out, x, static_cast<size_t>(n) * 4,
                                 cudaMemcpyDeviceToDevice, s),
                 "dropout (copy)");
     return;
   }
-  launchOver(
-      s, "dropout", n, dropoutKernel, x, out, n,
-      DropoutSite::of(n, perSample, seed, purpose, layer, sampleOffset, p));
+  DropoutSite site =
+      DropoutSite::of(n, perSample, seed, purpose, layer, sampleOffset, p);
+  bool vectors = site.perSample % 4 == 0 && aligned16(x) && aligned16(out);
+  launch("dropout", dropoutKernel, dim3(blocksFor(vectors ? (n + 3) / 4 : n)),
+         dim3(kThreads), 0, s, x, out, n, site, vectors);
 }
 
 void softmaxDropout(cudaStream_t s, const float *x, const float *mask,

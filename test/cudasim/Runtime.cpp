@@ -15,6 +15,7 @@
 #endif
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -48,6 +49,9 @@ struct CUstream_st {
 };
 struct CUevent_st {
   std::shared_ptr<bool> recorded; // null: never recorded
+  bool timing = true;             // not created with cudaEventDisableTiming
+  // When the device reached the most recent record (host clock, seconds).
+  std::shared_ptr<double> time;
 };
 struct CUmemPoolHandle_st {
   int unused;
@@ -623,10 +627,11 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
 cudaError_t cudaEventCreate(cudaEvent_t *e) {
   return cudaEventCreateWithFlags(e, cudaEventDefault);
 }
-cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int) {
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags) {
   if (!e)
     return result(cudaErrorInvalidValue);
   *e = new CUevent_st;
+  (*e)->timing = (flags & cudaEventDisableTiming) == 0;
   device().events.insert(*e);
   return cudaSuccess;
 }
@@ -639,8 +644,32 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) {
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
   if (!e || !device().events.count(e) || !knownStream(s))
     return result(cudaErrorInvalidResourceHandle);
-  enqueue(s, "cudaEventRecord", [] {});
+  // The timestamp: the host's clock when the simulated device reaches the
+  // record, so intervals measure the simulated work between two records.
+  auto time = std::make_shared<double>(0.0);
+  enqueue(s, "cudaEventRecord", [time] {
+    *time = std::chrono::duration<double>(
+                std::chrono::steady_clock::now().time_since_epoch())
+                .count();
+  });
   e->recorded = streamOf(s)->lastDone;
+  e->time = time;
+  return cudaSuccess;
+}
+// As documented: both events recorded and complete, neither created with
+// cudaEventDisableTiming (else an invalid handle), "not ready" while either
+// is pending.
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start,
+                                 cudaEvent_t end) {
+  if (!ms)
+    return result(cudaErrorInvalidValue);
+  for (cudaEvent_t e : {start, end})
+    if (!e || !device().events.count(e) || !e->timing || !e->recorded)
+      return result(cudaErrorInvalidResourceHandle);
+  progress();
+  if (!*start->recorded || !*end->recorded)
+    return result(cudaErrorNotReady);
+  *ms = static_cast<float>(1e3 * (*end->time - *start->time));
   return cudaSuccess;
 }
 cudaError_t cudaEventQuery(cudaEvent_t e) {

@@ -165,6 +165,48 @@ TEST_F(CudaKernels, ElementWise) {
               1e-6, "bias_add");
 }
 
+// The 128-bit paths: sizes that are not multiples of four (the tail),
+// pointers one float past 16-byte alignment (element by element), and in
+// place. Every map and dropout (with per-sample counts that are and are
+// not multiples of four) against the CPU; dropout bit for bit.
+TEST_F(CudaKernels, VectorisedKernelsAtEverySizeAndAlignment) {
+  for (int64_t n : {1, 3, 4, 5, 8, 1001, 4099})
+    for (int64_t offset : {0, 1}) {
+      auto x = random(n + 1), y = random(n + 1, 0.5f, 2.0f);
+      std::vector<float> want(n), xs(x.begin() + offset, x.begin() + offset + n),
+          ys(y.begin() + offset, y.begin() + offset + n);
+      std::string where =
+          "n " + std::to_string(n) + ", offset " + std::to_string(offset);
+      float *dx = device(x) + offset, *dy = device(y) + offset;
+      float *out = device(std::vector<float>(n + 1)) + offset;
+      for (int op = 0; op < 4; ++op) {
+        cpu::binary(static_cast<cpu::Binary>(op), xs.data(), ys.data(),
+                    want.data(), n);
+        cuda::binary(stream, op, dx, dy, out, n);
+        expectClose(host(out, n), want, 1e-6, ("binary " + where).c_str());
+      }
+      cpu::geluGrad(xs.data(), ys.data(), want.data(), n);
+      cuda::geluGrad(stream, dx, dy, out, n);
+      expectClose(host(out, n), want, 1e-5, ("gelu_grad " + where).c_str());
+      cpu::scale(xs.data(), want.data(), n, 0.37f);
+      cuda::scale(stream, dx, out, n, 0.37f);
+      expectClose(host(out, n), want, 1e-6, ("scale " + where).c_str());
+      // In place: dst += src.
+      std::vector<float> acc = xs;
+      cpu::accumulate(acc.data(), ys.data(), n);
+      float *dacc = device(x) + offset;
+      cuda::accumulate(stream, dacc, dy, n);
+      expectClose(host(dacc, n), acc, 1e-6, ("accumulate " + where).c_str());
+      for (int64_t perSample : {n, int64_t(4), int64_t(3)}) {
+        cpu::dropout(xs.data(), want.data(), n, perSample, 42, 0x1234u, 3, 16,
+                     0.3f);
+        cuda::dropout(stream, dx, out, n, perSample, 42, 0x1234u, 3, 16, 0.3f);
+        EXPECT_EQ(host(out, n), want)
+            << "dropout " << where << ", per sample " << perSample;
+      }
+    }
+}
+
 // fill_i32: every element of the count, none past it, bit for bit the
 // CPU's.
 TEST_F(CudaKernels, FillI32EqualsTheCpuFill) {
@@ -196,6 +238,48 @@ TEST_F(CudaKernels, LayerNormForwardAndBackward) {
   expectClose(host(ddx, rows * cols), dx, 1e-5, "layer_norm_grad dx");
   expectClose(host(dds, cols), ds, 1e-5, "layer_norm_grad dscale");
   expectClose(host(ddb, cols), db, 1e-5, "layer_norm_grad dbias");
+}
+
+// Column reductions over many rows with few columns (bias and LayerNorm
+// parameter gradients) split the rows across blocks when given the
+// backend's scratch: the CPU's values, every kind, and the same bits when
+// run again (the chunks are added in a fixed order).
+TEST_F(CudaKernels, ColumnReductionsSplitRowsInAFixedOrder) {
+  double *scratch = this->scratch();
+  int64_t size = 4099, inner = 300;
+  for (int kind = 0; kind < 4; ++kind) {
+    auto x = random(size * inner);
+    std::vector<float> want(inner);
+    cpu::reduce(static_cast<cpu::Reduce>(kind), x.data(), want.data(), 1, size,
+                inner);
+    const float *dx = device(x);
+    std::vector<float> runs[2];
+    for (int run = 0; run < 2; ++run) {
+      float *out = device(std::vector<float>(inner));
+      cuda::reduce(stream, kind, dx, out, 1, size, inner, scratch);
+      runs[run] = host(out, inner);
+    }
+    expectClose(runs[0], want, 1e-5, "reduce (split rows)");
+    EXPECT_EQ(runs[0], runs[1]) << "kind " << kind;
+  }
+  int64_t rows = 2053, cols = 96;
+  auto x = random(rows * cols), scale = random(cols), dy = random(rows * cols);
+  std::vector<float> dxw(rows * cols), ds(cols), db(cols);
+  cpu::layerNormGrad(x.data(), scale.data(), dy.data(), dxw.data(), ds.data(),
+                     db.data(), rows, cols, 1e-12f);
+  const float *dX = device(x), *dS = device(scale), *dDy = device(dy);
+  std::vector<float> runs[2];
+  for (int run = 0; run < 2; ++run) {
+    float *ddx = device(std::vector<float>(rows * cols));
+    float *dds = device(std::vector<float>(cols)),
+          *ddb = device(std::vector<float>(cols));
+    cuda::layerNormGrad(stream, dX, dS, dDy, ddx, dds, ddb, rows, cols, 1e-12f,
+                        scratch);
+    expectClose(host(dds, cols), ds, 1e-5, "layer_norm_grad dscale (split)");
+    expectClose(host(ddb, cols), db, 1e-5, "layer_norm_grad dbias (split)");
+    runs[run] = host(dds, cols);
+  }
+  EXPECT_EQ(runs[0], runs[1]);
 }
 
 TEST_F(CudaKernels, MaskedSoftmaxAndGradient) {

@@ -11,7 +11,11 @@
 //   updates, relative 1e-4 for the losses and every tensor: the fused
 //   kernels sum in other orders and recompute the probabilities);
 // - phased = resident on the CUDA backend (8 updates, relative 1e-5 for the
-//   losses and every tensor);
+//   losses and every tensor), under a budget (800 KiB) that puts 256 KiB of
+//   parameters and moments in host memory, so the copy streams work;
+// - `--profile` on the CUDA backend (phased, so the copy streams work):
+//   time per kernel class, each stream's busy time and the copies' overlap
+//   with compute, and host-side launches per program run;
 // - determinism: two runs give the same checkpoint bytes (under the
 //   simulator with different block, thread and stream orders), and a run
 //   stopped after 2 updates and resumed to 4 saves the same bytes as one
@@ -197,7 +201,7 @@ TEST_F(CudaTraining, PhasedEqualsResident) {
   TrainingRun phased = train(FERRY_CLI, "phased",
                              common + " --set execution.mode=phased --set "
                                       "execution.recompute=layer --set "
-                                      "execution.device_memory_limit=2MiB",
+                                      "execution.device_memory_limit=800KiB",
                              8);
   expectClose(phased.losses, resident.losses, 1e-5);
   expectSameTensors(phased, resident, "model.safetensors", 1e-5);
@@ -247,6 +251,30 @@ TEST_F(CudaTraining, ResumeIsBitExact) {
   EXPECT_EQ(resumed.losses, whole.losses);
   expectSameBytes(resumed, whole, "model.safetensors");
   expectSameBytes(resumed, whole, "optimizer.safetensors");
+}
+
+TEST_F(CudaTraining, ProfileReportsKernelsStreamsAndLaunches) {
+  std::string dir = "/tmp/ferry-" + std::string(FERRY_CLI) + "-" +
+                    std::to_string(getpid()) + "-profile";
+  std::string command =
+      std::string(FERRY_BINARY_DIR) + "/" + FERRY_CLI + " train " +
+      FERRY_SOURCE_DIR + "/configs/bert-tiny.yaml --log-every 0 --no-cache " +
+      kShape +
+      "--set execution.backend=cuda --set training.precision=fp32 "
+      "--set execution.mode=phased --set execution.recompute=layer "
+      "--set execution.device_memory_limit=800KiB --steps 2 --profile > " +
+      dir + ".txt 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  std::ifstream in(dir + ".txt");
+  std::string text(std::istreambuf_iterator<char>(in), {});
+  for (const char *expected :
+       {"CUDA backend profile (CUDA-event timestamps", "\nattention_grad ",
+        "\nattention ", "\ngemm_epilogue ", "\nload ", "\nstore ",
+        "streams: compute busy ", "overlapped compute",
+        "host-side launches per program run", "  train_step ",
+        " kernel launches, "})
+    EXPECT_NE(text.find(expected), std::string::npos)
+        << "missing \"" << expected << "\" in:\n" << text;
 }
 
 #ifdef FERRY_CUDA_SIM

@@ -37,6 +37,16 @@ struct dim3 {
   constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
 };
 
+// The 128-bit vector type the kernels load and store (CUDA's
+// vector_types.h): 16-byte aligned, so a misaligned float4 access is an
+// ASan/UBSan error here as it is a fault on the GPU.
+struct __attribute__((aligned(16))) float4 {
+  float x, y, z, w;
+};
+inline float4 make_float4(float x, float y, float z, float w) {
+  return float4{x, y, z, w};
+}
+
 namespace cudasim {
 
 // A block-wide barrier: every thread of the block must reach the same one.
