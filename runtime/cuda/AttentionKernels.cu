@@ -160,11 +160,15 @@ __global__ void attentionForward(const float *q, const float *k,
     }
     tileHigh = fmaxf(tileHigh, __shfl_xor_sync(0xffffffffu, tileHigh, 1));
     float newHigh = fmaxf(high, tileHigh);
-    float rescale = expf(high - newHigh); // 0 on the first step
+    // While every key so far is masked with -inf the maximum is -inf too:
+    // subtract 0 then (exp(-inf) = 0, not exp(NaN)), as the whole-row
+    // maximum of the CPU kernel would once an unmasked key comes.
+    float base = newHigh == -INFINITY ? 0.0f : newHigh;
+    float rescale = expf(high - base); // 0 on the first step
     float tileSum = 0.0f;
     for (int jj = 0; jj < kKeyTile / 2; ++jj) {
       int j = half * (kKeyTile / 2) + jj;
-      float e = expf(s[jj] - newHigh);
+      float e = expf(s[jj] - base);
       tileSum += e;
       float drop = qi < S && k0 + j < S ? kept(a, b, h, qi, k0 + j) : 0.0f;
       sh.probs[warp][r * kKeyTile + j] = fromFloat<T>(e * drop);

@@ -297,7 +297,6 @@ private:
     auto I = [&](size_t k) {
       return evaluateAffine(in.ints()->Get(k), registers);
     };
-    auto F = [&](size_t k) { return in.floats()->Get(k); };
     auto kernel = static_cast<Kernel>(in.kernel());
     switch (kernel) {
     case Kernel::Load:

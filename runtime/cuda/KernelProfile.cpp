@@ -75,6 +75,14 @@ cudaEvent_t KernelProfile::pooled() {
 
 void KernelProfile::programStart(const std::string &name,
                                  cudaStream_t compute) {
+  // A program that threw left its events behind: back to the pool.
+  for (const Pending &p : pending_) {
+    pool_.push_back(p.start);
+    pool_.push_back(p.end);
+  }
+  pending_.clear();
+  if (reference_)
+    pool_.push_back(reference_);
   program_ = name;
   launchesAtStart_ = launchCount();
   copies_ = 0;

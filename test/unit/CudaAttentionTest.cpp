@@ -88,3 +88,33 @@ TEST_F(CudaAttention, EqualsTheReferenceAndTheCpu) {
       }
     }
 }
+
+// Keys masked with -inf at the start of the row (a whole first key tile of
+// 32 and more): the running maximum stays -inf over them, and the result
+// is the reference's, finite, not NaN.
+TEST_F(CudaAttention, LeadingKeysMaskedWithMinusInfinity) {
+  AttentionShape a;
+  a.batch = 1, a.heads = 2, a.seq = 64, a.headDim = 16;
+  a.seed = 7, a.purpose = 3, a.p = 0.1f, a.scale = 0.25f;
+  size_t n = static_cast<size_t>(a.batch * a.heads * a.seq * a.headDim);
+  auto q = random(n), k = random(n), v = random(n), dout = random(n);
+  std::vector<float> mask(64, 0.0f);
+  for (int j = 0; j < 40; ++j)
+    mask[j] = -INFINITY;
+  test::AttentionReference want =
+      test::attentionReference(q, k, v, mask, dout, a);
+  float *out = device(std::vector<float>(n)),
+        *lse = device(std::vector<float>(128)),
+        *dq = device(std::vector<float>(n)), *dk = device(std::vector<float>(n)),
+        *dv = device(std::vector<float>(n)),
+        *work = device(std::vector<float>(128));
+  const float *dQ = device(q), *dK = device(k), *dV = device(v),
+              *dM = device(mask);
+  cuda::attention(stream, dQ, dK, dV, dM, out, lse, a);
+  cuda::attentionGrad(stream, dQ, dK, dV, dM, out, lse, device(dout), dq, dk,
+                      dv, work, a);
+  EXPECT_LE(test::relativeError(host(out, n), want.out), 1e-5);
+  EXPECT_LE(test::relativeError(host(dq, n), want.dq), 1e-5);
+  EXPECT_LE(test::relativeError(host(dk, n), want.dk), 1e-5);
+  EXPECT_LE(test::relativeError(host(dv, n), want.dv), 1e-5);
+}
