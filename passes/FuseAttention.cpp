@@ -16,7 +16,10 @@
 // their dropout, and no kernel writes that tensor at all. Before autodiff,
 // because the backward is where the fusion pays: after it, the probabilities
 // would already be stashed. head_dim must be at most 64 (the CUDA kernel's
-// tile); other attention stays unfused.
+// tile); other attention stays unfused. Where q, k and v are head splits
+// (a [0, 2, 1, 3] transpose of [batch, seq, heads, dim]) and the result is
+// merged back the same way, the attention takes the [batch, seq, heads,
+// dim] tensors itself (sequence_major) and the transposes go.
 //
 //===----------------------------------------------------------------------===//
 
@@ -98,8 +101,8 @@ struct FuseAttentionChain : public OpRewritePattern<MatmulOp> {
     auto fused = AttentionOp::create(
         rewriter, loc, q, lse, scores.getLhs(), scores.getRhs(),
         context.getRhs(), softmax.getMask(), seed, layer, offset,
-        rewriter.getF64FloatAttr(scale),
-        rewriter.getF64FloatAttr(probability), rewriter.getStringAttr(purpose));
+        rewriter.getF64FloatAttr(scale), rewriter.getF64FloatAttr(probability),
+        rewriter.getStringAttr(purpose));
     rewriter.replaceOp(context, fused.getResult());
     // The chain, last first: each op's one use is gone.
     if (dropout)
@@ -112,6 +115,56 @@ struct FuseAttentionChain : public OpRewritePattern<MatmulOp> {
   }
 };
 
+// The head split of q, k and v (a [0, 2, 1, 3] transpose of the linear
+// layers' [batch, seq, heads, dim]) and the merge of the result (the same
+// transpose back), each with the attention as its only use: the attention
+// reads and writes the [batch, seq, heads, dim] tensors itself
+// (sequence_major), and the four transposes go, forward and backward.
+struct AbsorbHeadTransposes : public OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  static bool isHeadSwap(TransposeOp t) {
+    return t && t.getPermutation() == ArrayRef<int64_t>{0, 2, 1, 3};
+  }
+
+  LogicalResult matchAndRewrite(AttentionOp attention,
+                                PatternRewriter &rewriter) const override {
+    if (attention.getSequenceMajor())
+      return failure();
+    SmallVector<TransposeOp> splits;
+    for (Value v :
+         {attention.getQuery(), attention.getKey(), attention.getValue()}) {
+      auto t = v.getDefiningOp<TransposeOp>();
+      if (!isHeadSwap(t) || !v.hasOneUse())
+        return failure();
+      splits.push_back(t);
+    }
+    // q, k and v may not be one value used three times (one use each).
+    Type input = splits[0].getInput().getType();
+    if (splits[1].getInput().getType() != input ||
+        splits[2].getInput().getType() != input)
+      return failure();
+    auto merge = soleUser<TransposeOp>(attention.getResult());
+    if (!isHeadSwap(merge) || merge.getType() != input)
+      return failure();
+    rewriter.setInsertionPoint(attention);
+    auto fused = AttentionOp::create(
+        rewriter, attention.getLoc(), input,
+        attention.getRowLogsumexp().getType(), splits[0].getInput(),
+        splits[1].getInput(), splits[2].getInput(), attention.getMask(),
+        attention.getSeed(), attention.getLayer(), attention.getSampleOffset(),
+        attention.getScaleAttr(), attention.getProbabilityAttr(),
+        attention.getPurposeAttr(), rewriter.getUnitAttr());
+    rewriter.replaceOp(merge, fused.getResult());
+    rewriter.replaceAllUsesWith(attention.getRowLogsumexp(),
+                                fused.getRowLogsumexp());
+    rewriter.eraseOp(attention);
+    for (TransposeOp t : splits)
+      rewriter.eraseOp(t);
+    return success();
+  }
+};
+
 struct FuseAttentionPass
     : public ferry::impl::FuseAttentionPassBase<FuseAttentionPass> {
   using FuseAttentionPassBase::FuseAttentionPassBase;
@@ -119,7 +172,7 @@ struct FuseAttentionPass
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseAttentionChain>(&getContext());
+    patterns.add<FuseAttentionChain, AbsorbHeadTransposes>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
                                      ferry::fusionRewriteConfig())))
       signalPassFailure();

@@ -15,20 +15,24 @@ using namespace ferry::graph;
 
 namespace {
 
-// The rules both ops share: query [batch, heads, seq, head_dim] with
-// head_dim in [1, 64]; key and value (and the listed others) of its type;
-// mask [batch, seq]; the row logsumexp [batch, heads, seq]; the dropout and
-// scale attributes.
+// The rules both ops share: query [batch, heads, seq, head_dim] ([batch,
+// seq, heads, head_dim] sequence-major) with head_dim in [1, 64]; key and value
+// (and the listed others) of its type; mask [batch, seq]; the row logsumexp
+// [batch, heads, seq]; the dropout and scale attributes.
 LogicalResult verifyAttention(Operation *op, Value query,
                               ArrayRef<std::pair<StringRef, Value>> sameAsQuery,
                               Value mask, Value rowLogsumexp, double scale,
-                              double probability, StringRef purpose) {
+                              double probability, StringRef purpose,
+                              bool sequenceMajor) {
   auto q = cast<RankedTensorType>(query.getType());
   if (q.getRank() != 4)
     return op->emitOpError()
-           << "expects query [batch, heads, seq, head_dim], found " << q;
-  int64_t batch = q.getDimSize(0), heads = q.getDimSize(1),
-          seq = q.getDimSize(2), dim = q.getDimSize(3);
+           << "expects query "
+           << (sequenceMajor ? "[batch, seq, heads, head_dim]"
+                             : "[batch, heads, seq, head_dim]")
+           << ", found " << q;
+  int64_t batch = q.getDimSize(0), heads = q.getDimSize(sequenceMajor ? 2 : 1),
+          seq = q.getDimSize(sequenceMajor ? 1 : 2), dim = q.getDimSize(3);
   if (dim < 1 || dim > 64)
     return op->emitOpError() << "head_dim must be in [1, 64] (the CUDA "
                                 "kernel's tile), found "
@@ -50,11 +54,11 @@ LogicalResult verifyAttention(Operation *op, Value query,
     return op->emitOpError() << "expects row_logsumexp " << expectedLse
                              << ", found " << rowLogsumexp.getType();
   if (!std::isfinite(scale) || scale == 0.0)
-    return op->emitOpError() << "scale must be finite and non-zero, found "
-                             << scale;
+    return op->emitOpError()
+           << "scale must be finite and non-zero, found " << scale;
   if (!(probability >= 0.0 && probability < 1.0))
-    return op->emitOpError() << "probability must be in [0, 1), found "
-                             << probability;
+    return op->emitOpError()
+           << "probability must be in [0, 1), found " << probability;
   if (purpose.empty())
     return op->emitOpError()
            << "needs a non-empty purpose naming the dropout site";
@@ -68,21 +72,21 @@ LogicalResult AttentionOp::verify() {
       *this, getQuery(),
       {{"key", getKey()}, {"value", getValue()}, {"result", getResult()}},
       getMask(), getRowLogsumexp(), getScale().convertToDouble(),
-      getProbability().convertToDouble(), getPurpose());
+      getProbability().convertToDouble(), getPurpose(), getSequenceMajor());
 }
 
 LogicalResult AttentionGradOp::verify() {
-  return verifyAttention(*this, getQuery(),
-                         {{"key", getKey()},
-                          {"value", getValue()},
-                          {"result", getResult()},
-                          {"grad", getGrad()},
-                          {"query_grad", getQueryGrad()},
-                          {"key_grad", getKeyGrad()},
-                          {"value_grad", getValueGrad()}},
-                         getMask(), getRowLogsumexp(),
-                         getScale().convertToDouble(),
-                         getProbability().convertToDouble(), getPurpose());
+  return verifyAttention(
+      *this, getQuery(),
+      {{"key", getKey()},
+       {"value", getValue()},
+       {"result", getResult()},
+       {"grad", getGrad()},
+       {"query_grad", getQueryGrad()},
+       {"key_grad", getKeyGrad()},
+       {"value_grad", getValueGrad()}},
+      getMask(), getRowLogsumexp(), getScale().convertToDouble(),
+      getProbability().convertToDouble(), getPurpose(), getSequenceMajor());
 }
 
 // The row logsumexp exists for the backward: it has no gradient of its own
@@ -95,8 +99,8 @@ LogicalResult AttentionOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
   auto g = AttentionGradOp::create(
       b, getLoc(), t, t, t, getQuery(), getKey(), getValue(), getMask(),
       getResult(), getRowLogsumexp(), resultGrads[0], getSeed(), getLayer(),
-      getSampleOffset(), getScaleAttr(), getProbabilityAttr(),
-      getPurposeAttr());
+      getSampleOffset(), getScaleAttr(), getProbabilityAttr(), getPurposeAttr(),
+      getSequenceMajorAttr());
   grads[0] = g.getQueryGrad();
   grads[1] = g.getKeyGrad();
   grads[2] = g.getValueGrad();

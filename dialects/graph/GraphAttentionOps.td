@@ -19,8 +19,11 @@ def Graph_AttentionOp : Graph_Op<"attention", [Pure, Graph_Differentiable,
     `row_logsumexp` is each query row's logsumexp of the masked, scaled
     scores, which the gradient reads. The [seq, seq] probabilities are never
     a value: the kernels keep a tile of them at a time. `query`, `key`,
-    `value` and `result` are `[batch, heads, seq, head_dim]` with head_dim at
-    most 64 (the CUDA kernel's tile), `mask` is `[batch, seq]`.
+    `value` and `result` are `[batch, heads, seq, head_dim]`, or with
+    `sequence_major` `[batch, seq, heads, head_dim]` (the linear layers'
+    own layout: no head split or merge transposes), head_dim at most 64 (the
+    CUDA kernel's tile); `mask` is `[batch, seq]` and `row_logsumexp`
+    `[batch, heads, seq]` in both layouts.
 
     ```mlir
     %o, %lse = graph.attention %q, %k, %v, %mask, %seed, %l, %offset {probability = 1.000000e-01 : f64, purpose = "attention.probs", scale = 1.250000e-01 : f64} : tensor<8x2x128x64xf32>, tensor<8x128xf32> -> tensor<8x2x128xf32>
@@ -29,7 +32,8 @@ def Graph_AttentionOp : Graph_Op<"attention", [Pure, Graph_Differentiable,
   let arguments = (ins Graph_FloatTensor:$query, Graph_FloatTensor:$key,
                        Graph_FloatTensor:$value, Graph_FloatTensor:$mask,
                        I64:$seed, Index:$layer, Index:$sample_offset,
-                       F64Attr:$scale, F64Attr:$probability, StrAttr:$purpose);
+                       F64Attr:$scale, F64Attr:$probability, StrAttr:$purpose,
+                       UnitAttr:$sequence_major);
   let results = (outs Graph_FloatTensor:$result,
                       Graph_FloatTensor:$row_logsumexp);
   let assemblyFormat = [{
@@ -48,7 +52,8 @@ def Graph_AttentionGradOp : Graph_Op<"attention_grad", [Pure,
     logsumexp, the dropout mask regenerated from its key, and with
     `D_i = grad_i . result_i` the softmax's row sum, `dS = P (dP - D)`,
     `query_grad = scale dS key`, `key_grad = scale dSᵀ query`,
-    `value_grad = dropout(P)ᵀ grad`. Attributes as graph.attention's.
+    `value_grad = dropout(P)ᵀ grad`. Attributes (and the layout) as
+    graph.attention's.
 
     ```mlir
     %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %mask, %o, %lse, %do, %seed, %l, %offset {probability = 1.000000e-01 : f64, purpose = "attention.probs", scale = 1.250000e-01 : f64} : tensor<8x2x128x64xf32>, tensor<8x128xf32> -> tensor<8x2x128xf32>
@@ -60,7 +65,8 @@ def Graph_AttentionGradOp : Graph_Op<"attention_grad", [Pure,
                        Graph_FloatTensor:$row_logsumexp,
                        Graph_FloatTensor:$grad, I64:$seed, Index:$layer,
                        Index:$sample_offset, F64Attr:$scale,
-                       F64Attr:$probability, StrAttr:$purpose);
+                       F64Attr:$probability, StrAttr:$purpose,
+                       UnitAttr:$sequence_major);
   let results = (outs Graph_FloatTensor:$query_grad,
                       Graph_FloatTensor:$key_grad,
                       Graph_FloatTensor:$value_grad);

@@ -355,7 +355,8 @@ LogicalResult KernelSelection::selectDropout(Operation &op, Frame &f,
 
 // attention [q, k, v, mask, out, lse]; attention_grad [q, k, v, mask, out,
 // lse, dout, dq, dk, dv, workspace]. ints [batch, heads, seq, head_dim,
-// seed, purpose, layer, sample_offset, precision], floats [scale, p].
+// seed, purpose, layer, sample_offset, precision, sequence_major], floats
+// [scale, p].
 LogicalResult KernelSelection::selectAttention(Operation &op, Frame &f,
                                                ArrayRef<Ref> all) {
   bool grad = isa<AttentionGradOp>(op);
@@ -366,6 +367,7 @@ LogicalResult KernelSelection::selectAttention(Operation &op, Frame &f,
   if (failed(seed) || failed(layer) || failed(offset))
     return failure();
   ArrayRef<int64_t> q = shapeOf(op.getOperand(0));
+  bool sequenceMajor = op.hasAttr("sequence_major");
   SmallVector<Ref> bufs(all.begin(), all.end());
   if (grad) // each query row's dout . out
     bufs.push_back(workspace(4 * q[0] * q[1] * q[2], "attention_grad rows"));
@@ -375,7 +377,9 @@ LogicalResult KernelSelection::selectAttention(Operation &op, Frame &f,
   // leaves attention unfused: ferry-fuse-attention does not run).
   int64_t precision = matmulInputs == MatmulPrecision::bf16 ? 1 : 0;
   Instr &in = emit(grad ? "attention_grad" : "attention", bufs,
-                   {q[0], q[1], q[2], q[3], 0, purpose, 0, 0, precision},
+                   {q[0], sequenceMajor ? q[2] : q[1],
+                    sequenceMajor ? q[1] : q[2], q[3], 0, purpose, 0, 0,
+                    precision, sequenceMajor ? 1 : 0},
                    {op.getAttrOfType<FloatAttr>("scale").getValueAsDouble(),
                     op.getAttrOfType<FloatAttr>("probability")
                         .getValueAsDouble()});

@@ -12,6 +12,10 @@
 //
 // precision 1 (bf16) rounds every product's inputs to bf16 first, as the
 // unfused path's bf16 GEMMs do; the products accumulate in fp32.
+// Sequence-major tensors ([batch, seq, heads, dim]) are transposed to
+// [batch, heads, seq, dim] copies and back: the CPU's GEMMs want each
+// head's rows contiguous, and the transposes cost what the graph's head
+// split and merge did.
 #include "runtime/cpu/CpuKernels.h"
 
 #include "runtime/cpu/CpuKernelCommon.h"
@@ -74,9 +78,36 @@ void blockScores(const float *q, const float *k, float *scores, int64_t r0,
 
 } // namespace
 
+namespace {
+
+// [batch, seq, heads, dim] <-> [batch, heads, seq, dim] (the [0, 2, 1, 3]
+// transpose is its own inverse).
+void swapHeads(const float *x, float *out, const AttentionShape &a,
+               bool toSequenceMajor) {
+  int64_t dims[4] = {a.batch, toSequenceMajor ? a.heads : a.seq,
+                     toSequenceMajor ? a.seq : a.heads, a.headDim};
+  int64_t perm[4] = {0, 2, 1, 3};
+  transpose(x, out, 4, dims, perm);
+}
+
+} // namespace
+
 void attention(const float *q, const float *k, const float *v,
                const float *mask, float *out, float *lse,
                const AttentionShape &a) {
+  if (a.sequenceMajor) {
+    const size_t n = static_cast<size_t>(a.batch * a.heads * a.seq * a.headDim);
+    std::vector<float> t(4 * n);
+    swapHeads(q, t.data(), a, false);
+    swapHeads(k, t.data() + n, a, false);
+    swapHeads(v, t.data() + 2 * n, a, false);
+    AttentionShape b = a;
+    b.sequenceMajor = false;
+    attention(t.data(), t.data() + n, t.data() + 2 * n, mask, t.data() + 3 * n,
+              lse, b);
+    swapHeads(t.data() + 3 * n, out, a, true);
+    return;
+  }
   const int64_t S = a.seq, D = a.headDim, BH = a.batch * a.heads;
   const bool bf16 = a.precision == 1;
   thread_local std::vector<float> qc, kc, vc, block;
@@ -125,13 +156,28 @@ void attentionGrad(const float *q, const float *k, const float *v,
                    const float *mask, const float *out, const float *lse,
                    const float *dout, float *dq, float *dk, float *dv,
                    const AttentionShape &a) {
+  if (a.sequenceMajor) {
+    const size_t n = static_cast<size_t>(a.batch * a.heads * a.seq * a.headDim);
+    std::vector<float> t(8 * n);
+    const float *in[5] = {q, k, v, out, dout};
+    for (int i = 0; i < 5; ++i)
+      swapHeads(in[i], t.data() + i * n, a, false);
+    AttentionShape b = a;
+    b.sequenceMajor = false;
+    attentionGrad(t.data(), t.data() + n, t.data() + 2 * n, mask,
+                  t.data() + 3 * n, lse, t.data() + 4 * n, t.data() + 5 * n,
+                  t.data() + 6 * n, t.data() + 7 * n, b);
+    float *grads[3] = {dq, dk, dv};
+    for (int i = 0; i < 3; ++i)
+      swapHeads(t.data() + (5 + i) * n, grads[i], a, true);
+    return;
+  }
   const int64_t S = a.seq, D = a.headDim, BH = a.batch * a.heads;
   const bool bf16 = a.precision == 1;
   thread_local std::vector<float> qc, kc, vc, dc, probs, dscores, rowDots;
   const int64_t n = BH * S * D;
   const float *qs = operand(q, qc, n, bf16), *ks = operand(k, kc, n, bf16),
-              *vs = operand(v, vc, n, bf16),
-              *dos = operand(dout, dc, n, bf16);
+              *vs = operand(v, vc, n, bf16), *dos = operand(dout, dc, n, bf16);
   // The scratch is this thread's: the OpenMP workers use raw pointers (a
   // thread_local named inside the parallel loops would be each worker's).
   // D_i = dout_i . out_i, from the unrounded values.
@@ -144,7 +190,8 @@ void attentionGrad(const float *q, const float *k, const float *v,
       s += dout[i * D + c] * out[i * D + c];
     dots[i] = s;
   }
-  const size_t blockSize = static_cast<size_t>(BH * std::min(S, kBlockRows) * S);
+  const size_t blockSize =
+      static_cast<size_t>(BH * std::min(S, kBlockRows) * S);
   probs.resize(blockSize);
   dscores.resize(blockSize);
   float *probsBlock = probs.data(), *dscoresBlock = dscores.data();
@@ -176,12 +223,12 @@ void attentionGrad(const float *q, const float *k, const float *v,
     }
     // dv += dropout(P)ᵀ dout, dq = dS k, dk += dSᵀ q (this block's rows).
     const float beta = r0 == 0 ? 0.0f : 1.0f;
-    gemm(BH, S, D, rows, true, false, 1.0f, probsBlock, rows * S,
-         dos + r0 * D, S * D, beta, dv, S * D);
-    gemm(BH, rows, D, S, false, false, 1.0f, dscoresBlock, rows * S, ks,
-         S * D, 0.0f, dq + r0 * D, S * D);
-    gemm(BH, S, D, rows, true, false, 1.0f, dscoresBlock, rows * S,
-         qs + r0 * D, S * D, beta, dk, S * D);
+    gemm(BH, S, D, rows, true, false, 1.0f, probsBlock, rows * S, dos + r0 * D,
+         S * D, beta, dv, S * D);
+    gemm(BH, rows, D, S, false, false, 1.0f, dscoresBlock, rows * S, ks, S * D,
+         0.0f, dq + r0 * D, S * D);
+    gemm(BH, S, D, rows, true, false, 1.0f, dscoresBlock, rows * S, qs + r0 * D,
+         S * D, beta, dk, S * D);
   }
 }
 

@@ -469,11 +469,12 @@ void CpuBackend::execute(const fxe::Instr &in,
     cpu::softmaxGrad(f(0), f(2), f(2), I(0), I(1));
     break;
   case Kernel::Attention: // [q, k, v, mask, out, lse]
-    cpu::attention(f(0), f(1), f(2), f(3), f(4), f(5), attentionShape(I, F));
+    cpu::attention(f(0), f(1), f(2), f(3), f(4), f(5),
+                   attentionShape(I, F, in.ints()->size()));
     break;
   case Kernel::AttentionGrad: // [q, k, v, mask, out, lse, dout, dq, dk, dv]
     cpu::attentionGrad(f(0), f(1), f(2), f(3), f(4), f(5), f(6), f(7), f(8),
-                       f(9), attentionShape(I, F));
+                       f(9), attentionShape(I, F, in.ints()->size()));
     break;
   case Kernel::Transpose: {
     int64_t rank = I(0);

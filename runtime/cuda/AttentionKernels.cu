@@ -70,8 +70,8 @@ __device__ void warpProduct(const T *A, int lda, const T *B, int ldb, float *C,
             a;
         wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, Layout> b;
         wmma::load_matrix_sync(a, A + k0, lda);
-        wmma::load_matrix_sync(b, TransB ? B + n0 * ldb + k0 : B + k0 * ldb + n0,
-                               ldb);
+        wmma::load_matrix_sync(
+            b, TransB ? B + n0 * ldb + k0 : B + k0 * ldb + n0, ldb);
         wmma::mma_sync(acc, a, b, acc);
       }
       wmma::store_matrix_sync(C + n0, acc, ldc, wmma::mem_row_major);
@@ -88,28 +88,30 @@ __device__ void warpProduct(const T *A, int lda, const T *B, int ldb, float *C,
   __syncwarp(); // C is visible to every lane
 }
 
-// rows x dp of a [seq, dim] slice from row `first`, rounded to T, rows past
-// seq and columns past dim zero. Block-wide.
+// rows x dp of one head's [seq, dim] rows from row `first` (`head` points
+// at its row 0; rows a.rowStride() apart), rounded to T, rows past seq and
+// columns past dim zero. Block-wide.
 template <typename T>
-__device__ void loadTile(T *tile, const float *slice, int64_t first, int rows,
+__device__ void loadTile(T *tile, const float *head, int64_t first, int rows,
                          const AttentionShape &a, int dp) {
+  int64_t stride = a.rowStride();
   for (int e = threadIdx.x; e < rows * dp; e += blockDim.x) {
     int r = e / dp, c = e % dp;
     int64_t row = first + r;
     tile[r * kMaxDim + c] = fromFloat<T>(
-        row < a.seq && c < a.headDim ? slice[row * a.headDim + c] : 0.0f);
+        row < a.seq && c < a.headDim ? head[row * stride + c] : 0.0f);
   }
 }
 
 // graph.dropout's decision for probability (query i, key j) of sample b,
 // head h: the factor the probability is multiplied by (0 or 1 / (1 - p)).
-__device__ float kept(const AttentionShape &a, int64_t b, int64_t h,
-                      int64_t i, int64_t j) {
+__device__ float kept(const AttentionShape &a, int64_t b, int64_t h, int64_t i,
+                      int64_t j) {
   if (a.p == 0.0f)
     return 1.0f;
-  return random::dropoutKeeps(a.seed, a.purpose, a.layer, a.sampleOffset + b,
-                              static_cast<uint64_t>((h * a.seq + i) * a.seq + j),
-                              a.p)
+  return random::dropoutKeeps(
+             a.seed, a.purpose, a.layer, a.sampleOffset + b,
+             static_cast<uint64_t>((h * a.seq + i) * a.seq + j), a.p)
              ? 1.0f / (1.0f - a.p)
              : 0.0f;
 }
@@ -126,14 +128,13 @@ template <typename T> struct ForwardShared {
 };
 
 template <typename T>
-__global__ void attentionForward(const float *q, const float *k,
-                                 const float *v, const float *mask,
-                                 float *out, float *lse, AttentionShape a,
-                                 int dp) {
+__global__ void attentionForward(const float *q, const float *k, const float *v,
+                                 const float *mask, float *out, float *lse,
+                                 AttentionShape a, int dp) {
   __shared__ __align__(32) ForwardShared<T> sh;
   const int64_t bh = blockIdx.x, b = bh / a.heads, h = bh % a.heads;
   const int64_t S = a.seq, D = a.headDim, q0 = blockIdx.y * kBlockRows;
-  const int64_t slice = bh * S * D;
+  const int64_t slice = a.headBase(b, h), stride = a.rowStride();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int r = lane / 2, half = lane % 2; // a lane pair per row
   const int64_t qi = q0 + warp * kWarpRows + r;
@@ -178,25 +179,28 @@ __global__ void attentionForward(const float *q, const float *k,
     high = newHigh;
     for (int c = half; c < dp; c += 2)
       o[c] *= rescale;
-    warpProduct<T, false>(sh.probs[warp], kKeyTile, sh.v, kMaxDim,
-                          sh.out[warp], kMaxDim, dp, kKeyTile, true);
+    warpProduct<T, false>(sh.probs[warp], kKeyTile, sh.v, kMaxDim, sh.out[warp],
+                          kMaxDim, dp, kKeyTile, true);
   }
   if (qi < S) {
     for (int c = half; c < D; c += 2)
-      out[slice + qi * D + c] = o[c] / sum;
+      out[slice + qi * stride + c] = o[c] / sum;
     if (half == 0)
       lse[bh * S + qi] = high + logf(sum);
   }
 }
 
-// rowDots[i] = dout_i . out_i (the softmax's row sum of the backward).
+// rowDots[bh * seq + i] = dout_i . out_i of head bh (the softmax's row sum
+// of the backward).
 __global__ void attentionRowDots(const float *out, const float *dout,
-                                 float *rowDots, int64_t rows, int64_t dim) {
-  FERRY_FOR(i, rows) {
+                                 float *rowDots, AttentionShape a) {
+  FERRY_FOR(row, a.batch * a.heads * a.seq) {
+    int64_t bh = row / a.seq, i = row % a.seq;
+    int64_t at = a.headBase(bh / a.heads, bh % a.heads) + i * a.rowStride();
     float s = 0.0f;
-    for (int64_t c = 0; c < dim; ++c)
-      s += dout[i * dim + c] * out[i * dim + c];
-    rowDots[i] = s;
+    for (int64_t c = 0; c < a.headDim; ++c)
+      s += dout[at + c] * out[at + c];
+    rowDots[row] = s;
   }
 }
 
@@ -226,15 +230,15 @@ template <> struct KeyGradShared<float> {
 };
 
 template <typename T>
-__global__ void attentionKeyGrad(const float *q, const float *k,
-                                 const float *v, const float *mask,
-                                 const float *lse, const float *dout,
-                                 const float *rowDots, float *dk, float *dv,
-                                 AttentionShape a, int dp) {
+__global__ void attentionKeyGrad(const float *q, const float *k, const float *v,
+                                 const float *mask, const float *lse,
+                                 const float *dout, const float *rowDots,
+                                 float *dk, float *dv, AttentionShape a,
+                                 int dp) {
   __shared__ __align__(32) KeyGradShared<T> sh;
   const int64_t bh = blockIdx.x, b = bh / a.heads, h = bh % a.heads;
   const int64_t S = a.seq, D = a.headDim, k0 = blockIdx.y * kBlockRows;
-  const int64_t slice = bh * S * D;
+  const int64_t slice = a.headBase(b, h), stride = a.rowStride();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int r = lane / 2, half = lane % 2;
   const int64_t kj = k0 + warp * kWarpRows + r; // this lane pair's key
@@ -258,8 +262,8 @@ __global__ void attentionKeyGrad(const float *q, const float *k,
     // scoresᵀ = k qᵀ and (dout vᵀ)ᵀ = v doutᵀ: keys are rows.
     warpProduct<T, true>(myK, kMaxDim, sh.q, kMaxDim, sh.scores[warp], kStep,
                          kStep, dp, false);
-    warpProduct<T, true>(myV, kMaxDim, sh.dout, kMaxDim, sh.dprobs[warp],
-                         kStep, kStep, dp, false);
+    warpProduct<T, true>(myV, kMaxDim, sh.dout, kMaxDim, sh.dprobs[warp], kStep,
+                         kStep, dp, false);
     for (int cc = 0; cc < kStep / 2; ++cc) {
       int c = half * (kStep / 2) + cc, e = r * kStep + c;
       int64_t qi = q0 + c;
@@ -285,8 +289,8 @@ __global__ void attentionKeyGrad(const float *q, const float *k,
   if (kj < S)
     for (int c = half; c < D; c += 2) {
       int e = (warp * kWarpRows + r) * kMaxDim + c;
-      dk[slice + kj * D + c] = sh.dk[e];
-      dv[slice + kj * D + c] = sh.dv[e];
+      dk[slice + kj * stride + c] = sh.dk[e];
+      dv[slice + kj * stride + c] = sh.dv[e];
     }
 }
 
@@ -310,15 +314,14 @@ template <> struct QueryGradShared<float> {
 };
 
 template <typename T>
-__global__ void attentionQueryGrad(const float *q, const float *k,
-                                   const float *v, const float *mask,
-                                   const float *lse, const float *dout,
-                                   const float *rowDots, float *dq,
-                                   AttentionShape a, int dp) {
+__global__ void
+attentionQueryGrad(const float *q, const float *k, const float *v,
+                   const float *mask, const float *lse, const float *dout,
+                   const float *rowDots, float *dq, AttentionShape a, int dp) {
   __shared__ __align__(32) QueryGradShared<T> sh;
   const int64_t bh = blockIdx.x, b = bh / a.heads, h = bh % a.heads;
   const int64_t S = a.seq, D = a.headDim, q0 = blockIdx.y * kBlockRows;
-  const int64_t slice = bh * S * D;
+  const int64_t slice = a.headBase(b, h), stride = a.rowStride();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int r = lane / 2, half = lane % 2;
   const int64_t qi = q0 + warp * kWarpRows + r;
@@ -344,10 +347,9 @@ __global__ void attentionQueryGrad(const float *q, const float *k,
       int64_t kj = k0 + c;
       float ds = 0.0f;
       if (qi < S && kj < S) {
-        float p =
-            expf(sh.scores[warp][e] * a.scale + sh.mask[c] - rowLse);
-        ds = a.scale * p * (sh.dprobs[warp][e] * kept(a, b, h, qi, kj) -
-                            rowDot);
+        float p = expf(sh.scores[warp][e] * a.scale + sh.mask[c] - rowLse);
+        ds =
+            a.scale * p * (sh.dprobs[warp][e] * kept(a, b, h, qi, kj) - rowDot);
       }
       sh.dscores(warp)[e] = fromFloat<T>(ds);
     }
@@ -358,21 +360,20 @@ __global__ void attentionQueryGrad(const float *q, const float *k,
   }
   if (qi < S)
     for (int c = half; c < D; c += 2)
-      dq[slice + qi * D + c] = sh.dq[(warp * kWarpRows + r) * kMaxDim + c];
+      dq[slice + qi * stride + c] = sh.dq[(warp * kWarpRows + r) * kMaxDim + c];
 }
 
 int paddedDim(const AttentionShape &a) {
   if (a.headDim < 1 || a.headDim > kMaxDim)
     throw std::runtime_error("attention: head_dim " +
-                             std::to_string(a.headDim) +
-                             " is outside [1, 64]");
+                             std::to_string(a.headDim) + " is outside [1, 64]");
   return static_cast<int>((a.headDim + 15) / 16 * 16);
 }
 
 dim3 tiles(const AttentionShape &a, const char *what) {
-  return dim3(gridDimension(a.batch * a.heads, kMaxGridX, what),
-              gridDimension((a.seq + kBlockRows - 1) / kBlockRows, kMaxGridYZ,
-                            what));
+  return dim3(
+      gridDimension(a.batch * a.heads, kMaxGridX, what),
+      gridDimension((a.seq + kBlockRows - 1) / kBlockRows, kMaxGridYZ, what));
 }
 
 } // namespace
@@ -400,21 +401,21 @@ void attentionGrad(cudaStream_t s, const float *q, const float *k,
   if (rows <= 0)
     return;
   int dp = paddedDim(a);
-  launchOver(s, "attention_grad (row dots)", rows, attentionRowDots, out,
-             dout, rowDots, rows, a.headDim);
+  launchOver(s, "attention_grad (row dots)", rows, attentionRowDots, out, dout,
+             rowDots, a);
   const float *dots = rowDots;
   dim3 grid = tiles(a, "attention_grad");
   if (a.precision == 1) {
-    launch("attention_grad (dk, dv; bf16)",
-           attentionKeyGrad<__nv_bfloat16>, grid, dim3(kThreadsPerBlock), 0, s,
-           q, k, v, mask, lse, dout, dots, dk, dv, a, dp);
-    launch("attention_grad (dq; bf16)", attentionQueryGrad<__nv_bfloat16>,
+    launch("attention_grad (dk, dv; bf16)", attentionKeyGrad<__nv_bfloat16>,
            grid, dim3(kThreadsPerBlock), 0, s, q, k, v, mask, lse, dout, dots,
-           dq, a, dp);
+           dk, dv, a, dp);
+    launch("attention_grad (dq; bf16)", attentionQueryGrad<__nv_bfloat16>, grid,
+           dim3(kThreadsPerBlock), 0, s, q, k, v, mask, lse, dout, dots, dq, a,
+           dp);
   } else {
     launch("attention_grad (dk, dv)", attentionKeyGrad<float>, grid,
-           dim3(kThreadsPerBlock), 0, s, q, k, v, mask, lse, dout, dots, dk,
-           dv, a, dp);
+           dim3(kThreadsPerBlock), 0, s, q, k, v, mask, lse, dout, dots, dk, dv,
+           a, dp);
     launch("attention_grad (dq)", attentionQueryGrad<float>, grid,
            dim3(kThreadsPerBlock), 0, s, q, k, v, mask, lse, dout, dots, dq, a,
            dp);

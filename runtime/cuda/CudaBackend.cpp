@@ -548,12 +548,13 @@ private:
     }
     case Kernel::Attention: // [q, k, v, mask, out, lse]
       cuda::attention(s, f(0), f(1), f(2), f(3), f(4), f(5),
-                      attentionShape(I, F));
+                      attentionShape(I, F, in.ints()->size()));
       break;
     case Kernel::AttentionGrad: // [q, k, v, mask, out, lse, dout, dq, dk, dv,
                                 //  workspace]
       cuda::attentionGrad(s, f(0), f(1), f(2), f(3), f(4), f(5), f(6), f(7),
-                          f(8), f(9), f(10), attentionShape(I, F));
+                          f(8), f(9), f(10),
+                          attentionShape(I, F, in.ints()->size()));
       break;
     case Kernel::Iota:
       cuda::iota(s, i32(0), I(0), I(1), I(2));

@@ -86,7 +86,8 @@ inline int64_t rowSplits(int64_t blocks, int64_t rows, int64_t perSplit,
     return 1;
   int64_t splits = (kTargetBlocks + blocks - 1) / blocks;
   splits = splits < rows / 256 ? splits : rows / 256;
-  splits = splits < scratchDoubles / perSplit ? splits : scratchDoubles / perSplit;
+  splits =
+      splits < scratchDoubles / perSplit ? splits : scratchDoubles / perSplit;
   return splits > 1 ? splits : 1;
 }
 

@@ -170,14 +170,13 @@ std::string KernelProfile::report() const {
   out += "host-side launches per program run (kernel launches; host-link "
          "copies):\n";
   for (const auto &[name, r] : programs_)
-    out += fmt::format("  {:<24} {:>6} runs, {:>8.0f} kernel launches, "
-                       "{:>6.0f} copies, {:.4f} s on the device each\n",
-                       name, r.runs,
-                       static_cast<double>(r.launches) /
-                           static_cast<double>(r.runs),
-                       static_cast<double>(r.copies) /
-                           static_cast<double>(r.runs),
-                       r.seconds / static_cast<double>(r.runs));
+    out += fmt::format(
+        "  {:<24} {:>6} runs, {:>8.0f} kernel launches, "
+        "{:>6.0f} copies, {:.4f} s on the device each\n",
+        name, r.runs,
+        static_cast<double>(r.launches) / static_cast<double>(r.runs),
+        static_cast<double>(r.copies) / static_cast<double>(r.runs),
+        r.seconds / static_cast<double>(r.runs));
   return out;
 }
 

@@ -3,7 +3,15 @@
 // kernels take them: sizes, the dropout's key and the products' precision.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+
+// The index helpers run in the CUDA kernels too.
+#ifdef __CUDACC__
+#define FERRY_ATTENTION_HOST_DEVICE __host__ __device__
+#else
+#define FERRY_ATTENTION_HOST_DEVICE
+#endif
 
 namespace ferry {
 
@@ -17,13 +25,26 @@ struct AttentionShape {
   float p = 0.0f;
   float scale = 1.0f; // of q kᵀ
   int precision = 0;  // the products' inputs: 0 fp32, 1 bf16
+  // q, k, v, out (and their gradients) are [batch, seq, heads, headDim]
+  // instead of [batch, heads, seq, headDim]; lse is [batch, heads, seq].
+  bool sequenceMajor = false;
+
+  // Where row `s` of head (b, h) starts, and the elements between rows.
+  FERRY_ATTENTION_HOST_DEVICE int64_t rowStride() const {
+    return sequenceMajor ? heads * headDim : headDim;
+  }
+  FERRY_ATTENTION_HOST_DEVICE int64_t headBase(int64_t b, int64_t h) const {
+    return sequenceMajor ? b * seq * heads * headDim + h * headDim
+                         : (b * heads + h) * seq * headDim;
+  }
 };
 
-// From an instruction's parameters in Kernels.def order: I(k) the k-th
-// integer ([batch, heads, seq, head_dim, seed, purpose, layer,
-// sample_offset, precision]), F(k) the k-th float ([scale, p]).
+// From an instruction's parameters in Kernels.def order: I(k) the k-th of
+// its `ints` integers ([batch, heads, seq, head_dim, seed, purpose, layer,
+// sample_offset, precision, sequence_major (optional)]), F(k) the k-th
+// float ([scale, p]).
 template <typename Ints, typename Floats>
-AttentionShape attentionShape(Ints I, Floats F) {
+AttentionShape attentionShape(Ints I, Floats F, size_t ints) {
   AttentionShape a;
   a.batch = I(0), a.heads = I(1), a.seq = I(2), a.headDim = I(3);
   a.seed = static_cast<uint64_t>(I(4));
@@ -31,6 +52,7 @@ AttentionShape attentionShape(Ints I, Floats F) {
   a.layer = static_cast<uint32_t>(I(6));
   a.sampleOffset = static_cast<uint64_t>(I(7));
   a.precision = static_cast<int>(I(8));
+  a.sequenceMajor = ints > 9 && I(9) != 0;
   a.scale = static_cast<float>(F(0));
   a.p = static_cast<float>(F(1));
   return a;

@@ -72,3 +72,44 @@ func.func @other_keys(%q: tensor<1x1x8x4xf32>, %k: tensor<1x1x6x4xf32>, %v: tens
   %o = graph.matmul %p, %v : tensor<1x1x8x6xf32>, tensor<1x1x6x4xf32> -> tensor<1x1x8x4xf32>
   return %o : tensor<1x1x8x4xf32>
 }
+
+// -----
+
+// The head split of q, k and v ([0, 2, 1, 3] transposes of [batch, seq,
+// heads, dim]) and the merge of the result go: the attention reads and
+// writes [batch, seq, heads, dim] itself (sequence_major); the row
+// logsumexp stays [batch, heads, seq].
+// CHECK-LABEL: func.func @head_split
+// CHECK-NEXT: %[[O:.*]], %{{.*}} = graph.attention %arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6 {probability = 1.000000e-01 : f64, purpose = "attention.probs", scale = 5.000000e-01 : f64, sequence_major} : tensor<2x8x2x4xf32>, tensor<2x8xf32> -> tensor<2x2x8xf32>
+// CHECK-NEXT: return %[[O]]
+// CHECK-NOT: graph.transpose
+func.func @head_split(%q: tensor<2x8x2x4xf32>, %k: tensor<2x8x2x4xf32>, %v: tensor<2x8x2x4xf32>, %mask: tensor<2x8xf32>, %seed: i64, %l: index, %off: index) -> tensor<2x8x2x4xf32> {
+  %qt = graph.transpose %q [0, 2, 1, 3] : tensor<2x8x2x4xf32> -> tensor<2x2x8x4xf32>
+  %kt = graph.transpose %k [0, 2, 1, 3] : tensor<2x8x2x4xf32> -> tensor<2x2x8x4xf32>
+  %vt = graph.transpose %v [0, 2, 1, 3] : tensor<2x8x2x4xf32> -> tensor<2x2x8x4xf32>
+  %s = graph.matmul %qt, %kt {transpose_rhs} : tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32> -> tensor<2x2x8x8xf32>
+  %t = graph.scale %s by 5.000000e-01 : tensor<2x2x8x8xf32>
+  %p = graph.softmax %t, %mask : tensor<2x2x8x8xf32>, tensor<2x8xf32>
+  %d = graph.dropout %p, %seed, %l, %off {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<2x2x8x8xf32>
+  %o = graph.matmul %d, %vt : tensor<2x2x8x8xf32>, tensor<2x2x8x4xf32> -> tensor<2x2x8x4xf32>
+  %m = graph.transpose %o [0, 2, 1, 3] : tensor<2x2x8x4xf32> -> tensor<2x8x2x4xf32>
+  return %m : tensor<2x8x2x4xf32>
+}
+
+// -----
+
+// The transposes stay when the result is not merged back (the attention
+// keeps the head-major layout).
+// CHECK-LABEL: func.func @no_merge
+// CHECK: graph.transpose
+// CHECK: graph.attention
+// CHECK-NOT: sequence_major
+func.func @no_merge(%q: tensor<2x8x2x4xf32>, %mask: tensor<2x8xf32>) -> tensor<2x2x8x4xf32> {
+  %qt = graph.transpose %q [0, 2, 1, 3] : tensor<2x8x2x4xf32> -> tensor<2x2x8x4xf32>
+  %kt = graph.transpose %q [0, 2, 1, 3] : tensor<2x8x2x4xf32> -> tensor<2x2x8x4xf32>
+  %vt = graph.transpose %q [0, 2, 1, 3] : tensor<2x8x2x4xf32> -> tensor<2x2x8x4xf32>
+  %s = graph.matmul %qt, %kt {transpose_rhs} : tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32> -> tensor<2x2x8x8xf32>
+  %p = graph.softmax %s, %mask : tensor<2x2x8x8xf32>, tensor<2x8xf32>
+  %o = graph.matmul %p, %vt : tensor<2x2x8x8xf32>, tensor<2x2x8x4xf32> -> tensor<2x2x8x4xf32>
+  return %o : tensor<2x2x8x4xf32>
+}

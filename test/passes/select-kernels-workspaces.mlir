@@ -7,13 +7,13 @@
 // graph.attention and graph.attention_grad: buffers [q, k, v, mask, out,
 // lse] and [q, k, v, mask, out, lse, dout, dq, dk, dv, rows]; ints [batch,
 // heads, seq, head_dim, seed, purpose hash, layer, sample offset,
-// precision] with the layer and offset from register r0; floats [scale,
-// p]. The gradient's workspace holds a float per query row (2 * 2 * 8 * 4
+// precision, sequence_major] with the layer and offset from register r0;
+// floats [scale, p]. The gradient's workspace holds a float per query row (2 * 2 * 8 * 4
 // bytes). bf16 GEMMs make the products bf16 (precision 1), fp32 ones fp32.
 // CHECK: rt.buffer 10 size 128 {label = "attention_grad rows"}
-// CHECK: rt.call "attention" buffers [array<i64: 0, 512, 0>, array<i64: 0, 512, 0>, array<i64: 0, 512, 0>, array<i64: 1, 64, 0>, array<i64: 5, 512, 0>, array<i64: 6, 128, 0>] ints [array<i64: 2>, array<i64: 2>, array<i64: 8>, array<i64: 4>, array<i64: 42>, array<i64: 167089591>, array<i64: 0, 1>, array<i64: 0, 1>, array<i64: 1>] floats [5.000000e-01, 1.000000e-01]
-// CHECK-NEXT: rt.call "attention_grad" buffers [array<i64: 0, 512, 0>, array<i64: 0, 512, 0>, array<i64: 0, 512, 0>, array<i64: 1, 64, 0>, array<i64: 5, 512, 0>, array<i64: 6, 128, 0>, array<i64: 5, 512, 0>, array<i64: 7, 512, 0>, array<i64: 8, 512, 0>, array<i64: 9, 512, 0>, array<i64: 10, 128, 0>] ints [array<i64: 2>, array<i64: 2>, array<i64: 8>, array<i64: 4>, array<i64: 42>, array<i64: 167089591>, array<i64: 0, 1>, array<i64: 0, 1>, array<i64: 1>] floats [5.000000e-01, 1.000000e-01]
-// FP32: rt.call "attention" {{.*}} array<i64: 0, 1>, array<i64: 0>] floats [5.000000e-01, 1.000000e-01]
+// CHECK: rt.call "attention" buffers [array<i64: 0, 512, 0>, array<i64: 0, 512, 0>, array<i64: 0, 512, 0>, array<i64: 1, 64, 0>, array<i64: 5, 512, 0>, array<i64: 6, 128, 0>] ints [array<i64: 2>, array<i64: 2>, array<i64: 8>, array<i64: 4>, array<i64: 42>, array<i64: 167089591>, array<i64: 0, 1>, array<i64: 0, 1>, array<i64: 1>, array<i64: 0>] floats [5.000000e-01, 1.000000e-01]
+// CHECK-NEXT: rt.call "attention_grad" buffers [array<i64: 0, 512, 0>, array<i64: 0, 512, 0>, array<i64: 0, 512, 0>, array<i64: 1, 64, 0>, array<i64: 5, 512, 0>, array<i64: 6, 128, 0>, array<i64: 5, 512, 0>, array<i64: 7, 512, 0>, array<i64: 8, 512, 0>, array<i64: 9, 512, 0>, array<i64: 10, 128, 0>] ints [array<i64: 2>, array<i64: 2>, array<i64: 8>, array<i64: 4>, array<i64: 42>, array<i64: 167089591>, array<i64: 0, 1>, array<i64: 0, 1>, array<i64: 1>, array<i64: 0>] floats [5.000000e-01, 1.000000e-01]
+// FP32: rt.call "attention" {{.*}} array<i64: 0, 1>, array<i64: 0>, array<i64: 0>] floats [5.000000e-01, 1.000000e-01]
 module {
   graph.variable @dq : tensor<2x2x8x4xf32> init(zeros) hf "dq"
   func.func @forward(%q: tensor<2x2x8x4xf32> {ferry.input = "q"}, %m: tensor<2x8xf32> {ferry.input = "mask"}, %ids: tensor<16xi32> {ferry.input = "ids"}, %step: index {ferry.input = "step"}) -> tensor<2x2x8x4xf32> {
@@ -42,5 +42,19 @@ module {
     %ce = graph.softmax_cross_entropy %logits, %labels, %w classes 30 : tensor<4x3x32xf32>, tensor<4x3xi32>, tensor<4x3xf32> -> tensor<f32>
     %ac = graph.argmax_correct %logits, %labels, %w classes 30 : tensor<4x3x32xf32>, tensor<4x3xi32>, tensor<4x3xf32> -> tensor<f32>
     return %0, %ce, %ac : tensor<32x8xf32>, tensor<f32>, tensor<f32>
+  }
+}
+
+// -----
+
+// Sequence-major attention: heads and seq read from dimensions 2 and 1,
+// and the layout flag 1.
+// CHECK: rt.call "attention" buffers {{.*}} ints [array<i64: 2>, array<i64: 3>, array<i64: 8>, array<i64: 4>, {{.*}}, array<i64: 1>] floats [5.000000e-01, 0.000000e+00]
+module {
+  func.func @forward(%q: tensor<2x8x3x4xf32> {ferry.input = "q"}, %m: tensor<2x8xf32> {ferry.input = "mask"}) -> tensor<2x8x3x4xf32> {
+    %seed = arith.constant 0 : i64
+    %c0 = arith.constant 0 : index
+    %o, %lse = graph.attention %q, %q, %q, %m, %seed, %c0, %c0 {probability = 0.000000e+00 : f64, purpose = "attention.probs", scale = 5.000000e-01 : f64, sequence_major} : tensor<2x8x3x4xf32>, tensor<2x8xf32> -> tensor<2x3x8xf32>
+    return %o : tensor<2x8x3x4xf32>
   }
 }

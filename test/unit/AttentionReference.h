@@ -90,6 +90,27 @@ inline double relativeError(const std::vector<float> &got,
   return std::sqrt(diff / norm);
 }
 
+// [batch, heads, seq, dim] <-> [batch, seq, heads, dim]: the sequence-major
+// layout's copy of a head-major tensor (toSequenceMajor) or back.
+inline std::vector<float> swapHeads(const std::vector<float> &x,
+                                    const AttentionShape &a,
+                                    bool toSequenceMajor) {
+  std::vector<float> out(x.size());
+  int64_t B = a.batch, H = a.heads, S = a.seq, D = a.headDim;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t s = 0; s < S; ++s)
+        for (int64_t d = 0; d < D; ++d) {
+          int64_t headMajor = ((b * H + h) * S + s) * D + d;
+          int64_t seqMajor = ((b * S + s) * H + h) * D + d;
+          if (toSequenceMajor)
+            out[seqMajor] = x[headMajor];
+          else
+            out[headMajor] = x[seqMajor];
+        }
+  return out;
+}
+
 // A padding mask: the last `padded` keys of each sample get `fill`.
 inline std::vector<float> paddingMask(int64_t batch, int64_t seq,
                                       int64_t padded, float fill = -10000.0f) {

@@ -69,3 +69,13 @@ func.func @f(%q: tensor<2x2x8x4xf32>, %m: tensor<2x6xf32>, %lse: tensor<2x2x8xf3
   %dq, %dk, %dv = graph.attention_grad %q, %q, %q, %m, %q, %lse, %q, %s, %i, %i {probability = 0.0 : f64, purpose = "p", scale = 1.0 : f64} : tensor<2x2x8x4xf32>, tensor<2x6xf32> -> tensor<2x2x8xf32>
   return
 }
+
+// -----
+
+// Tests that sequence-major queries are [batch, seq, heads, head_dim]: the
+// row logsumexp is still [batch, heads, seq].
+func.func @f(%q: tensor<2x8x3x4xf32>, %m: tensor<2x8xf32>, %s: i64, %i: index) {
+  // expected-error @+1 {{expects row_logsumexp 'tensor<2x3x8xf32>', found 'tensor<2x8x3xf32>'}}
+  %o, %l = graph.attention %q, %q, %q, %m, %s, %i, %i {probability = 0.0 : f64, purpose = "p", scale = 1.0 : f64, sequence_major} : tensor<2x8x3x4xf32>, tensor<2x8xf32> -> tensor<2x8x3xf32>
+  return
+}

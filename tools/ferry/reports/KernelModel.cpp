@@ -216,9 +216,9 @@ std::string modelReport(const fxe::Executable &exe, const std::string &program,
       "measurement: each kernel call takes max(FLOPs / rate, bytes / memory "
       "bandwidth) + 2 us; rates below):\n",
       program);
-  out += fmt::format("  {:<28} {:>8} {:>10} {:>10} {:>9} {:>9} {:>6}\n",
-                     "kernel", "calls", "GFLOP", "GB moved", "H100 ms",
-                     "H200 ms", "share");
+  out +=
+      fmt::format("  {:<28} {:>8} {:>10} {:>10} {:>9} {:>9} {:>6}\n", "kernel",
+                  "calls", "GFLOP", "GB moved", "H100 ms", "H200 ms", "share");
   for (const KernelClass &k : m.kernels)
     out += fmt::format("  {:<28} {:>8} {:>10.1f} {:>10.2f} {:>9.3f} {:>9.3f} "
                        "{:>5.1f}%\n",
@@ -246,8 +246,8 @@ std::string modelReport(const fxe::Executable &exe, const std::string &program,
         chip.name, samples / m.seconds[c], samples, m.seconds[c] * 1e3,
         100 * achieved / chip.tensorFlopsStated, chip.tensorFlopsStated / 1e12,
         100 * achieved / chip.tensorFlops, chip.tensorFlops / 1e12,
-        chip.tensorFlops / 1e12, chip.fp32Flops / 1e12,
-        chip.memoryBytes / 1e12, chip.memoryBytesStated / 1e12);
+        chip.tensorFlops / 1e12, chip.fp32Flops / 1e12, chip.memoryBytes / 1e12,
+        chip.memoryBytesStated / 1e12);
   }
   return out;
 }
