@@ -116,6 +116,35 @@ __device__ float kept(const AttentionShape &a, int64_t b, int64_t h, int64_t i,
              : 0.0f;
 }
 
+// kept() for keys j0 .. j0 + 3 of query i (j0 a multiple of 4), keys past
+// the sequence or queries past it 0. With seq a multiple of 4 the four are
+// the words of one Philox block (random::randomBits' counter is element /
+// 4, its word element % 4), so one block serves four; otherwise one each.
+__device__ void keptQuad(const AttentionShape &a, int64_t b, int64_t h,
+                         int64_t i, int64_t j0, float out[4]) {
+  if (i >= a.seq) {
+    out[0] = out[1] = out[2] = out[3] = 0.0f;
+    return;
+  }
+  uint64_t e = static_cast<uint64_t>((h * a.seq + i) * a.seq + j0);
+  if (a.p == 0.0f || a.seq % 4 != 0 || j0 + 3 >= a.seq) {
+    for (int w = 0; w < 4; ++w)
+      out[w] = j0 + w < a.seq ? kept(a, b, h, i, j0 + w) : 0.0f;
+    return;
+  }
+  uint32_t key[2];
+  random::streamKey(a.seed, a.purpose, key);
+  uint32_t counter[4] = {static_cast<uint32_t>(e / 4),
+                         static_cast<uint32_t>(e >> 34),
+                         static_cast<uint32_t>(a.sampleOffset + b), a.layer};
+  random::Block bits = random::philox(counter, key);
+  for (int w = 0; w < 4; ++w) {
+    // random::uniform: (bits >> 8) * 2^-24, kept when >= p.
+    float u = static_cast<float>(bits.w[w] >> 8) * (1.0f / 16777216.0f);
+    out[w] = u >= a.p ? 1.0f / (1.0f - a.p) : 0.0f;
+  }
+}
+
 // Shared memory of the forward: grid (batch * heads, query tiles of 32).
 template <typename T> struct ForwardShared {
   T q[kBlockRows * kMaxDim];
@@ -167,12 +196,14 @@ __global__ void attentionForward(const float *q, const float *k, const float *v,
     float base = newHigh == -INFINITY ? 0.0f : newHigh;
     float rescale = expf(high - base); // 0 on the first step
     float tileSum = 0.0f;
+    float drop[4];
     for (int jj = 0; jj < kKeyTile / 2; ++jj) {
       int j = half * (kKeyTile / 2) + jj;
+      if (jj % 4 == 0)
+        keptQuad(a, b, h, qi, k0 + j, drop);
       float e = expf(s[jj] - base);
       tileSum += e;
-      float drop = qi < S && k0 + j < S ? kept(a, b, h, qi, k0 + j) : 0.0f;
-      sh.probs[warp][r * kKeyTile + j] = fromFloat<T>(e * drop);
+      sh.probs[warp][r * kKeyTile + j] = fromFloat<T>(e * drop[jj % 4]);
     }
     tileSum += __shfl_xor_sync(0xffffffffu, tileSum, 1);
     sum = sum * rescale + tileSum;
@@ -342,14 +373,16 @@ attentionQueryGrad(const float *q, const float *k, const float *v,
                          kMaxDim, sh.scores[warp], kStep, kStep, dp, false);
     warpProduct<T, true>(sh.dout + warp * kWarpRows * kMaxDim, kMaxDim, sh.v,
                          kMaxDim, sh.dprobs[warp], kStep, kStep, dp, false);
+    float drop[4];
     for (int cc = 0; cc < kStep / 2; ++cc) {
       int c = half * (kStep / 2) + cc, e = r * kStep + c;
       int64_t kj = k0 + c;
+      if (cc % 4 == 0)
+        keptQuad(a, b, h, qi, kj, drop);
       float ds = 0.0f;
       if (qi < S && kj < S) {
         float p = expf(sh.scores[warp][e] * a.scale + sh.mask[c] - rowLse);
-        ds =
-            a.scale * p * (sh.dprobs[warp][e] * kept(a, b, h, qi, kj) - rowDot);
+        ds = a.scale * p * (sh.dprobs[warp][e] * drop[cc % 4] - rowDot);
       }
       sh.dscores(warp)[e] = fromFloat<T>(ds);
     }
