@@ -97,7 +97,8 @@ void attention(const float *q, const float *k, const float *v,
                const AttentionShape &a) {
   if (a.sequenceMajor) {
     const size_t n = static_cast<size_t>(a.batch * a.heads * a.seq * a.headDim);
-    std::vector<float> t(4 * n);
+    thread_local std::vector<float> t;
+    t.resize(4 * n);
     swapHeads(q, t.data(), a, false);
     swapHeads(k, t.data() + n, a, false);
     swapHeads(v, t.data() + 2 * n, a, false);
@@ -158,7 +159,8 @@ void attentionGrad(const float *q, const float *k, const float *v,
                    const AttentionShape &a) {
   if (a.sequenceMajor) {
     const size_t n = static_cast<size_t>(a.batch * a.heads * a.seq * a.headDim);
-    std::vector<float> t(8 * n);
+    thread_local std::vector<float> t;
+    t.resize(8 * n);
     const float *in[5] = {q, k, v, out, dout};
     for (int i = 0; i < 5; ++i)
       swapHeads(in[i], t.data() + i * n, a, false);

@@ -25,30 +25,43 @@ __device__ float reduceFinish(int32_t kind, double acc, int64_t size) {
   return static_cast<float>(kind == 1 ? acc / static_cast<double>(size) : acc);
 }
 
+// Two partial results of one reduction combined (max: a NaN wins).
+__device__ double reduceCombine(int32_t kind, double acc, double v) {
+  return kind == 2 ? ((v > acc || v != v) && acc == acc ? v : acc) : acc + v;
+}
+
+// Column c of slice o over rows [begin, end), by a block of kColumnTile
+// columns x kRowLanes lanes: lane t takes rows begin + t, begin + t +
+// kRowLanes, ..., and lane 0 adds the lanes in order. The result is lane
+// 0's (threadIdx.y == 0). Block-wide: every thread calls it.
+__device__ double reduceColumnRows(int32_t kind, const float *x, int64_t o,
+                                   int64_t size, int64_t inner, int64_t c,
+                                   int64_t begin, int64_t end) {
+  __shared__ double partial[kRowLanes][kColumnTile];
+  double acc = kind == 2 ? -INFINITY : 0.0;
+  if (c < inner)
+    for (int64_t r = begin + threadIdx.y; r < end; r += kRowLanes)
+      acc = reduceStep(kind, acc, x[(o * size + r) * inner + c]);
+  partial[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0)
+    for (int lane = 1; lane < kRowLanes; ++lane)
+      acc = reduceCombine(kind, acc, partial[lane][threadIdx.x]);
+  __syncthreads(); // partial is rewritten by the next call
+  return acc;
+}
+
 // x as [outer, size, inner], inner > 1: blocks of kColumnTile inner
 // columns x kRowLanes lanes over size; grid (column tiles, outer).
 __global__ void reduceColumnsKernel(int32_t kind, const float *x, float *out,
                                     int64_t outer, int64_t size,
                                     int64_t inner) {
-  __shared__ double partial[kRowLanes][kColumnTile];
   int64_t c = blockIdx.x * static_cast<int64_t>(kColumnTile) + threadIdx.x;
   // gridDim.y is capped at the hardware's 65535: blocks stride over outer.
   for (int64_t o = blockIdx.y; o < outer; o += gridDim.y) {
-    double acc = kind == 2 ? -INFINITY : 0.0;
-    if (c < inner)
-      for (int64_t r = threadIdx.y; r < size; r += kRowLanes)
-        acc = reduceStep(kind, acc, x[(o * size + r) * inner + c]);
-    partial[threadIdx.y][threadIdx.x] = acc;
-    __syncthreads();
-    if (threadIdx.y == 0 && c < inner) {
-      for (int lane = 1; lane < kRowLanes; ++lane) {
-        double v = partial[lane][threadIdx.x];
-        acc =
-            kind == 2 ? ((v > acc || v != v) && acc == acc ? v : acc) : acc + v;
-      }
+    double acc = reduceColumnRows(kind, x, o, size, inner, c, 0, size);
+    if (threadIdx.y == 0 && c < inner)
       out[o * inner + c] = reduceFinish(kind, acc, size);
-    }
-    __syncthreads(); // partial is rewritten by the next slice
   }
 }
 
@@ -59,23 +72,12 @@ __global__ void reduceColumnChunks(int32_t kind, const float *x,
                                    double *partials, int64_t outer,
                                    int64_t size, int64_t inner,
                                    int64_t chunk) {
-  __shared__ double partial[kRowLanes][kColumnTile];
   int64_t c = blockIdx.x * static_cast<int64_t>(kColumnTile) + threadIdx.x;
   int64_t o = blockIdx.y, z = blockIdx.z;
   int64_t end = (z + 1) * chunk < size ? (z + 1) * chunk : size;
-  double acc = kind == 2 ? -INFINITY : 0.0;
-  if (c < inner)
-    for (int64_t r = z * chunk + threadIdx.y; r < end; r += kRowLanes)
-      acc = reduceStep(kind, acc, x[(o * size + r) * inner + c]);
-  partial[threadIdx.y][threadIdx.x] = acc;
-  __syncthreads();
-  if (threadIdx.y == 0 && c < inner) {
-    for (int lane = 1; lane < kRowLanes; ++lane) {
-      double v = partial[lane][threadIdx.x];
-      acc = kind == 2 ? ((v > acc || v != v) && acc == acc ? v : acc) : acc + v;
-    }
+  double acc = reduceColumnRows(kind, x, o, size, inner, c, z * chunk, end);
+  if (threadIdx.y == 0 && c < inner)
     partials[(z * outer + o) * inner + c] = acc;
-  }
 }
 
 // The chunks' partials of each output, added (or maxed) in chunk order.
@@ -84,10 +86,8 @@ __global__ void finishColumnChunks(int32_t kind, const double *partials,
                                    int64_t inner, int64_t chunks) {
   FERRY_FOR(e, outer * inner) {
     double acc = partials[e];
-    for (int64_t z = 1; z < chunks; ++z) {
-      double v = partials[z * outer * inner + e];
-      acc = kind == 2 ? ((v > acc || v != v) && acc == acc ? v : acc) : acc + v;
-    }
+    for (int64_t z = 1; z < chunks; ++z)
+      acc = reduceCombine(kind, acc, partials[z * outer * inner + e]);
     out[e] = reduceFinish(kind, acc, size);
   }
 }

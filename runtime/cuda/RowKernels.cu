@@ -69,16 +69,17 @@ __global__ void layerNormGradRows(const float *x, const float *scale,
 // ... (coalesced along the columns) in double, as the CPU sums, and the
 // lanes are added in shared memory. One block per tile of columns.
 
-// dscale = sum dy * xhat, dbias = sum dy, per column.
-__global__ void layerNormGradColumns(const float *x, const float *dy,
-                                     float *dscale, float *dbias, int64_t rows,
-                                     int64_t cols, float eps,
-                                     const float *stats) {
+// dscale = sum dy * xhat, dbias = sum dy of column c over rows [begin,
+// end), by the block's kRowLanes lanes; the result is lane 0's
+// (threadIdx.y == 0). Block-wide: every thread calls it.
+__device__ void layerNormColumnRows(const float *x, const float *dy,
+                                    const float *stats, int64_t cols,
+                                    int64_t c, int64_t begin, int64_t end,
+                                    double &s, double &b) {
   __shared__ double ds[kRowLanes][kColumnTile], db[kRowLanes][kColumnTile];
-  int64_t c = blockIdx.x * static_cast<int64_t>(kColumnTile) + threadIdx.x;
-  double s = 0, b = 0;
+  s = 0, b = 0;
   if (c < cols)
-    for (int64_t r = threadIdx.y; r < rows; r += kRowLanes) {
+    for (int64_t r = begin + threadIdx.y; r < end; r += kRowLanes) {
       float xhat = (x[r * cols + c] - stats[2 * r]) * stats[2 * r + 1];
       s += static_cast<double>(dy[r * cols + c]) * xhat;
       b += dy[r * cols + c];
@@ -86,42 +87,39 @@ __global__ void layerNormGradColumns(const float *x, const float *dy,
   ds[threadIdx.y][threadIdx.x] = s;
   db[threadIdx.y][threadIdx.x] = b;
   __syncthreads();
-  if (threadIdx.y == 0 && c < cols) {
+  if (threadIdx.y == 0)
     for (int lane = 1; lane < kRowLanes; ++lane) {
       s += ds[lane][threadIdx.x];
       b += db[lane][threadIdx.x];
     }
+}
+
+// All rows: one block per tile of columns.
+__global__ void layerNormGradColumns(const float *x, const float *dy,
+                                     float *dscale, float *dbias, int64_t rows,
+                                     int64_t cols, const float *stats) {
+  int64_t c = blockIdx.x * static_cast<int64_t>(kColumnTile) + threadIdx.x;
+  double s, b;
+  layerNormColumnRows(x, dy, stats, cols, c, 0, rows, s, b);
+  if (threadIdx.y == 0 && c < cols) {
     dscale[c] = static_cast<float>(s);
     dbias[c] = static_cast<float>(b);
   }
 }
 
-// layerNormGradColumns over rows [z * chunk, (z + 1) * chunk), z =
-// blockIdx.y: the chunk's sums go to partials[z * cols + c] (dscale) and
-// partials[(chunks + z) * cols + c] (dbias).
+// Rows [z * chunk, (z + 1) * chunk), z = blockIdx.y: the chunk's sums go
+// to partials[z * cols + c] (dscale) and partials[(chunks + z) * cols + c]
+// (dbias).
 __global__ void layerNormGradColumnChunks(const float *x, const float *dy,
                                           double *partials, int64_t rows,
                                           int64_t cols, int64_t chunk,
                                           const float *stats) {
-  __shared__ double ds[kRowLanes][kColumnTile], db[kRowLanes][kColumnTile];
   int64_t c = blockIdx.x * static_cast<int64_t>(kColumnTile) + threadIdx.x;
   int64_t z = blockIdx.y, chunks = gridDim.y;
   int64_t end = (z + 1) * chunk < rows ? (z + 1) * chunk : rows;
-  double s = 0, b = 0;
-  if (c < cols)
-    for (int64_t r = z * chunk + threadIdx.y; r < end; r += kRowLanes) {
-      float xhat = (x[r * cols + c] - stats[2 * r]) * stats[2 * r + 1];
-      s += static_cast<double>(dy[r * cols + c]) * xhat;
-      b += dy[r * cols + c];
-    }
-  ds[threadIdx.y][threadIdx.x] = s;
-  db[threadIdx.y][threadIdx.x] = b;
-  __syncthreads();
+  double s, b;
+  layerNormColumnRows(x, dy, stats, cols, c, z * chunk, end, s, b);
   if (threadIdx.y == 0 && c < cols) {
-    for (int lane = 1; lane < kRowLanes; ++lane) {
-      s += ds[lane][threadIdx.x];
-      b += db[lane][threadIdx.x];
-    }
     partials[z * cols + c] = s;
     partials[(chunks + z) * cols + c] = b;
   }
@@ -368,7 +366,7 @@ void layerNormGrad(cudaStream_t s, const float *x, const float *scale,
     launch("layer_norm_grad (columns)", layerNormGradColumns,
            dim3(gridDimension(tiles, kMaxGridX, "layer_norm_grad")),
            dim3(kColumnTile, kRowLanes), 0, s, x, dy, dscale, dbias, rows,
-           cols, eps, static_cast<const float *>(stats));
+           cols, static_cast<const float *>(stats));
   }
   checkCall(cudaFreeAsync(stats, s), "layer_norm_grad (row statistics)");
 }

@@ -12,6 +12,12 @@
 
 namespace ferry::test {
 
+// A test shape: sizes, the padded keys at each sample's end, the dropout.
+struct AttentionCase {
+  int64_t batch, heads, seq, dim, padded;
+  float p;
+};
+
 struct AttentionReference {
   std::vector<double> out, lse, dq, dk, dv;
 };

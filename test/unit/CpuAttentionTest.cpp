@@ -17,11 +17,6 @@ using namespace ferry;
 
 namespace {
 
-struct Case {
-  int64_t batch, heads, seq, dim, padded;
-  float p;
-};
-
 std::vector<float> randomFloats(size_t n, std::mt19937 &rng) {
   std::uniform_real_distribution<float> d(-1.5f, 1.5f);
   std::vector<float> v(n);
@@ -34,8 +29,9 @@ std::vector<float> randomFloats(size_t n, std::mt19937 &rng) {
 
 TEST(CpuAttention, EqualsTheDoubleReference) {
   std::mt19937 rng(5);
-  for (Case c : {Case{2, 2, 64, 16, 5, 0.0f}, Case{1, 3, 50, 40, 7, 0.1f},
-                 Case{2, 1, 128, 64, 30, 0.1f}})
+  for (test::AttentionCase c : {test::AttentionCase{2, 2, 64, 16, 5, 0.0f},
+                                test::AttentionCase{1, 3, 50, 40, 7, 0.1f},
+                                test::AttentionCase{2, 1, 128, 64, 30, 0.1f}})
     for (int precision : {0, 1}) {
       AttentionShape a;
       a.batch = c.batch, a.heads = c.heads, a.seq = c.seq, a.headDim = c.dim;

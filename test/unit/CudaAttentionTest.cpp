@@ -18,16 +18,13 @@ namespace {
 
 class CudaAttention : public CudaKernels {};
 
-struct Case {
-  int64_t batch, heads, seq, dim, padded;
-  float p;
-};
-
 } // namespace
 
 TEST_F(CudaAttention, EqualsTheReferenceAndTheCpu) {
-  for (Case c : {Case{2, 2, 64, 16, 5, 0.0f}, Case{1, 3, 100, 40, 7, 0.1f},
-                 Case{2, 1, 128, 64, 30, 0.1f}, Case{1, 1, 512, 64, 100, 0.1f}})
+  for (test::AttentionCase c : {test::AttentionCase{2, 2, 64, 16, 5, 0.0f},
+                                test::AttentionCase{1, 3, 100, 40, 7, 0.1f},
+                                test::AttentionCase{2, 1, 128, 64, 30, 0.1f},
+                                test::AttentionCase{1, 1, 512, 64, 100, 0.1f}})
     for (int precision : {0, 1}) {
       AttentionShape a;
       a.batch = c.batch, a.heads = c.heads, a.seq = c.seq, a.headDim = c.dim;
@@ -67,12 +64,13 @@ TEST_F(CudaAttention, EqualsTheReferenceAndTheCpu) {
                          std::to_string(c.dim) + ", p " + std::to_string(c.p) +
                          (precision ? ", bf16" : ", fp32");
       const char *names[5] = {"out", "lse", "dq", "dk", "dv"};
-      const std::vector<double> *reference[5] = {&want.out, &want.lse,
-                                                 &want.dq, &want.dk, &want.dv};
+      const std::vector<double> *reference[5] = {&want.out, &want.lse, &want.dq,
+                                                 &want.dk, &want.dv};
       const std::vector<float> *cpuResult[5] = {&out, &lse, &dq, &dk, &dv};
       for (int t = 0; t < 5; ++t) {
         const std::vector<float> &got = runs[0][t];
-        double tolRef = precision ? 1e-2 : 1e-5, tolCpu = precision ? 5e-3 : 1e-5;
+        double tolRef = precision ? 1e-2 : 1e-5,
+               tolCpu = precision ? 5e-3 : 1e-5;
         if (t == 1)
           tolRef = tolCpu = precision ? 1e-2 : 1e-6;
         EXPECT_LE(test::relativeError(got, *reference[t]), tolRef)
@@ -105,7 +103,8 @@ TEST_F(CudaAttention, LeadingKeysMaskedWithMinusInfinity) {
       test::attentionReference(q, k, v, mask, dout, a);
   float *out = device(std::vector<float>(n)),
         *lse = device(std::vector<float>(128)),
-        *dq = device(std::vector<float>(n)), *dk = device(std::vector<float>(n)),
+        *dq = device(std::vector<float>(n)),
+        *dk = device(std::vector<float>(n)),
         *dv = device(std::vector<float>(n)),
         *work = device(std::vector<float>(128));
   const float *dQ = device(q), *dK = device(k), *dV = device(v),

@@ -50,6 +50,17 @@ inline float toFloat(float v) { return v; }
 inline float toFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
 inline float toFloat(__half v) { return __half2float(v); }
 
+// Calls f(e, row, column) for each of this lane's 8 elements of a fragment
+// of `use`.
+template <typename F> void forLaneElements(int use, F f) {
+  const uint16_t *map = elementMap(use);
+  unsigned lane = linearThread() % 32;
+  for (int e = 0; e < 8; ++e) {
+    unsigned index = map[lane * 8 + e];
+    f(e, index / 16, index % 16);
+  }
+}
+
 inline void checkPointer(const void *p, unsigned ldm, size_t elementBytes,
                          const char *what, const char *file, int line) {
   if (reinterpret_cast<uintptr_t>(p) % 32 != 0)
@@ -81,8 +92,7 @@ template <typename Use> constexpr int useIndex() {
     return 2;
 }
 
-template <typename Use, int m, int n, int k, typename T,
-          typename Layout = void>
+template <typename Use, int m, int n, int k, typename T, typename Layout = void>
 class fragment {
   static_assert(m == 16 && n == 16 && k == 16,
                 "the simulator has the m16n16k16 shape only");
@@ -118,16 +128,14 @@ void load_matrix_sync(fragment<Use, 16, 16, 16, T, Layout> &f, const T *p,
                       int line = __builtin_LINE()) {
   static_assert(!std::is_same_v<Use, accumulator>,
                 "an accumulator's load names its memory layout");
-  cudasim::wmma::checkPointer(p, ldm, sizeof(T), "wmma::load_matrix_sync",
-                              file, line);
+  cudasim::wmma::checkPointer(p, ldm, sizeof(T), "wmma::load_matrix_sync", file,
+                              line);
   cudasim::wholeWarp(file, line);
-  const uint16_t *map = cudasim::wmma::elementMap(useIndex<Use>());
-  unsigned lane = cudasim::wmma::linearThread() % 32;
-  for (int e = 0; e < 8; ++e) {
-    unsigned index = map[lane * 8 + e], r = index / 16, c = index % 16;
-    f.x[e] = std::is_same_v<Layout, row_major> ? p[r * ldm + c]
-                                               : p[c * ldm + r];
-  }
+  cudasim::wmma::forLaneElements(
+      useIndex<Use>(), [&](int e, unsigned r, unsigned c) {
+        f.x[e] =
+            std::is_same_v<Layout, row_major> ? p[r * ldm + c] : p[c * ldm + r];
+      });
 }
 
 template <typename T>
@@ -135,15 +143,12 @@ void load_matrix_sync(fragment<accumulator, 16, 16, 16, T> &f, const T *p,
                       unsigned ldm, layout_t layout,
                       const char *file = __builtin_FILE(),
                       int line = __builtin_LINE()) {
-  cudasim::wmma::checkPointer(p, ldm, sizeof(T), "wmma::load_matrix_sync",
-                              file, line);
+  cudasim::wmma::checkPointer(p, ldm, sizeof(T), "wmma::load_matrix_sync", file,
+                              line);
   cudasim::wholeWarp(file, line);
-  const uint16_t *map = cudasim::wmma::elementMap(2);
-  unsigned lane = cudasim::wmma::linearThread() % 32;
-  for (int e = 0; e < 8; ++e) {
-    unsigned index = map[lane * 8 + e], r = index / 16, c = index % 16;
+  cudasim::wmma::forLaneElements(2, [&](int e, unsigned r, unsigned c) {
     f.x[e] = layout == mem_row_major ? p[r * ldm + c] : p[c * ldm + r];
-  }
+  });
 }
 
 template <typename T>
@@ -154,12 +159,9 @@ void store_matrix_sync(T *p, const fragment<accumulator, 16, 16, 16, T> &f,
   cudasim::wmma::checkPointer(p, ldm, sizeof(T), "wmma::store_matrix_sync",
                               file, line);
   cudasim::wholeWarp(file, line);
-  const uint16_t *map = cudasim::wmma::elementMap(2);
-  unsigned lane = cudasim::wmma::linearThread() % 32;
-  for (int e = 0; e < 8; ++e) {
-    unsigned index = map[lane * 8 + e], r = index / 16, c = index % 16;
+  cudasim::wmma::forLaneElements(2, [&](int e, unsigned r, unsigned c) {
     (layout == mem_row_major ? p[r * ldm + c] : p[c * ldm + r]) = f.x[e];
-  }
+  });
 }
 
 // d = a * b + c over the warp (d may be c).

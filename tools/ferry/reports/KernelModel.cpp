@@ -2,6 +2,7 @@
 #include "tools/ferry/reports/KernelModel.h"
 
 #include "runtime/ByteSize.h"
+#include "runtime/backend/Backend.h"
 #include "runtime/executable/KernelTable.h"
 #include "runtime/executable/Validate.h"
 
@@ -127,25 +128,6 @@ struct Walker {
   std::vector<int64_t> registers;
   int currentPhase = -1;
 
-  void run(size_t begin, size_t end) {
-    const auto &v = *program.instrs();
-    for (size_t i = begin; i < end; ++i) {
-      const fxe::Instr *in = v.Get(i);
-      if (in->loop_count() > 0) {
-        size_t bodyEnd = i + 1 + in->loop_body();
-        for (int64_t k = 0; k < in->loop_count(); ++k) {
-          registers[in->loop_register()] = k;
-          if (in->loop_parity_register() >= 0)
-            registers[in->loop_parity_register()] = k & 1;
-          run(i + 1, bodyEnd);
-        }
-        i = bodyEnd - 1;
-        continue;
-      }
-      visit(*in);
-    }
-  }
-
   void visit(const fxe::Instr &in) {
     auto k = static_cast<Kernel>(in.kernel());
     if (k == Kernel::PhaseBegin) {
@@ -194,7 +176,10 @@ ProgramModel modelProgram(const fxe::Executable &exe,
     if (p->name()->str() != program || !p->instrs())
       continue;
     Walker w{*p, {}, {}, {}, std::vector<int64_t>(p->registers(), 0)};
-    w.run(0, p->instrs()->size());
+    replayInstrs(*p->instrs(), 0, p->instrs()->size(), w.registers,
+                 [&](const fxe::Instr &in, const std::vector<int64_t> &) {
+                   w.visit(in);
+                 });
     for (auto &[name, row] : w.classes)
       w.model.kernels.push_back(row);
     std::sort(w.model.kernels.begin(), w.model.kernels.end(),
