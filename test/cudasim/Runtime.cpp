@@ -25,34 +25,6 @@
 #include <set>
 #include <vector>
 
-namespace cudasim {
-namespace {
-
-struct Work {
-  std::string what;
-  std::function<void()> run;
-  std::vector<std::shared_ptr<bool>> after; // all true before it may run
-  std::shared_ptr<bool> done = std::make_shared<bool>(false);
-};
-
-} // namespace
-} // namespace cudasim
-
-struct CUstream_st {
-  bool legacy = false, blocking = true;
-  bool destroyed = false; // its handle is gone; its queued work still runs
-  // Work queued, and how much of it the host has seen finish (by waiting
-  // on the stream or the device): what is ordered for the host.
-  uint64_t issued = 0, observed = 0;
-  std::deque<cudasim::Work> queue;
-  std::shared_ptr<bool> lastDone; // the most recent work's completion
-};
-struct CUevent_st {
-  std::shared_ptr<bool> recorded; // null: never recorded
-  bool timing = true;             // not created with cudaEventDisableTiming
-  // When the device reached the most recent record (host clock, seconds).
-  std::shared_ptr<double> time;
-};
 struct CUmemPoolHandle_st {
   int unused;
 };
@@ -62,12 +34,6 @@ namespace {
 
 thread_local cudaError_t tLastError = cudaSuccess;
 thread_local std::string tNextLaunchName;
-
-cudaError_t result(cudaError_t e) {
-  if (e != cudaSuccess)
-    tLastError = e;
-  return e;
-}
 
 struct Device {
   CUstream_st legacy;
@@ -87,13 +53,6 @@ Device &device() {
   return d;
 }
 
-CUstream_st *streamOf(cudaStream_t s) { return s ? s : &device().legacy; }
-
-bool knownStream(cudaStream_t s) {
-  auto &all = device().streams;
-  return !s ||
-         (std::find(all.begin(), all.end(), s) != all.end() && !s->destroyed);
-}
 
 // Runs one piece of ready work, chosen with the seed; false if none is ready.
 bool step() {
@@ -273,6 +232,24 @@ std::pair<Side, Side> checkCopy(void *dst, const void *src, size_t bytes,
 
 } // namespace
 
+cudaError_t result(cudaError_t e) {
+  if (e != cudaSuccess)
+    tLastError = e;
+  return e;
+}
+
+CUstream_st *streamOf(cudaStream_t s) { return s ? s : &device().legacy; }
+
+bool knownStream(cudaStream_t s) {
+  auto &all = device().streams;
+  return !s ||
+         (std::find(all.begin(), all.end(), s) != all.end() && !s->destroyed);
+}
+
+bool knownEvent(cudaEvent_t e) { return e && device().events.count(e); }
+
+std::vector<CUstream_st *> &allStreams() { return device().streams; }
+
 [[noreturn]] void fail(const std::string &message) {
   std::fprintf(stderr, "ferry cuda-sim: error: %s\n", message.c_str());
   std::fflush(stderr);
@@ -308,7 +285,22 @@ void requireDevice(const void *p, size_t bytes, const char *what) {
 
 void enqueue(cudaStream_t stream, const char *what, std::function<void()> run,
              std::shared_ptr<bool> alsoAfter) {
+  std::vector<std::shared_ptr<bool>> after;
+  if (alsoAfter)
+    after.push_back(std::move(alsoAfter));
+  enqueue(stream, what, std::move(run), std::move(after));
+}
+
+void enqueue(cudaStream_t stream, const char *what, std::function<void()> run,
+             std::vector<std::shared_ptr<bool>> alsoAfter) {
   CUstream_st *s = streamOf(stream);
+  if (s->capture) { // recorded into the graph, not run
+    if (!alsoAfter.empty())
+      fail(std::string(what) + " with a completion flag under stream " +
+           "capture is not simulated");
+    captureWork(s, what, std::move(run));
+    return;
+  }
   // ferry's programs run on non-blocking streams, which the legacy stream
   // does not order: work on one after work on the other that the host has
   // not seen finish (whether or not the simulator happened to run it yet)
@@ -329,8 +321,7 @@ void enqueue(cudaStream_t stream, const char *what, std::function<void()> run,
   Work work;
   work.what = what;
   work.run = std::move(run);
-  if (alsoAfter)
-    work.after.push_back(std::move(alsoAfter));
+  work.after = std::move(alsoAfter);
   if (!s->queue.empty())
     work.after.push_back(s->lastDone);
   // The legacy default stream waits for, and is waited for by, every
@@ -368,6 +359,14 @@ const char *cudaGetErrorName(cudaError_t e) {
     return "cudaErrorNoDevice";
   case cudaErrorInvalidDevice:
     return "cudaErrorInvalidDevice";
+  case cudaErrorStreamCaptureUnsupported:
+    return "cudaErrorStreamCaptureUnsupported";
+  case cudaErrorStreamCaptureUnjoined:
+    return "cudaErrorStreamCaptureUnjoined";
+  case cudaErrorStreamCaptureIsolation:
+    return "cudaErrorStreamCaptureIsolation";
+  case cudaErrorCapturedEvent:
+    return "cudaErrorCapturedEvent";
   default:
     return "cudaErrorUnknown";
   }
@@ -391,6 +390,16 @@ const char *cudaGetErrorString(cudaError_t e) {
     return "no CUDA-capable device is detected";
   case cudaErrorInvalidDevice:
     return "invalid device ordinal";
+  case cudaErrorStreamCaptureUnsupported:
+    return "operation not permitted when stream is capturing";
+  case cudaErrorStreamCaptureUnjoined:
+    return "capture sequence contains a fork that was not joined to the "
+           "primary stream";
+  case cudaErrorStreamCaptureIsolation:
+    return "dependency created on uncaptured work in another stream";
+  case cudaErrorCapturedEvent:
+    return "operation not permitted on an event last recorded in a "
+           "capturing stream";
   default:
     return "unknown error";
   }
@@ -439,6 +448,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int d) {
   return cudaSuccess;
 }
 cudaError_t cudaDeviceSynchronize() {
+  refuseDuringCapture("cudaDeviceSynchronize");
   syncAll();
   return cudaSuccess;
 }
@@ -456,12 +466,14 @@ cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, cudaMemPoolAttr,
 }
 
 cudaError_t cudaMalloc(void **p, size_t bytes) {
+  refuseDuringCapture("cudaMalloc");
   if (!p)
     return result(cudaErrorInvalidValue);
   *p = allocate(bytes, Allocation::Device);
   return *p ? cudaSuccess : result(cudaErrorMemoryAllocation);
 }
 cudaError_t cudaFree(void *p) {
+  refuseDuringCapture("cudaFree");
   if (!p)
     return cudaSuccess;
   syncAll(); // cudaFree synchronises the device
@@ -469,6 +481,7 @@ cudaError_t cudaFree(void *p) {
   return cudaSuccess;
 }
 cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned int) {
+  refuseDuringCapture("cudaHostAlloc");
   if (!p)
     return result(cudaErrorInvalidValue);
   *p = allocate(bytes, Allocation::Pinned);
@@ -478,6 +491,7 @@ cudaError_t cudaMallocHost(void **p, size_t bytes) {
   return cudaHostAlloc(p, bytes, 0);
 }
 cudaError_t cudaFreeHost(void *p) {
+  refuseDuringCapture("cudaFreeHost");
   if (!p)
     return cudaSuccess;
   syncAll();
@@ -485,6 +499,7 @@ cudaError_t cudaFreeHost(void *p) {
   return cudaSuccess;
 }
 cudaError_t cudaMallocAsync(void **p, size_t bytes, cudaStream_t s) {
+  refuseDuringCapture("cudaMallocAsync");
   if (!p || !knownStream(s))
     return result(cudaErrorInvalidValue);
   // The memory exists at once, but only work ordered after this call on
@@ -500,6 +515,7 @@ cudaError_t cudaMallocAsync(void **p, size_t bytes, cudaStream_t s) {
   return cudaSuccess;
 }
 cudaError_t cudaFreeAsync(void *p, cudaStream_t s) {
+  refuseDuringCapture("cudaFreeAsync");
   if (!knownStream(s))
     return result(cudaErrorInvalidResourceHandle);
   if (!findAllocation(p, 1))
@@ -513,6 +529,7 @@ cudaError_t cudaFreeAsync(void *p, cudaStream_t s) {
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes,
                        cudaMemcpyKind kind) {
+  refuseDuringCapture("cudaMemcpy");
   if (bytes == 0)
     return cudaSuccess;
   auto [from, to] = checkCopy(dst, src, bytes, kind, false);
@@ -534,6 +551,7 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
   return cudaSuccess;
 }
 cudaError_t cudaMemset(void *p, int value, size_t bytes) {
+  refuseDuringCapture("cudaMemset");
   return cudaMemsetAsync(p, value, bytes, nullptr);
 }
 cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t s) {
@@ -547,6 +565,7 @@ cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t s) {
 }
 cudaError_t cudaSimCopySymbol(void *dst, const void *src, size_t bytes,
                               bool toDevice) {
+  refuseDuringCapture("a copy to or from a __device__ variable");
   if (bytes == ~size_t(0))
     return result(cudaErrorInvalidValue);
   if (toDevice)
@@ -571,6 +590,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags) {
   return cudaSuccess;
 }
 cudaError_t cudaStreamDestroy(cudaStream_t s) {
+  refuseDuringCapture("cudaStreamDestroy");
   if (!s || !knownStream(s))
     return result(cudaErrorInvalidResourceHandle);
   // Returns at once; work already queued still completes and the stream
@@ -585,6 +605,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t s) {
   return cudaSuccess;
 }
 cudaError_t cudaStreamSynchronize(cudaStream_t s) {
+  refuseDuringCapture("cudaStreamSynchronize");
   if (!knownStream(s))
     return result(cudaErrorInvalidResourceHandle);
   CUstream_st *stream = streamOf(s);
@@ -609,6 +630,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t s) {
   return cudaSuccess;
 }
 cudaError_t cudaStreamQuery(cudaStream_t s) {
+  refuseDuringCapture("cudaStreamQuery");
   if (!knownStream(s))
     return result(cudaErrorInvalidResourceHandle);
   progress();
@@ -617,6 +639,9 @@ cudaError_t cudaStreamQuery(cudaStream_t s) {
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
   if (!knownStream(s) || !e || !device().events.count(e))
     return result(cudaErrorInvalidResourceHandle);
+  cudaError_t status = cudaSuccess;
+  if (captureWait(streamOf(s), e, status))
+    return status;
   // Waits for the event's most recent record at the time of this call; an
   // event never recorded is no wait at all.
   enqueue(
@@ -644,6 +669,12 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) {
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
   if (!e || !device().events.count(e) || !knownStream(s))
     return result(cudaErrorInvalidResourceHandle);
+  if (streamOf(s)->capture) { // what the capture holds so far, no timestamp
+    captureRecord(e, streamOf(s));
+    return cudaSuccess;
+  }
+  e->capture = nullptr;
+  e->nodes.clear();
   // The timestamp: the host's clock when the simulated device reaches the
   // record, so intervals measure the simulated work between two records.
   auto time = std::make_shared<double>(0.0);
@@ -666,6 +697,8 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start,
   for (cudaEvent_t e : {start, end})
     if (!e || !device().events.count(e) || !e->timing || !e->recorded)
       return result(cudaErrorInvalidResourceHandle);
+    else if (e->capture)
+      return result(cudaErrorCapturedEvent);
   progress();
   if (!*start->recorded || !*end->recorded)
     return result(cudaErrorNotReady);
@@ -673,16 +706,22 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start,
   return cudaSuccess;
 }
 cudaError_t cudaEventQuery(cudaEvent_t e) {
+  refuseDuringCapture("cudaEventQuery");
   if (!e || !device().events.count(e))
     return result(cudaErrorInvalidResourceHandle);
+  if (e->capture) // its last record was a capture's, not work that runs
+    return result(cudaErrorCapturedEvent);
   progress();
   // "Not ready" is returned as an error, and recorded as the thread's last
   // error like every other (PyTorch clears it after each query for this).
   return !e->recorded || *e->recorded ? cudaSuccess : result(cudaErrorNotReady);
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+  refuseDuringCapture("cudaEventSynchronize");
   if (!e || !device().events.count(e))
     return result(cudaErrorInvalidResourceHandle);
+  if (e->capture)
+    return result(cudaErrorCapturedEvent);
   std::shared_ptr<bool> recorded = e->recorded;
   if (recorded)
     runUntil([&] { return *recorded; }, "cudaEventSynchronize");
