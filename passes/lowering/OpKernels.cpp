@@ -113,7 +113,12 @@ LogicalResult KernelSelection::selectKernel(Operation &op, Frame &f) {
          {ln.getEpsilon().convertToDouble()});
   } else if (auto lng = dyn_cast<LayerNormGradOp>(op)) {
     int64_t cols = shapeOf(r0).back();
-    emit("layer_norm_grad", all(), {numElements(r0.getType()) / cols, cols},
+    int64_t rows = numElements(r0.getType()) / cols;
+    SmallVector<Ref> bufs = all();
+    // The row statistics the CUDA column pass reads (planned, so that no
+    // kernel allocates and the step can be captured as a CUDA graph).
+    bufs.push_back(workspace(8 * rows, "layer_norm_grad rows"));
+    emit("layer_norm_grad", bufs, {rows, cols},
          {lng.getEpsilon().convertToDouble()});
   } else if (auto sm = dyn_cast<SoftmaxOp>(op)) {
     ArrayRef<int64_t> s = shapeOf(r0);

@@ -620,7 +620,8 @@ private:
       break;
     case Kernel::LayerNormGrad:
       cuda::layerNormGrad(s, f(0), f(1), f(2), f(3), f(4), f(5), I(0), I(1),
-                          static_cast<float>(F(0)), scratch_);
+                          static_cast<float>(F(0)), f(needWorkspace(6)),
+                          scratch_);
       break;
     case Kernel::Softmax:
       cuda::softmax(s, f(0), f(1), f(2), I(0), I(1), I(2));

@@ -103,12 +103,14 @@ void tanhGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
 void layerNorm(cudaStream_t s, const float *x, const float *scale,
                const float *bias, float *out, int64_t rows, int64_t cols,
                float eps);
-// dscale and dbias are overwritten (as on the CPU).
-// With the backend's scratch, dscale and dbias split the rows across more
-// blocks and add the chunks in order (reduce's column split).
+// dscale and dbias are overwritten (as on the CPU). `stats` (2 * rows
+// floats on the device) holds each row's mean and reciprocal deviation for
+// the column pass. With the backend's scratch, dscale and dbias split the
+// rows across more blocks and add the chunks in order (reduce's column
+// split).
 void layerNormGrad(cudaStream_t s, const float *x, const float *scale,
                    const float *dy, float *dx, float *dscale, float *dbias,
-                   int64_t rows, int64_t cols, float eps,
+                   int64_t rows, int64_t cols, float eps, float *stats,
                    double *scratch = nullptr);
 void softmax(cudaStream_t s, const float *x, const float *mask, float *out,
              int64_t batch, int64_t rows, int64_t cols);

@@ -330,7 +330,8 @@ void layerNorm(cudaStream_t s, const float *x, const float *scale,
 
 void layerNormGrad(cudaStream_t s, const float *x, const float *scale,
                    const float *dy, float *dx, float *dscale, float *dbias,
-                   int64_t rows, int64_t cols, float eps, double *scratch) {
+                   int64_t rows, int64_t cols, float eps, float *stats,
+                   double *scratch) {
   if (cols <= 0) // nothing to write (a grid of 0 column tiles is invalid)
     return;
   if (rows <= 0) { // no rows: zero parameter gradients, as the CPU
@@ -340,12 +341,7 @@ void layerNormGrad(cudaStream_t s, const float *x, const float *scale,
   }
   launchRows(s, "layer_norm_grad", rows, layerNormGradRows, x, scale, dy, dx,
              cols, eps);
-  // The rows' statistics for the column pass, from the stream-ordered pool
-  // (the backend keeps the pool's memory, so this does not reach the
-  // driver after the first step).
-  float *stats = nullptr;
-  checkCall(cudaMallocAsync(&stats, static_cast<size_t>(2 * rows) * 4, s),
-            "layer_norm_grad (row statistics)");
+  // The rows' statistics for the column pass, in the planned workspace.
   launchRows(s, "layer_norm_grad (row statistics)", rows, rowStats, x, stats,
              cols, eps);
   int64_t tiles = (cols + kColumnTile - 1) / kColumnTile;
@@ -368,7 +364,6 @@ void layerNormGrad(cudaStream_t s, const float *x, const float *scale,
            dim3(kColumnTile, kRowLanes), 0, s, x, dy, dscale, dbias, rows,
            cols, static_cast<const float *>(stats));
   }
-  checkCall(cudaFreeAsync(stats, s), "layer_norm_grad (row statistics)");
 }
 
 void softmax(cudaStream_t s, const float *x, const float *mask, float *out,

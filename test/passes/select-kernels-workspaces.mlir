@@ -58,3 +58,17 @@ module {
     return %o : tensor<2x8x3x4xf32>
   }
 }
+
+// -----
+
+// layer_norm_grad: each row's mean and reciprocal deviation for the CUDA
+// column pass, planned (6 rows: 2 floats each, 48 bytes) so that no kernel
+// allocates and a step can be captured as a CUDA graph.
+// CHECK: rt.buffer {{[0-9]+}} size 48 {label = "layer_norm_grad rows"}
+// CHECK: rt.call "layer_norm_grad" buffers [{{.*}}, array<i64: {{[0-9]+}}, 48, 0>] ints [array<i64: 6>, array<i64: 4>]
+module {
+  func.func @forward(%x: tensor<2x3x4xf32> {ferry.input = "x"}, %s: tensor<4xf32> {ferry.input = "s"}, %dy: tensor<2x3x4xf32> {ferry.input = "dy"}) -> (tensor<2x3x4xf32>, tensor<4xf32>, tensor<4xf32>) {
+    %dx, %ds, %db = graph.layer_norm_grad %x, %s, %dy eps 9.9999999999999998E-13 : tensor<2x3x4xf32>, tensor<4xf32>
+    return %dx, %ds, %db : tensor<2x3x4xf32>, tensor<4xf32>, tensor<4xf32>
+  }
+}

@@ -234,7 +234,8 @@ TEST_F(CudaKernels, LayerNormForwardAndBackward) {
   float *ddx = device(std::vector<float>(rows * cols));
   float *dds = device(random(cols)), *ddb = device(random(cols));
   cuda::layerNormGrad(stream, device(x), device(scale), device(dy), ddx, dds,
-                      ddb, rows, cols, 1e-12f);
+                      ddb, rows, cols, 1e-12f,
+                      device(std::vector<float>(2 * rows)));
   expectClose(host(ddx, rows * cols), dx, 1e-5, "layer_norm_grad dx");
   expectClose(host(dds, cols), ds, 1e-5, "layer_norm_grad dscale");
   expectClose(host(ddb, cols), db, 1e-5, "layer_norm_grad dbias");
@@ -274,7 +275,7 @@ TEST_F(CudaKernels, ColumnReductionsSplitRowsInAFixedOrder) {
     float *dds = device(std::vector<float>(cols)),
           *ddb = device(std::vector<float>(cols));
     cuda::layerNormGrad(stream, dX, dS, dDy, ddx, dds, ddb, rows, cols, 1e-12f,
-                        scratch);
+                        device(std::vector<float>(2 * rows)), scratch);
     expectClose(host(dds, cols), ds, 1e-5, "layer_norm_grad dscale (split)");
     expectClose(host(ddb, cols), db, 1e-5, "layer_norm_grad dbias (split)");
     runs[run] = host(dds, cols);
@@ -563,9 +564,9 @@ TEST_F(CudaKernels, EmptySizesLaunchNothing) {
   float *dbias = device(std::vector<float>(4, 7.0f));
   float *any = device(std::vector<float>(4, 1.0f));
   EXPECT_NO_THROW(cuda::layerNormGrad(stream, any, any, any, any, dscale, dbias,
-                                      3, 0, 1e-5f));
+                                      3, 0, 1e-5f, any));
   EXPECT_NO_THROW(cuda::layerNormGrad(stream, any, any, any, any, dscale, dbias,
-                                      0, 4, 1e-5f));
+                                      0, 4, 1e-5f, any));
   EXPECT_EQ(host(dscale, 4), std::vector<float>(4, 0.0f)); // as the CPU
   EXPECT_NO_THROW(cuda::softmax(stream, any, nullptr, any, 2, 2, 0));
   EXPECT_NO_THROW(cuda::reduce(stream, 0, any, any, 0, 2, 2));
