@@ -55,6 +55,9 @@ public:
   uint64_t collectiveBytes() const { return collectiveBytes_; }
   comm::Communicator &group() const { return *group_; }
   virtual void setProfiling(bool on) = 0;
+  // Replay each program as a CUDA graph captured on its first run
+  // (execution.cuda_graphs; backends without graphs ignore it).
+  virtual void setGraphReplay(bool) {}
   virtual std::string profileReport() const = 0;
   virtual std::string name() const = 0; // "cpu", "cuda"
 

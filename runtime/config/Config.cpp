@@ -127,6 +127,7 @@ const std::vector<KeyDef> &schema() {
       {"execution.device_memory_limit", KeyStage::RunAnyTime, Kind::Size, "unlimited", {}, FERRY_FIELD(execution.device_memory_limit, size)},
       {"execution.prefetch", KeyStage::Compile, Kind::Bool, "true", {}, FERRY_BOOL(execution.prefetch)},
       {"execution.fusion", KeyStage::Compile, Kind::Bool, "true", {}, FERRY_BOOL(execution.fusion)},
+      {"execution.cuda_graphs", KeyStage::RunAnyTime, Kind::Bool, "true", {}, FERRY_BOOL(execution.cuda_graphs)},
       {"execution.data_parallel", KeyStage::Compile, Kind::PositiveInt, "1", {}, FERRY_INT(execution.data_parallel)},
       {"execution.replicated_tensor_sharding", KeyStage::Compile, Kind::Bool, "false", {}, FERRY_BOOL(execution.replicated_tensor_sharding)},
       {"execution.rts_min_elements", KeyStage::Compile, Kind::PositiveInt, "1024", {}, FERRY_INT(execution.rts_min_elements)},

@@ -85,6 +85,9 @@ struct ExecutionConfig {
   std::optional<uint64_t> device_memory_limit; // bytes; nullopt = unlimited
   bool prefetch = true; // phased: load the next layer / micro-batch early
   bool fusion = true;   // GEMM epilogues (ferry-fuse-epilogues)
+  // CUDA backend: replay each program as a CUDA graph captured on its
+  // first run (false: launch every kernel from the host, every step).
+  bool cuda_graphs = true;
   int64_t data_parallel = 0;
   bool replicated_tensor_sharding = false;
   // Sharding: a tensor (one layer's entry of a stacked one) with fewer

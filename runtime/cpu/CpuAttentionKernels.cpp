@@ -55,7 +55,7 @@ void rowKeepFactors(const AttentionShape &a, int64_t bh, int64_t i,
   uint32_t *words = scratch<uint32_t>(static_cast<size_t>(4 * blocks));
   philoxBlocks(static_cast<uint32_t>(a.seed),
                static_cast<uint32_t>(a.seed >> 32) ^ a.purpose, first,
-               static_cast<uint32_t>(a.sampleOffset + static_cast<uint64_t>(b)),
+               static_cast<uint32_t>(static_cast<uint64_t>(a.sampleOffset.value()) + static_cast<uint64_t>(b)),
                a.layer, blocks, words);
   const float p = a.p, kept = 1.0f / (1.0f - a.p);
 #pragma omp simd

@@ -110,7 +110,7 @@ __device__ float kept(const AttentionShape &a, int64_t b, int64_t h, int64_t i,
   if (a.p == 0.0f)
     return 1.0f;
   return random::dropoutKeeps(
-             a.seed, a.purpose, a.layer, a.sampleOffset + b,
+             a.seed, a.purpose, a.layer, static_cast<uint64_t>(a.sampleOffset.value() + b),
              static_cast<uint64_t>((h * a.seq + i) * a.seq + j), a.p)
              ? 1.0f / (1.0f - a.p)
              : 0.0f;
@@ -136,7 +136,7 @@ __device__ void keptQuad(const AttentionShape &a, int64_t b, int64_t h,
   random::streamKey(a.seed, a.purpose, key);
   uint32_t counter[4] = {static_cast<uint32_t>(e / 4),
                          static_cast<uint32_t>(e >> 34),
-                         static_cast<uint32_t>(a.sampleOffset + b), a.layer};
+                         static_cast<uint32_t>(a.sampleOffset.value() + b), a.layer};
   random::Block bits = random::philox(counter, key);
   for (int w = 0; w < 4; ++w) {
     // random::uniform: (bits >> 8) * 2^-24, kept when >= p.
@@ -160,6 +160,7 @@ template <typename T>
 __global__ void attentionForward(const float *q, const float *k, const float *v,
                                  const float *mask, float *out, float *lse,
                                  AttentionShape a, int dp) {
+  a.sampleOffset = a.sampleOffset.value(); // this run's, read once
   __shared__ __align__(32) ForwardShared<T> sh;
   const int64_t bh = blockIdx.x, b = bh / a.heads, h = bh % a.heads;
   const int64_t S = a.seq, D = a.headDim, q0 = blockIdx.y * kBlockRows;
@@ -266,6 +267,7 @@ __global__ void attentionKeyGrad(const float *q, const float *k, const float *v,
                                  const float *dout, const float *rowDots,
                                  float *dk, float *dv, AttentionShape a,
                                  int dp) {
+  a.sampleOffset = a.sampleOffset.value(); // this run's, read once
   __shared__ __align__(32) KeyGradShared<T> sh;
   const int64_t bh = blockIdx.x, b = bh / a.heads, h = bh % a.heads;
   const int64_t S = a.seq, D = a.headDim, k0 = blockIdx.y * kBlockRows;
@@ -349,6 +351,7 @@ __global__ void
 attentionQueryGrad(const float *q, const float *k, const float *v,
                    const float *mask, const float *lse, const float *dout,
                    const float *rowDots, float *dq, AttentionShape a, int dp) {
+  a.sampleOffset = a.sampleOffset.value(); // this run's, read once
   __shared__ __align__(32) QueryGradShared<T> sh;
   const int64_t bh = blockIdx.x, b = bh / a.heads, h = bh % a.heads;
   const int64_t S = a.seq, D = a.headDim, q0 = blockIdx.y * kBlockRows;

@@ -14,9 +14,10 @@
 #include "runtime/cuda/Launch.h"
 #include "runtime/cuda/LtGemm.h"
 #include "runtime/cuda/NcclGroup.h"
+#include "runtime/cuda/StepTable.h"
+#include "runtime/cuda/Transfers.h"
 #include "runtime/executable/KernelTable.h"
 #include "runtime/executable/Validate.h"
-#include "runtime/kernels/LearningRate.h"
 #include "runtime/random/Philox.h"
 
 #include <cublas_v2.h>
@@ -26,6 +27,7 @@
 
 #include <cstring>
 #include <map>
+#include <set>
 #include <memory>
 #include <vector>
 
@@ -85,10 +87,11 @@ public:
       std::memset(host_, 0, hostBytes_);
     }
     // Non-blocking: work on the legacy default stream (a library's, or a
-    // synchronous copy) never serialises the three.
-    for (cudaStream_t *stream : {&compute_, &loads_, &stores_})
-      checkCuda(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking),
-                "stream creation");
+    // synchronous copy) never serialises it.
+    checkCuda(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking),
+              "stream creation");
+    transfers_ = std::make_unique<cuda::Transfers>(compute_);
+    steps_ = std::make_unique<cuda::StepTable>();
     checkCuda(cudaMalloc(&scratch_, cuda::kScratchDoubles * sizeof(double)),
               "scratch");
     if (cublasCreate(&cublas_) != CUBLAS_STATUS_SUCCESS)
@@ -109,18 +112,13 @@ public:
 
   ~CudaBackend() override {
     cudaDeviceSynchronize();
-    for (auto &[id, event] : events_)
-      cudaEventDestroy(event);
+    graphs_.clear();
+    transfers_.reset();
+    steps_.reset();
     if (cublas_)
       cublasDestroy(cublas_);
     cudaFree(scratch_);
     cudaStreamDestroy(compute_);
-    for (const Transfer &t : inFlight_)
-      cudaEventDestroy(t.done);
-    for (cudaEvent_t e : eventPool_)
-      cudaEventDestroy(e);
-    cudaStreamDestroy(loads_);
-    cudaStreamDestroy(stores_);
     cudaFree(arena_);
     cudaFreeHost(host_);
   }
@@ -165,17 +163,28 @@ public:
     std::vector<int64_t> registers;
     const fxe::Program &p = program(name, inputs, registers);
     current_ = &p;
+    prepare(p, registers);
+    // Replicated runs launch directly: NCCL calls inside a captured graph
+    // are not simulated, so that path could not be tested here.
+    bool replayGraph = graphReplay_ && !nccl_;
     if (profiling_)
-      profile_.programStart(name, compute_);
-    replay(*p.instrs(), 0, p.instrs()->size(), registers);
+      profile_.programStart(name, compute_, replayGraph);
+    // This run's inputs and the values derived from them, where the
+    // kernels (and a captured graph) read them.
+    steps_->upload(inputs, compute_);
+    if (replayGraph)
+      launchGraph(p, registers);
+    else
+      replay(*p.instrs(), 0, p.instrs()->size(), registers);
     // With collectives, every stream may wait behind an NCCL call (copies
     // wait on the compute stream): poll them all with the collective
     // timeout, never block.
+    cudaStream_t loads = transfers_->loads(), stores = transfers_->stores();
     if (nccl_)
-      for (cudaStream_t stream : {compute_, loads_, stores_})
+      for (cudaStream_t stream : {compute_, loads, stores})
         nccl_->synchronize(stream, "program " + name);
-    checkCuda(cudaStreamSynchronize(loads_), "copy stream (loads)");
-    checkCuda(cudaStreamSynchronize(stores_), "copy stream (stores)");
+    checkCuda(cudaStreamSynchronize(loads), "copy stream (loads)");
+    checkCuda(cudaStreamSynchronize(stores), "copy stream (stores)");
     checkCuda(cudaStreamSynchronize(compute_), "compute stream");
     if (profiling_)
       profile_.programEnd();
@@ -202,6 +211,7 @@ public:
   uint64_t hostBytes() const override { return hostBytes_; }
   uint64_t hostLinkBytes() const override { return hostLinkBytes_; }
   void setProfiling(bool on) override { profiling_ = on; }
+  void setGraphReplay(bool on) override { graphReplay_ = on; }
   std::string profileReport() const override { return profile_.report(); }
   std::string name() const override { return "cuda"; }
 
@@ -211,17 +221,150 @@ private:
       throw RuntimeError("access outside state " + s->name()->str());
   }
 
-  cudaEvent_t otherMark(int64_t id) { return event(-2 - id); }
+  // Per-kernel timing events: not while capturing (a graph is timed whole).
+  bool timing() const { return profiling_ && !capturing_; }
 
-  cudaEvent_t event(int64_t id) {
-    auto it = events_.find(id);
-    if (it != events_.end())
-      return it->second;
-    cudaEvent_t e;
-    checkCuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
-              "event creation");
-    events_[id] = e;
-    return e;
+  // An instruction's integer parameter or offset. While capturing, an
+  // input register it depends on is baked into the graph: the graph is
+  // kept for those inputs' values only (captured again when they change).
+  int64_t value(const fxe::Affine *a, const std::vector<int64_t> &registers) {
+    if (capturing_ && a->coeffs())
+      for (flatbuffers::uoffset_t r = 0;
+           r < a->coeffs()->size() && r < numInputs_; ++r)
+        if (a->coeffs()->Get(r) != 0)
+          baked_.insert(static_cast<int>(r));
+    return evaluateAffine(a, registers);
+  }
+
+  // A parameter that changes from run to run (a sample offset, the step):
+  // evaluated by the kernel from the input registers in device memory.
+  StepValue stepValue(const fxe::Affine *a,
+                      const std::vector<int64_t> &registers) {
+    StepValue v;
+    v.base = a->constant();
+    v.inputs = steps_->deviceInputs();
+    if (const auto *coeffs = a->coeffs())
+      for (flatbuffers::uoffset_t r = 0; r < coeffs->size(); ++r) {
+        int64_t c = coeffs->Get(r);
+        if (c == 0)
+          continue;
+        if (r < numInputs_ && r < StepValue::kInputs) {
+          v.coeffs[r] = c;
+          continue;
+        }
+        v.base += c * registers[r];
+        if (capturing_ && r < numInputs_)
+          baked_.insert(static_cast<int>(r));
+      }
+    return v;
+  }
+
+  // The per-run scalars of a learning_rate or optimizer instruction in the
+  // step table (registered by prepare(), `add`), or null for other kernels.
+  const float *stepScalars(const fxe::Instr &in,
+                           const std::vector<int64_t> &registers, bool add) {
+    auto I = [&](size_t k) { return value(in.ints()->Get(k), registers); };
+    auto F = [&](size_t k) { return in.floats()->Get(k); };
+    switch (static_cast<Kernel>(in.kernel())) {
+    case Kernel::LearningRate:
+      return steps_->learningRate(static_cast<int32_t>(I(0)), F(0), I(1),
+                                  I(2), F(1), I(3),
+                                  stepValue(in.ints()->Get(4), registers),
+                                  add);
+    case Kernel::OptimizerUpdate:
+    case Kernel::LambMoments:
+    case Kernel::LambApply: { // t = step + 1, betas as the kernels take them
+      StepValue t = stepValue(in.ints()->Get(2), registers);
+      t.base += 1;
+      return steps_->adamCorrections(static_cast<float>(F(0)),
+                                     static_cast<float>(F(1)), t, add);
+    }
+    default:
+      return nullptr;
+    }
+  }
+
+  // Before a program's first run: its per-run scalars get their slots.
+  void prepare(const fxe::Program &p, std::vector<int64_t> registers) {
+    numInputs_ = p.inputs() ? p.inputs()->size() : 0;
+    if (!prepared_.insert(&p).second)
+      return;
+    replayInstrs(*p.instrs(), 0, p.instrs()->size(), registers,
+                 [&](const fxe::Instr &in, const std::vector<int64_t> &regs) {
+                   stepScalars(in, regs, true);
+                 });
+  }
+
+  // A program captured once as a CUDA graph, for the values of the input
+  // registers it baked in (none for ferry's programs: the step and the
+  // replica reach the kernels through the step table).
+  struct Graph {
+    cudaGraphExec_t exec = nullptr;
+    std::vector<std::pair<int, int64_t>> baked;
+    size_t nodes = 0;
+    uint64_t hostLinkBytes = 0;
+    ~Graph() {
+      if (exec)
+        cudaGraphExecDestroy(exec);
+    }
+  };
+
+  void launchGraph(const fxe::Program &p, std::vector<int64_t> &registers) {
+    std::unique_ptr<Graph> &g = graphs_[&p];
+    bool stale = false;
+    if (g)
+      for (auto [r, v] : g->baked)
+        stale = stale || registers[r] != v;
+    if (!g || stale) {
+      g.reset(); // its memory goes before the new capture's
+      g = capture(p, registers);
+    }
+    checkCuda(cudaGraphLaunch(g->exec, compute_), "CUDA graph launch");
+    ++cuda::launchCount();
+    hostLinkBytes_ += g->hostLinkBytes;
+    if (profiling_)
+      profile_.graphLaunched(compute_, g->nodes);
+  }
+
+  // Records the program's launches, copies and events into a graph
+  // (nothing runs) and instantiates it.
+  std::unique_ptr<Graph> capture(const fxe::Program &p,
+                                 std::vector<int64_t> &registers) {
+    auto g = std::make_unique<Graph>();
+    uint64_t launches = cuda::launchCount(), linkBytes = hostLinkBytes_;
+    checkCuda(cudaStreamBeginCapture(compute_, cudaStreamCaptureModeGlobal),
+              "stream capture");
+    capturing_ = true;
+    baked_.clear();
+    cudaGraph_t graph = nullptr;
+    try {
+      transfers_->beginCapture();
+      replay(*p.instrs(), 0, p.instrs()->size(), registers);
+      transfers_->endCapture();
+    } catch (...) {
+      capturing_ = false;
+      cudaStreamEndCapture(compute_, &graph); // ends it, whatever its state
+      if (graph)
+        cudaGraphDestroy(graph);
+      (void)cudaGetLastError();
+      transfers_->abandonCapture();
+      cuda::launchCount() = launches;
+      hostLinkBytes_ = linkBytes;
+      throw;
+    }
+    capturing_ = false;
+    cuda::launchCount() = launches; // captured calls launch nothing
+    g->hostLinkBytes = hostLinkBytes_ - linkBytes;
+    hostLinkBytes_ = linkBytes;
+    checkCuda(cudaStreamEndCapture(compute_, &graph), "stream capture");
+    cudaError_t e = cudaGraphInstantiate(&g->exec, graph, 0);
+    if (e == cudaSuccess)
+      e = cudaGraphGetNodes(graph, nullptr, &g->nodes);
+    cudaGraphDestroy(graph);
+    checkCuda(e, "CUDA graph instantiation");
+    for (int r : baked_)
+      g->baked.push_back({r, registers[r]});
+    return g;
   }
 
   void replay(const flatbuffers::Vector<flatbuffers::Offset<fxe::Instr>> &v,
@@ -232,55 +375,9 @@ private:
                  });
   }
 
-  // Transfers keep the order the executable issued them in wherever it
-  // matters (the CPU backend's single FIFO queue gives it for free): a load
-  // waits for every earlier store still in flight that touches the host
-  // bytes it reads or the device bytes it writes (a double buffer's half
-  // still being stored), a store for every earlier load that touches its
-  // bytes. Finished transfers are dropped first, so the list stays short.
-  struct Transfer {
-    char *hostBegin, *hostEnd, *deviceBegin, *deviceEnd;
-    bool store;
-    cudaEvent_t done;
-  };
-  void orderAfterOverlapping(char *h, char *d, int64_t bytes, bool store,
-                             cudaStream_t stream) {
-    size_t kept = 0;
-    for (Transfer &t : inFlight_) {
-      cudaError_t state = cudaEventQuery(t.done);
-      if (state == cudaSuccess) {
-        eventPool_.push_back(t.done);
-        continue;
-      }
-      if (state != cudaErrorNotReady)
-        checkCuda(state, "event query");
-      // "Not ready" is an answer, not a failure, but the runtime records it
-      // as the thread's last error: cleared here, as PyTorch does, so that
-      // nothing later reads it as its own.
-      (void)cudaGetLastError();
-      inFlight_[kept++] = t;
-    }
-    inFlight_.resize(kept);
-    for (const Transfer &t : inFlight_)
-      if (t.store != store && ((t.hostBegin < h + bytes && h < t.hostEnd) ||
-                               (t.deviceBegin < d + bytes && d < t.deviceEnd)))
-        checkCuda(cudaStreamWaitEvent(stream, t.done, 0), "stream wait");
-  }
-  cudaEvent_t pooledEvent() {
-    if (!eventPool_.empty()) {
-      cudaEvent_t e = eventPool_.back();
-      eventPool_.pop_back();
-      return e;
-    }
-    cudaEvent_t e;
-    checkCuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
-              "event creation");
-    return e;
-  }
-
   char *address(const fxe::Ref *r, const std::vector<int64_t> &registers,
                 bool hostSide) {
-    int64_t offset = evaluateAffine(r->offset(), registers);
+    int64_t offset = value(r->offset(), registers);
     uint64_t limit = hostSide ? hostBytes_ : arenaBytes_;
     if (offset < 0 || r->bytes() < 0 ||
         static_cast<uint64_t>(offset + r->bytes()) > limit)
@@ -294,9 +391,7 @@ private:
   }
 
   void execute(const fxe::Instr &in, const std::vector<int64_t> &registers) {
-    auto I = [&](size_t k) {
-      return evaluateAffine(in.ints()->Get(k), registers);
-    };
+    auto I = [&](size_t k) { return value(in.ints()->Get(k), registers); };
     auto kernel = static_cast<Kernel>(in.kernel());
     switch (kernel) {
     case Kernel::Load:
@@ -307,42 +402,13 @@ private:
       char *h = address(in.buffers()->Get(load ? 0 : 1), registers, true);
       char *d = address(in.buffers()->Get(load ? 1 : 0), registers, false);
       int64_t bytes = I(0);
-      // Loads and stores have a stream each, so the two directions of the
-      // host link (one copy engine each) overlap. The copy may not start
-      // before the compute that produced (store) or last read (load) its
-      // device bytes: its stream waits for the compute stream up to here.
-      cudaStream_t stream = load ? loads_ : stores_;
-      cudaEvent_t ready = event(-1);
-      checkCuda(cudaEventRecord(ready, compute_), "event record");
-      checkCuda(cudaStreamWaitEvent(stream, ready, 0), "stream wait");
-      orderAfterOverlapping(h, d, bytes, !load, stream);
-      if (profiling_)
-        profile_.before(in.kernel(),
-                        load ? cuda::ProfileStream::Loads
-                             : cuda::ProfileStream::Stores,
-                        stream);
-      checkCuda(cuda::memcpyAsync(load ? d : h, load ? h : d, bytes,
-                                load ? cudaMemcpyHostToDevice
-                                     : cudaMemcpyDeviceToHost,
-                                stream),
-                "host-device copy");
-      if (profiling_)
-        profile_.after(stream);
-      checkCuda(cudaEventRecord(event(I(1)), stream), "event record");
-      // `wait` on this event also covers every transfer issued before it
-      // in the other direction, as the CPU's one FIFO queue does.
-      checkCuda(cudaEventRecord(otherMark(I(1)), load ? stores_ : loads_),
-                "event record");
-      cudaEvent_t done = pooledEvent();
-      checkCuda(cudaEventRecord(done, stream), "event record");
-      inFlight_.push_back(Transfer{h, h + bytes, d, d + bytes, !load, done});
+      transfers_->copy(load, h, d, bytes, I(1), timing() ? &profile_ : nullptr,
+                       in.kernel());
       hostLinkBytes_ += static_cast<uint64_t>(bytes);
       return;
     }
     case Kernel::Wait:
-      checkCuda(cudaStreamWaitEvent(compute_, event(I(0)), 0), "stream wait");
-      checkCuda(cudaStreamWaitEvent(compute_, otherMark(I(0)), 0),
-                "stream wait");
+      transfers_->wait(I(0));
       return;
     case Kernel::PhaseBegin: {
       const auto *names = current_->phase_names();
@@ -366,20 +432,52 @@ private:
     for (size_t b = 0; b < nb; ++b)
       buf[b] = address(in.buffers()->Get(b), registers, false);
     cudaStream_t s = compute_;
-    if (profiling_)
+    if (timing())
       profile_.before(in.kernel(), cuda::ProfileStream::Compute, s);
     dispatch(in, kernel, registers, buf, nb, s);
-    if (profiling_)
+    if (timing())
       profile_.after(s);
+  }
+
+  // memmove on the stream, without allocating (a graph may be capturing):
+  // in pieces no longer than the distance between the ranges, in the
+  // direction that reads each piece before it is overwritten; a range far
+  // longer than the distance goes through the scratch in pieces.
+  void copyOverlapping(char *dst, const char *src, int64_t bytes,
+                       cudaStream_t s) {
+    int64_t distance = dst > src ? dst - src : src - dst;
+    int64_t piece = distance;
+    int64_t stage = cuda::kScratchDoubles * 8;
+    bool staged = bytes / distance > 64;
+    if (staged)
+      piece = stage;
+    int64_t pieces = (bytes + piece - 1) / piece;
+    for (int64_t k = 0; k < pieces; ++k) {
+      // Forward when the destination is below the source, else backward.
+      int64_t at = dst < src ? k * piece : (pieces - 1 - k) * piece;
+      int64_t n = std::min(piece, bytes - at);
+      if (!staged) {
+        checkCuda(cuda::memcpyAsync(dst + at, src + at, n,
+                                    cudaMemcpyDeviceToDevice, s),
+                  "copy");
+        continue;
+      }
+      auto *scratch = reinterpret_cast<char *>(scratch_);
+      checkCuda(cuda::memcpyAsync(scratch, src + at, n,
+                                  cudaMemcpyDeviceToDevice, s),
+                "copy");
+      checkCuda(cuda::memcpyAsync(dst + at, scratch, n,
+                                  cudaMemcpyDeviceToDevice, s),
+                "copy");
+    }
   }
 
   // One kernel instruction on the compute stream, its buffers resolved.
   void dispatch(const fxe::Instr &in, Kernel kernel,
                 const std::vector<int64_t> &registers,
                 const std::vector<char *> &buf, size_t nb, cudaStream_t s) {
-    auto I = [&](size_t k) {
-      return evaluateAffine(in.ints()->Get(k), registers);
-    };
+    auto I = [&](size_t k) { return value(in.ints()->Get(k), registers); };
+    auto S = [&](size_t k) { return stepValue(in.ints()->Get(k), registers); };
     auto F = [&](size_t k) { return in.floats()->Get(k); };
     auto f = [&](size_t b) { return reinterpret_cast<float *>(buf[b]); };
     auto i32 = [&](size_t b) { return reinterpret_cast<int32_t *>(buf[b]); };
@@ -400,16 +498,7 @@ private:
       if (buf[0] == buf[1] || bytes <= 0)
         break;
       if (buf[0] < buf[1] + bytes && buf[1] < buf[0] + bytes) {
-        // Overlapping ranges (memmove on the CPU): through a temporary.
-        void *staged = nullptr;
-        checkCuda(cudaMallocAsync(&staged, bytes, s), "copy staging");
-        checkCuda(
-            cuda::memcpyAsync(staged, buf[0], bytes, cudaMemcpyDeviceToDevice, s),
-            "copy");
-        checkCuda(
-            cuda::memcpyAsync(buf[1], staged, bytes, cudaMemcpyDeviceToDevice, s),
-            "copy");
-        checkCuda(cudaFreeAsync(staged, s), "copy staging");
+        copyOverlapping(buf[1], buf[0], bytes, s);
         break;
       }
       checkCuda(
@@ -546,16 +635,21 @@ private:
         cuda::reduce(s, 0, f(0), g.vector, 1, g.k, g.m, scratch_);
       break;
     }
-    case Kernel::Attention: // [q, k, v, mask, out, lse]
-      cuda::attention(s, f(0), f(1), f(2), f(3), f(4), f(5),
-                      attentionShape(I, F, in.ints()->size()));
-      break;
+    case Kernel::Attention:     // [q, k, v, mask, out, lse]
     case Kernel::AttentionGrad: // [q, k, v, mask, out, lse, dout, dq, dk, dv,
                                 //  workspace]
-      cuda::attentionGrad(s, f(0), f(1), f(2), f(3), f(4), f(5), f(6), f(7),
-                          f(8), f(9), f(10),
-                          attentionShape(I, F, in.ints()->size()));
+    {
+      // The sample offset (int 7) changes every step: read on the device.
+      auto notOffset = [&](size_t k) { return k == 7 ? 0 : I(k); };
+      AttentionShape a = attentionShape(notOffset, F, in.ints()->size());
+      a.sampleOffset = S(7);
+      if (kernel == Kernel::Attention)
+        cuda::attention(s, f(0), f(1), f(2), f(3), f(4), f(5), a);
+      else
+        cuda::attentionGrad(s, f(0), f(1), f(2), f(3), f(4), f(5), f(6), f(7),
+                            f(8), f(9), f(10), a);
       break;
+    }
     case Kernel::Iota:
       cuda::iota(s, i32(0), I(0), I(1), I(2));
       break;
@@ -632,27 +726,26 @@ private:
     case Kernel::Dropout:
       cuda::dropout(s, f(0), f(1), I(0), I(1), static_cast<uint64_t>(I(2)),
                     static_cast<uint32_t>(I(3)), static_cast<uint32_t>(I(4)),
-                    static_cast<uint64_t>(I(5)), static_cast<float>(F(0)));
+                    S(5), static_cast<float>(F(0)));
       break;
     case Kernel::SoftmaxDropout:
       cuda::softmaxDropout(
           s, f(0), f(1), f(2), f(3), I(0), I(1), I(2), I(4),
           static_cast<uint64_t>(I(5)), static_cast<uint32_t>(I(6)),
-          static_cast<uint32_t>(I(7)), static_cast<uint64_t>(I(8)),
-          static_cast<float>(F(0)));
+          static_cast<uint32_t>(I(7)), S(8), static_cast<float>(F(0)));
       break;
     case Kernel::ResidualLayerNorm:
       cuda::residualLayerNorm(
           s, f(0), f(1), f(2), f(3), f(4), f(5), I(0), I(1),
           static_cast<float>(F(0)), I(3), static_cast<uint64_t>(I(4)),
-          static_cast<uint32_t>(I(5)), static_cast<uint32_t>(I(6)),
-          static_cast<uint64_t>(I(7)), static_cast<float>(F(1)));
+          static_cast<uint32_t>(I(5)), static_cast<uint32_t>(I(6)), S(7),
+          static_cast<float>(F(1)));
       break;
     case Kernel::DropoutSoftmaxGrad:
       cuda::dropoutSoftmaxGrad(
           s, f(0), f(1), f(2), I(0), I(1), I(3), static_cast<uint64_t>(I(4)),
-          static_cast<uint32_t>(I(5)), static_cast<uint32_t>(I(6)),
-          static_cast<uint64_t>(I(7)), static_cast<float>(F(0)));
+          static_cast<uint32_t>(I(5)), static_cast<uint32_t>(I(6)), S(7),
+          static_cast<float>(F(0)));
       break;
     case Kernel::Transpose: {
       int64_t rank = I(0), dims[6], perm[6];
@@ -696,24 +789,28 @@ private:
       break;
     }
     case Kernel::LearningRate:
-      // A scalar of the step: computed on the host, written on the stream.
-      cuda::fill(s, f(0), 1,
-                 learningRate(static_cast<int32_t>(I(0)), F(0), I(1), I(2),
-                              F(1), I(3), I(4)));
+      // A scalar of the step: computed on the host for each run, in the
+      // step table (StepTable.h).
+      checkCuda(cuda::memcpyAsync(f(0), stepScalars(in, registers, false), 4,
+                                  cudaMemcpyDeviceToDevice, s),
+                "learning rate");
       break;
     case Kernel::OptimizerUpdate:
     case Kernel::LambMoments:
     case Kernel::LambApply: {
       // One parameter set for the whole update and LAMB's two halves; the
       // fp16 loss scale, when given, is buffer 6 of each.
+      // The bias corrections of this run's step come from the step table
+      // (`step` is then unused).
       cuda::AdamParams params{static_cast<float>(F(0)),
                               static_cast<float>(F(1)),
                               static_cast<float>(F(2)),
                               static_cast<float>(F(3)),
                               F(3) != 0.0,
                               kernel != Kernel::OptimizerUpdate || I(3) != 0,
-                              I(2) + 1,
-                              nb > 6 ? f(6) : nullptr};
+                              1,
+                              nb > 6 ? f(6) : nullptr,
+                              stepScalars(in, registers, false)};
       if (4 * I(1) > cuda::kScratchDoubles)
         throw RuntimeError(fmt::format("{} with more than {} segments",
                                        kernels::kernelName(kernel),
@@ -738,14 +835,19 @@ private:
   char *arena_ = nullptr, *host_ = nullptr;
   double *scratch_ = nullptr;
   uint64_t arenaBytes_ = 0, hostBytes_ = 0, peakBytes_ = 0, hostLinkBytes_ = 0;
-  cudaStream_t compute_ = nullptr, loads_ = nullptr, stores_ = nullptr;
-  std::vector<Transfer> inFlight_;
-  std::vector<cudaEvent_t> eventPool_;
+  cudaStream_t compute_ = nullptr;
+  std::unique_ptr<cuda::Transfers> transfers_;
+  std::unique_ptr<cuda::StepTable> steps_;
   cublasHandle_t cublas_ = nullptr;
   std::unique_ptr<cuda::LtGemm> lt_; // after the device check
-  std::map<int64_t, cudaEvent_t> events_;
   const fxe::Program *current_ = nullptr;
   bool profiling_ = false;
+  bool graphReplay_ = true;
+  bool capturing_ = false;
+  flatbuffers::uoffset_t numInputs_ = 0; // of the running program
+  std::set<int> baked_;                  // inputs the capture depends on
+  std::set<const fxe::Program *> prepared_;
+  std::map<const fxe::Program *, std::unique_ptr<Graph>> graphs_;
   cuda::KernelProfile profile_;
   std::unique_ptr<cuda::NcclGroup> nccl_; // when the program has collectives
 };

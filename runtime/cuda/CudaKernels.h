@@ -13,6 +13,7 @@
 #pragma once
 
 #include "runtime/kernels/AttentionShape.h"
+#include "runtime/kernels/StepValue.h"
 
 #include <cstdint>
 
@@ -118,14 +119,14 @@ void softmaxGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
                  int64_t rows, int64_t cols);
 void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
              int64_t perSample, uint64_t seed, uint32_t purpose, uint32_t layer,
-             uint64_t sampleOffset, float p);
+             StepValue sampleOffset, float p);
 // softmax then dropout of the probabilities (probs and out), and the
 // softmax's gradient of dropout(dy): the fused attention kernels
 // (ferry-fuse-softmax-dropout), with dropout's masks.
 void softmaxDropout(cudaStream_t s, const float *x, const float *mask,
                     float *probs, float *out, int64_t batch, int64_t rows,
                     int64_t cols, int64_t perSample, uint64_t seed,
-                    uint32_t purpose, uint32_t layer, uint64_t sampleOffset,
+                    uint32_t purpose, uint32_t layer, StepValue sampleOffset,
                     float p);
 // sum = dropout(input) + residual (p 0: no dropout), out = layer_norm(sum):
 // the end of a sublayer (ferry-fuse-residual-norm).
@@ -134,11 +135,11 @@ void residualLayerNorm(cudaStream_t s, const float *input,
                        const float *bias, float *sum, float *out, int64_t rows,
                        int64_t cols, float eps, int64_t perSample,
                        uint64_t seed, uint32_t purpose, uint32_t layer,
-                       uint64_t sampleOffset, float p);
+                       StepValue sampleOffset, float p);
 void dropoutSoftmaxGrad(cudaStream_t s, const float *y, const float *dy,
                         float *dx, int64_t rows, int64_t cols,
                         int64_t perSample, uint64_t seed, uint32_t purpose,
-                        uint32_t layer, uint64_t sampleOffset, float p);
+                        uint32_t layer, StepValue sampleOffset, float p);
 void transpose(cudaStream_t s, const float *x, float *out, int32_t rank,
                const int64_t *dims, const int64_t *perm);
 // kind: 0 sum, 1 mean, 2 max, 3 sum of squares (cpu::Reduce).
@@ -186,6 +187,9 @@ struct AdamParams {
   // fp16 loss scaling (device scalar, null: none): the gradient is divided
   // by it, and a non-finite norm skips the update.
   const float *lossScale = nullptr;
+  // 1 / (1 - beta1^t) and 1 / (1 - beta2^t) on the device (null: from
+  // `step` on the host): the backend's per-run values (StepTable.h).
+  const float *corrections = nullptr;
 };
 // cpu::adamUpdate with the learning rate and global norm read from device
 // scalars; LAMB's norms use the scratch (at most 16383 segments).

@@ -74,20 +74,31 @@ cudaEvent_t KernelProfile::pooled() {
 }
 
 void KernelProfile::programStart(const std::string &name,
-                                 cudaStream_t compute) {
+                                 cudaStream_t compute, bool graph) {
   // A program that threw left its events behind: back to the pool.
   for (const Pending &p : pending_) {
     pool_.push_back(p.start);
     pool_.push_back(p.end);
   }
   pending_.clear();
-  if (reference_)
-    pool_.push_back(reference_);
+  for (cudaEvent_t *e : {&reference_, &graphEnd_})
+    if (*e) {
+      pool_.push_back(*e);
+      *e = nullptr;
+    }
+  graph_ = graph;
+  graphNodes_ = 0;
   program_ = name;
   launchesAtStart_ = launchCount();
   copies_ = 0;
   reference_ = pooled();
   check(cudaEventRecord(reference_, compute), "event record");
+}
+
+void KernelProfile::graphLaunched(cudaStream_t compute, size_t nodes) {
+  graphEnd_ = pooled();
+  graphNodes_ = nodes;
+  check(cudaEventRecord(graphEnd_, compute), "event record");
 }
 
 void KernelProfile::before(uint16_t kernel, ProfileStream which,
@@ -134,6 +145,15 @@ void KernelProfile::programEnd() {
   for (const Interval &i : copies)
     span = std::max(span, i.second);
   ProgramRuns &runs = programs_[program_];
+  if (graphEnd_) { // the graph's work, copies included, ends on compute
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, reference_, graphEnd_), "event timing");
+    span = 1e-3 * ms;
+    runs.graphRuns += 1;
+    runs.graphNodes = graphNodes_;
+    pool_.push_back(graphEnd_);
+    graphEnd_ = nullptr;
+  }
   runs.runs += 1;
   runs.launches += launchCount() - launchesAtStart_;
   runs.copies += copies_;
@@ -154,29 +174,41 @@ std::string KernelProfile::report() const {
   std::sort(rows.rbegin(), rows.rend());
   std::string out =
       "CUDA backend profile (CUDA-event timestamps around every kernel and "
-      "copy on its stream; the events add some time of their own)\n";
-  out += fmt::format("{:<28}{:>10}{:>12}{:>8}\n", "kernel", "calls", "seconds",
-                     "share");
-  for (auto [seconds, k] : rows)
-    out += fmt::format("{:<28}{:>10}{:>12.4f}{:>7.1f}%\n",
-                       kernels::kernelName(static_cast<uint16_t>(k)),
-                       kernelCalls_[k], seconds,
-                       total > 0 ? 100 * seconds / total : 0.0);
-  out += fmt::format(
-      "streams: compute busy {:.4f} s, loads {:.4f} s, stores {:.4f} s; of "
-      "the copy streams' {:.4f} s, {:.1f}% overlapped compute\n",
-      streamBusy_[0], streamBusy_[1], streamBusy_[2], copySeconds_,
-      copySeconds_ > 0 ? 100 * overlapSeconds_ / copySeconds_ : 0.0);
-  out += "host-side launches per program run (kernel launches; host-link "
-         "copies):\n";
+      "copy on its stream, or around each CUDA-graph launch; the events add "
+      "some time of their own)\n";
+  bool graphs = false;
   for (const auto &[name, r] : programs_)
+    graphs = graphs || r.graphRuns > 0;
+  if (graphs)
+    out += "programs replayed as CUDA graphs are timed whole; for times per "
+           "kernel and stream, run with --set execution.cuda_graphs=false\n";
+  if (!rows.empty()) {
+    out += fmt::format("{:<28}{:>10}{:>12}{:>8}\n", "kernel", "calls",
+                       "seconds", "share");
+    for (auto [seconds, k] : rows)
+      out += fmt::format("{:<28}{:>10}{:>12.4f}{:>7.1f}%\n",
+                         kernels::kernelName(static_cast<uint16_t>(k)),
+                         kernelCalls_[k], seconds,
+                         total > 0 ? 100 * seconds / total : 0.0);
     out += fmt::format(
-        "  {:<24} {:>6} runs, {:>8.0f} kernel launches, "
-        "{:>6.0f} copies, {:.4f} s on the device each\n",
-        name, r.runs,
-        static_cast<double>(r.launches) / static_cast<double>(r.runs),
-        static_cast<double>(r.copies) / static_cast<double>(r.runs),
-        r.seconds / static_cast<double>(r.runs));
+        "streams: compute busy {:.4f} s, loads {:.4f} s, stores {:.4f} s; of "
+        "the copy streams' {:.4f} s, {:.1f}% overlapped compute\n",
+        streamBusy_[0], streamBusy_[1], streamBusy_[2], copySeconds_,
+        copySeconds_ > 0 ? 100 * overlapSeconds_ / copySeconds_ : 0.0);
+  }
+  out += "host-side launches per program run (kernel launches, copies and "
+         "sets, graph launches; host-link copies):\n";
+  for (const auto &[name, r] : programs_) {
+    double runs = static_cast<double>(r.runs);
+    out += fmt::format(
+        "  {:<24} {:>6} runs, {:>8.0f} launches, {:>6.0f} copies, {:.4f} s "
+        "on the device each{}\n",
+        name, r.runs, static_cast<double>(r.launches) / runs,
+        static_cast<double>(r.copies) / runs, r.seconds / runs,
+        r.graphRuns > 0 ? fmt::format(" (a CUDA graph of {} nodes)",
+                                      r.graphNodes)
+                        : std::string());
+  }
   return out;
 }
 

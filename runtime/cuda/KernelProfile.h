@@ -5,6 +5,8 @@
 // the compute stream (phased execution hides transfers behind compute).
 // Also the host-side launches per program run. The events add a little
 // time of their own; the figures are for finding where time goes.
+// A program replayed as a CUDA graph is timed as a whole (one pair of
+// events around the launch): per-kernel times need direct launches.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -26,7 +28,11 @@ public:
   ~KernelProfile();
 
   // A program starts: the reference event goes on the compute stream.
-  void programStart(const std::string &name, cudaStream_t compute);
+  // `graph`: it runs as one CUDA-graph launch.
+  void programStart(const std::string &name, cudaStream_t compute,
+                    bool graph = false);
+  // After the graph's launch: its end, and its node count.
+  void graphLaunched(cudaStream_t compute, size_t nodes);
   // Brackets one kernel instruction or copy on `stream`.
   void before(uint16_t kernel, ProfileStream which, cudaStream_t stream);
   void after(cudaStream_t stream);
@@ -44,13 +50,16 @@ private:
     cudaEvent_t start, end;
   };
   struct ProgramRuns {
-    int64_t runs = 0;
+    int64_t runs = 0, graphRuns = 0;
     uint64_t launches = 0, copies = 0;
+    size_t graphNodes = 0;
     double seconds = 0;
   };
   std::vector<Pending> pending_;
   std::vector<cudaEvent_t> pool_, all_;
-  cudaEvent_t reference_ = nullptr;
+  cudaEvent_t reference_ = nullptr, graphEnd_ = nullptr;
+  bool graph_ = false;
+  size_t graphNodes_ = 0;
   std::string program_;
   uint64_t launchesAtStart_ = 0, copies_ = 0;
   std::vector<double> kernelSeconds_;

@@ -144,7 +144,18 @@ __global__ void sqrtKernel(const double *acc, float *out) {
 struct AdamK {
   float b1, b2, c1, c2, invCorrection1, invCorrection2, epsilon, weightDecay,
       clipNorm;
+  // Device copies of the two corrections (AdamParams::corrections), which
+  // replace the host's values when given.
+  const float *corrections;
 };
+
+// This run's bias corrections, read once per thread.
+__device__ void loadCorrections(AdamK &k) {
+  if (k.corrections) {
+    k.invCorrection1 = k.corrections[0];
+    k.invCorrection2 = k.corrections[1];
+  }
+}
 
 // The clip factor times 1 / loss scale, or 0 when the update is skipped
 // (a non-finite norm under loss scaling).
@@ -167,6 +178,7 @@ __device__ float adamDirection(float m, float v, float w, const AdamK &k) {
 __global__ void adamwKernel(float *w, const float *g, float *m, float *v,
                             int64_t total, const float *lr, const float *norm,
                             AdamK k, const float *lossScale) {
+  loadCorrections(k);
   if (skipped(norm, lossScale))
     return;
   float clip = clipFactor(k, norm, lossScale);
@@ -187,6 +199,7 @@ __global__ void lambMomentsKernel(const float *w, const float *g, float *m, floa
                             int64_t n, const float *norm, AdamK k,
                             double *partials, int64_t segments,
                             const float *lossScale) {
+  loadCorrections(k);
   __shared__ double shared[32];
   int64_t seg = blockIdx.y;
   if (skipped(norm, lossScale)) { // no update: the sums are zeros, not junk
@@ -221,6 +234,7 @@ __global__ void lambApplyKernel(float *w, const float *m, const float *v, int64_
                           const float *lr, AdamK k, const double *scratch,
                           int64_t segments, const float *norm,
                           const float *lossScale) {
+  loadCorrections(k);
   if (skipped(norm, lossScale))
     return;
   int64_t seg = blockIdx.y;
@@ -257,7 +271,8 @@ AdamK adamConstants(const AdamParams &params, float clipNorm) {
       static_cast<float>(1.0 / (1.0 - std::pow(double(params.beta2), t))),
       params.epsilon,
       params.applyWeightDecay ? params.weightDecay : 0.0f,
-      clipNorm};
+      clipNorm,
+      params.corrections};
 }
 
 } // namespace

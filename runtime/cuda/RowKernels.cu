@@ -192,11 +192,11 @@ struct DropoutSite {
   int64_t perSample;
   uint64_t seed;
   uint32_t purpose, layer;
-  uint64_t sampleOffset;
+  StepValue sampleOffset;
   float p;
   // perSample <= 0: the whole tensor of `count` elements is one sample.
   static DropoutSite of(int64_t count, int64_t perSample, uint64_t seed,
-                        uint32_t purpose, uint32_t layer, uint64_t sampleOffset,
+                        uint32_t purpose, uint32_t layer, StepValue sampleOffset,
                         float p) {
     return DropoutSite{perSample > 0 ? perSample : count,
                        seed,
@@ -208,7 +208,8 @@ struct DropoutSite {
   __device__ float operator()(float x, int64_t i) const {
     if (p == 0.0f)
       return x;
-    uint64_t sample = sampleOffset + static_cast<uint64_t>(i / perSample);
+    uint64_t sample = static_cast<uint64_t>(sampleOffset.value()) +
+                      static_cast<uint64_t>(i / perSample);
     return random::dropoutKeeps(seed, purpose, layer, sample,
                                 static_cast<uint64_t>(i % perSample), p)
                ? x / (1.0f - p)
@@ -217,7 +218,8 @@ struct DropoutSite {
   // Elements i..i+3, i a multiple of 4 and perSample too: words 0-3 of one
   // Philox block (random::randomBits' counter), so one call serves four.
   __device__ float4 quad(float4 x, int64_t i) const {
-    uint64_t sample = sampleOffset + static_cast<uint64_t>(i / perSample);
+    uint64_t sample = static_cast<uint64_t>(sampleOffset.value()) +
+                      static_cast<uint64_t>(i / perSample);
     uint64_t element = static_cast<uint64_t>(i % perSample);
     uint32_t key[2];
     random::streamKey(seed, purpose, key);
@@ -240,6 +242,7 @@ struct DropoutSite {
 // stores; the tail element by element.
 __global__ void dropoutKernel(const float *x, float *out, int64_t n,
                               DropoutSite drop, bool vectors) {
+  drop.sampleOffset = drop.sampleOffset.value(); // this run's, read once
   if (vectors) {
     int64_t quads = n / 4;
     FERRY_FOR(q, quads) {
@@ -260,6 +263,7 @@ __global__ void dropoutKernel(const float *x, float *out, int64_t n,
 __global__ void softmaxDropoutKernel(const float *x, const float *mask,
                                      float *probs, float *out, int64_t rows,
                                      int64_t cols, DropoutSite drop) {
+  drop.sampleOffset = drop.sampleOffset.value(); // this run's, read once
   __shared__ float shared[32];
   int64_t row = blockIdx.x, b = row / rows;
   const float *xr = x + row * cols;
@@ -285,6 +289,7 @@ __global__ void softmaxDropoutKernel(const float *x, const float *mask,
 __global__ void dropoutSoftmaxGradKernel(const float *y, const float *dy,
                                          float *dx, int64_t cols,
                                          DropoutSite drop) {
+  drop.sampleOffset = drop.sampleOffset.value(); // this run's, read once
   __shared__ float shared[32];
   int64_t base = blockIdx.x * cols;
   float s = 0;
@@ -306,6 +311,7 @@ __global__ void residualLayerNormKernel(const float *input,
                                         const float *scale, const float *bias,
                                         float *sum, float *out, int64_t cols,
                                         float eps, DropoutSite drop) {
+  drop.sampleOffset = drop.sampleOffset.value(); // this run's, read once
   __shared__ float shared[32];
   int64_t base = blockIdx.x * cols;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
@@ -383,7 +389,7 @@ void softmaxGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
 
 void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
              int64_t perSample, uint64_t seed, uint32_t purpose, uint32_t layer,
-             uint64_t sampleOffset, float p) {
+             StepValue sampleOffset, float p) {
   if (n <= 0)
     return;
   if (p == 0.0f) {
@@ -403,7 +409,7 @@ void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
 void softmaxDropout(cudaStream_t s, const float *x, const float *mask,
                     float *probs, float *out, int64_t batch, int64_t rows,
                     int64_t cols, int64_t perSample, uint64_t seed,
-                    uint32_t purpose, uint32_t layer, uint64_t sampleOffset,
+                    uint32_t purpose, uint32_t layer, StepValue sampleOffset,
                     float p) {
   if (batch * rows <= 0 || cols <= 0)
     return;
@@ -418,7 +424,7 @@ void residualLayerNorm(cudaStream_t s, const float *input,
                        const float *bias, float *sum, float *out, int64_t rows,
                        int64_t cols, float eps, int64_t perSample,
                        uint64_t seed, uint32_t purpose, uint32_t layer,
-                       uint64_t sampleOffset, float p) {
+                       StepValue sampleOffset, float p) {
   if (rows <= 0 || cols <= 0)
     return;
   DropoutSite drop = DropoutSite::of(rows * cols, perSample, seed, purpose,
@@ -430,7 +436,7 @@ void residualLayerNorm(cudaStream_t s, const float *input,
 void dropoutSoftmaxGrad(cudaStream_t s, const float *y, const float *dy,
                         float *dx, int64_t rows, int64_t cols,
                         int64_t perSample, uint64_t seed, uint32_t purpose,
-                        uint32_t layer, uint64_t sampleOffset, float p) {
+                        uint32_t layer, StepValue sampleOffset, float p) {
   if (rows <= 0 || cols <= 0)
     return;
   DropoutSite drop = DropoutSite::of(rows * cols, perSample, seed, purpose,

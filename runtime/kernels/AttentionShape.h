@@ -3,6 +3,8 @@
 // kernels take them: sizes, the dropout's key and the products' precision.
 #pragma once
 
+#include "runtime/kernels/StepValue.h"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -21,7 +23,7 @@ struct AttentionShape {
   // seq] (element (h * seq + i) * seq + j of sample sampleOffset + b).
   uint64_t seed = 0;
   uint32_t purpose = 0, layer = 0;
-  uint64_t sampleOffset = 0;
+  StepValue sampleOffset; // the first sample's global index
   float p = 0.0f;
   float scale = 1.0f; // of q kᵀ
   int precision = 0;  // the products' inputs: 0 fp32, 1 bf16
@@ -50,7 +52,7 @@ AttentionShape attentionShape(Ints I, Floats F, size_t ints) {
   a.seed = static_cast<uint64_t>(I(4));
   a.purpose = static_cast<uint32_t>(I(5));
   a.layer = static_cast<uint32_t>(I(6));
-  a.sampleOffset = static_cast<uint64_t>(I(7));
+  a.sampleOffset = I(7);
   a.precision = static_cast<int>(I(8));
   a.sequenceMajor = ints > 9 && I(9) != 0;
   a.scale = static_cast<float>(F(0));

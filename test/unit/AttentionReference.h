@@ -52,7 +52,7 @@ inline AttentionReference attentionReference(
         P[i * S + j] = std::exp(P[i * S + j] - high) / sum;
         bool kept = a.p == 0.0f ||
                     random::dropoutKeeps(a.seed, a.purpose, a.layer,
-                                         a.sampleOffset + b,
+                                         static_cast<uint64_t>(a.sampleOffset.value() + b),
                                          (h * S + i) * S + j, a.p);
         keep[i * S + j] = kept ? 1.0 / (1.0 - a.p) : 0.0;
         for (int64_t c = 0; c < D; ++c)

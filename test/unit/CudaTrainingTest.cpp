@@ -15,7 +15,9 @@
 //   parameters and moments in host memory, so the copy streams work;
 // - `--profile` on the CUDA backend (phased, so the copy streams work):
 //   time per kernel class, each stream's busy time and the copies' overlap
-//   with compute, and host-side launches per program run;
+//   with compute, and host-side launches per program run (2 with CUDA-graph
+//   replay: the per-run values' copy and the graph launch);
+// - CUDA-graph replay = direct launches, bit for bit, resident and phased;
 // - determinism: two runs give the same checkpoint bytes (under the
 //   simulator with different block, thread and stream orders), and a run
 //   stopped after 2 updates and resumed to 4 saves the same bytes as one
@@ -253,28 +255,81 @@ TEST_F(CudaTraining, ResumeIsBitExact) {
   expectSameBytes(resumed, whole, "optimizer.safetensors");
 }
 
-TEST_F(CudaTraining, ProfileReportsKernelsStreamsAndLaunches) {
+// Graph replay (execution.cuda_graphs, the default) against direct
+// launches: the same checkpoint bytes after 3 updates, resident and phased
+// (dropout on, LAMB; phased under a budget, so the copy streams fork from
+// and join the captured compute stream). Each update's values (the step,
+// the learning rate, Adam's corrections, the dropout's sample offsets)
+// reach the captured graph through device memory.
+TEST_F(CudaTraining, GraphReplayEqualsDirectLaunches) {
+  std::string sets = "--set execution.backend=cuda "
+                     "--set training.precision=fp32 "
+                     "--set training.optimizer.name=lamb";
+  std::string phased = " --set execution.mode=phased --set "
+                       "execution.recompute=layer --set "
+                       "execution.device_memory_limit=800KiB";
+  for (const std::string &mode : {std::string(), phased}) {
+    std::string tag = mode.empty() ? "resident" : "phased";
+    TrainingRun graph = train(FERRY_CLI, "graph-" + tag, sets + mode, 3);
+    TrainingRun direct =
+        train(FERRY_CLI, "direct-" + tag,
+              sets + mode + " --set execution.cuda_graphs=false", 3);
+    ASSERT_EQ(graph.losses.size(), 3u) << tag;
+    EXPECT_EQ(graph.losses, direct.losses) << tag;
+    expectSameBytes(graph, direct, "model.safetensors");
+    expectSameBytes(graph, direct, "optimizer.safetensors");
+  }
+}
+
+// `ferry train --profile` on the CUDA backend, phased so that the copy
+// streams work: its report, as the file `text` holds it.
+std::string profile(const std::string &name, const std::string &sets) {
   std::string dir = "/tmp/ferry-" + std::string(FERRY_CLI) + "-" +
-                    std::to_string(getpid()) + "-profile";
+                    std::to_string(getpid()) + "-" + name;
   std::string command =
       std::string(FERRY_BINARY_DIR) + "/" + FERRY_CLI + " train " +
       FERRY_SOURCE_DIR + "/configs/bert-tiny.yaml --log-every 0 --no-cache " +
       kShape +
       "--set execution.backend=cuda --set training.precision=fp32 "
       "--set execution.mode=phased --set execution.recompute=layer "
-      "--set execution.device_memory_limit=800KiB --steps 2 --profile > " +
-      dir + ".txt 2>&1";
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+      "--set execution.device_memory_limit=800KiB --steps 2 --profile " +
+      sets + " > " + dir + ".txt 2>&1";
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
   std::ifstream in(dir + ".txt");
-  std::string text(std::istreambuf_iterator<char>(in), {});
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The host-side launches per run that the report gives for train_step.
+double trainStepLaunches(const std::string &text) {
+  size_t line = text.find("  train_step ");
+  size_t end = line == std::string::npos ? line : text.find(" launches", line);
+  if (end == std::string::npos)
+    return -1;
+  size_t start = text.rfind(',', end);
+  return std::stod(text.substr(start + 1, end - start - 1));
+}
+
+TEST_F(CudaTraining, ProfileReportsKernelsStreamsAndLaunches) {
+  std::string text = profile("profile", "--set execution.cuda_graphs=false");
   for (const char *expected :
        {"CUDA backend profile (CUDA-event timestamps", "\nattention_grad ",
         "\nattention ", "\ngemm_epilogue ", "\nload ", "\nstore ",
         "streams: compute busy ", "overlapped compute",
         "host-side launches per program run", "  train_step ",
-        " kernel launches, "})
+        " launches, "})
     EXPECT_NE(text.find(expected), std::string::npos)
         << "missing \"" << expected << "\" in:\n" << text;
+  // Direct launches: one per kernel, copy and set of the program.
+  EXPECT_GT(trainStepLaunches(text), 200) << text;
+
+  // Replayed as a graph: the per-run values' copy and the graph's launch.
+  std::string graph = profile("profile-graph", "");
+  for (const char *expected :
+       {"programs replayed as CUDA graphs are timed whole",
+        "(a CUDA graph of "})
+    EXPECT_NE(graph.find(expected), std::string::npos)
+        << "missing \"" << expected << "\" in:\n" << graph;
+  EXPECT_EQ(trainStepLaunches(graph), 2) << graph;
 }
 
 #ifdef FERRY_CUDA_SIM
