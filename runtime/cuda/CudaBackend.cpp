@@ -96,6 +96,14 @@ public:
               "scratch");
     if (cublasCreate(&cublas_) != CUBLAS_STATUS_SUCCESS)
       throw RuntimeError("cuBLAS could not be initialised on this device");
+    // cuBLAS's own workspace, so that its fallback GEMMs never allocate
+    // (a CUDA graph may be capturing): NVIDIA recommends 32 MiB on Hopper;
+    // the fallback is rare, so 4 MiB.
+    checkCuda(cudaMalloc(&cublasWorkspace_, kCublasWorkspaceBytes),
+              "cuBLAS workspace");
+    if (cublasSetWorkspace(cublas_, cublasWorkspace_, kCublasWorkspaceBytes) !=
+        CUBLAS_STATUS_SUCCESS)
+      throw RuntimeError("cuBLAS refused its workspace");
     lt_ = std::make_unique<cuda::LtGemm>();
     if (hasCollectives(exe))
       nccl_ = std::make_unique<cuda::NcclGroup>(*group_);
@@ -117,6 +125,7 @@ public:
     steps_.reset();
     if (cublas_)
       cublasDestroy(cublas_);
+    cudaFree(cublasWorkspace_);
     cudaFree(scratch_);
     cudaStreamDestroy(compute_);
     cudaFree(arena_);
@@ -839,6 +848,8 @@ private:
   std::unique_ptr<cuda::Transfers> transfers_;
   std::unique_ptr<cuda::StepTable> steps_;
   cublasHandle_t cublas_ = nullptr;
+  static constexpr size_t kCublasWorkspaceBytes = size_t(4) << 20;
+  void *cublasWorkspace_ = nullptr;
   std::unique_ptr<cuda::LtGemm> lt_; // after the device check
   const fxe::Program *current_ = nullptr;
   bool profiling_ = false;

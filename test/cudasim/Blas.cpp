@@ -104,6 +104,17 @@ cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream) {
   return CUBLAS_STATUS_SUCCESS;
 }
 
+cublasStatus_t cublasSetWorkspace(cublasHandle_t handle, void *workspace,
+                                  size_t bytes) {
+  if (!handles().count(handle))
+    return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (bytes % 256 != 0 || (bytes > 0 && !workspace))
+    return CUBLAS_STATUS_INVALID_VALUE;
+  if (bytes > 0)
+    cudasim::requireDevice(workspace, bytes, "cublasSetWorkspace");
+  return CUBLAS_STATUS_SUCCESS;
+}
+
 cublasStatus_t cublasGemmStridedBatchedEx(
     cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
     int m, int n, int k, const void *alpha, const void *A, cudaDataType Atype,

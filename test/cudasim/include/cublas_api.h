@@ -47,6 +47,11 @@ typedef struct cublasContext *cublasHandle_t;
 cublasStatus_t cublasCreate(cublasHandle_t *handle);
 cublasStatus_t cublasDestroy(cublasHandle_t handle);
 cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream);
+// The workspace the handle's routines use instead of allocating their own
+// (what CUDA-graph capture needs): device memory, its size a multiple of
+// 256 bytes.
+cublasStatus_t cublasSetWorkspace(cublasHandle_t handle, void *workspace,
+                                  size_t workspaceSizeInBytes);
 cublasStatus_t cublasGemmStridedBatchedEx(
     cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
     int m, int n, int k, const void *alpha, const void *A, cudaDataType Atype,
