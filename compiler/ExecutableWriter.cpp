@@ -81,6 +81,8 @@ public:
       fxe::InstrBuilder ib(fbb);
       ib.add_kernel(static_cast<uint16_t>(
           *kernels::kernelByName(kernel.getKernel().str())));
+      if (auto mask = kernel->getAttrOfType<IntegerAttr>("bf16"))
+        ib.add_bf16_buffers(static_cast<uint64_t>(mask.getInt()));
       ib.add_buffers(refsV);
       ib.add_ints(intsV);
       ib.add_floats(floatsV);
@@ -127,7 +129,10 @@ std::vector<uint8_t> ferry::serializeExecutable(ModuleOp module,
         fbb, fbb.CreateString(s.getSymName().str()), roleOf(s.getRole()),
         static_cast<int64_t>(s.getOffset()), static_cast<int64_t>(s.getBytes()),
         fbb.CreateVector(shape),
-        type.getElementType().isF32() ? fxe::DType_F32 : fxe::DType_I32, init,
+        type.getElementType().isF32()    ? fxe::DType_F32
+        : type.getElementType().isBF16() ? fxe::DType_BF16
+                                         : fxe::DType_I32,
+        init,
         s.getInitStd().convertToDouble(), fbb.CreateString(s.getHf().str()),
         s.getStacked(), s.getNoWeightDecay(),
         s->hasAttr("init_rows")

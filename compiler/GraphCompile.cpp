@@ -129,6 +129,7 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
       : config.training.precision == "fp16" ? MatmulPrecision::fp16
                                             : MatmulPrecision::fp32;
   lowering.fusion = config.execution.fusion;
+  lowering.bf16Activations = config.training.bf16_activations;
   // cuBLASLt's scratch per GEMM on cuda: 32 MiB, what NVIDIA recommends on
   // Hopper; ferry-place-buffers shrinks it under a small device budget.
   if (config.execution.backend == "cuda")

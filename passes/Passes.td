@@ -451,6 +451,37 @@ def ForwardBuffersPass : Pass<"ferry-forward-buffers", "mlir::ModuleOp"> {
   let dependentDialects = ["ferry::rt::RtDialect"];
 }
 
+def PlanBf16StoragePass : Pass<"ferry-plan-bf16-storage", "mlir::ModuleOp"> {
+  let summary = "Stores activations as bf16 where every kernel using them "
+                "can take it";
+  let description = [{
+    Under `training.precision: bf16`: each temporary of a program and each
+    stashed activation (`stash` state) becomes bf16 (2 bytes an element)
+    when every call that reads or writes it declares that buffer
+    `FERRY_BF16` in Kernels.def for its parameters. Buffers a `copy`
+    connects share the decision. Sizes, offsets and copy lengths halve, and
+    each call gets the mask of its buffers stored as bf16. Parameters,
+    gradients, optimizer state, inputs and metrics stay fp32. Before
+    `ferry-place-buffers`, so the budget and the host link see the smaller
+    sizes.
+
+    ```mlir
+    // before
+    rt.buffer 4 size 4096
+    rt.call "gelu" buffers [array<i64: 2, 4096, 0>, array<i64: 4, 4096, 0>] ints [array<i64: 1024>] floats []
+    rt.call "gemm" buffers [array<i64: 4, 4096, 0>, ...] ... // precision 1
+    // after
+    rt.buffer 4 size 2048 {bf16}
+    rt.call "gelu" buffers [array<i64: 2, 4096, 0>, array<i64: 4, 2048, 0>] ints [array<i64: 1024>] floats [] {bf16 = 2 : i64}
+    ```
+  }];
+  let options = [
+    Option<"storage", "storage", "std::string", /*default=*/"\"bf16\"",
+           "fp32 (nothing changes) or bf16">,
+  ];
+  let dependentDialects = ["ferry::rt::RtDialect"];
+}
+
 def PlaceBuffersPass : Pass<"ferry-place-buffers", "mlir::ModuleOp"> {
   let summary = "Places each state on the device or in host memory and "
                 "chooses the prefetch, under the device budget";

@@ -118,6 +118,12 @@ void ferry::buildLowerToRtPipeline(mlir::OpPassManager &pm,
   // Results computed where they are copied or accumulated to. Before any
   // planning: the temporaries it frees must not count against the budget.
   pm.addPass(createForwardBuffersPass());
+  // training.precision: bf16 (and training.bf16_activations): activations
+  // whose every kernel can take bf16 are stored so, half the bytes. After
+  // forwarding (its copies are gone), before anything sizes the plan.
+  if (options.bf16Activations &&
+      options.matmulPrecision == MatmulPrecision::bf16)
+    pm.addPass(createPlanBf16StoragePass());
   // execution.device_memory_limit and execution.prefetch: which states live
   // in host memory and what is double-buffered. It judges each candidate by
   // the plan the two passes below make, so it runs them on a copy.
@@ -198,6 +204,11 @@ struct LowerToRtFlagsBase : public mlir::PassPipelineOptions<Flags> {
       *this, "gemm-workspace",
       llvm::cl::desc("cuBLASLt scratch per GEMM in bytes (cuda)"),
       llvm::cl::init(0)};
+  Option<bool> bf16Activations{
+      *this, "bf16-activations",
+      llvm::cl::desc("with matmul-precision=bf16: store activations as bf16 "
+                     "(training.bf16_activations)"),
+      llvm::cl::init(true)};
 
   ferry::LoweringPipelineOptions toOptions() const {
     ferry::LoweringPipelineOptions o;
@@ -206,6 +217,7 @@ struct LowerToRtFlagsBase : public mlir::PassPipelineOptions<Flags> {
     o.prefetch = prefetch;
     o.matmulPrecision = matmulPrecision;
     o.gemmWorkspace = gemmWorkspace;
+    o.bf16Activations = bf16Activations;
     return o;
   }
 };

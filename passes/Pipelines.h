@@ -39,6 +39,7 @@ struct LoweringPipelineOptions {
   int64_t deviceMemoryLimit = 0;     // execution.device_memory_limit (0: none)
   bool prefetch = true;              // execution.prefetch
   MatmulPrecision matmulPrecision = MatmulPrecision::fp32; // training.precision
+  bool bf16Activations = true; // with bf16: training.bf16_activations
   bool fusion = true;        // execution.fusion
   int64_t gemmWorkspace = 0; // cuBLASLt scratch per GEMM (cuda)
 };

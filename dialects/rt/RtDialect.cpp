@@ -52,6 +52,29 @@ LogicalResult verifyCall(Operation *op, StringRef name, ArrayAttr buffers,
   }
   // The calling convention of Kernels.def: at least the required operands.
   const kernels::Signature &sig = kernels::signature(*kernel);
+  // bf16 storage: a mask over the buffers, each marked one declared
+  // FERRY_BF16 (its condition is the runtime's to check).
+  if (Attribute a = op->getAttr("bf16")) {
+    auto mask = dyn_cast<IntegerAttr>(a);
+    if (!mask || mask.getInt() <= 0)
+      return op->emitOpError()
+             << "bf16 must be a positive integer (a mask of the buffers "
+                "stored as bf16), found "
+             << a;
+    auto bits = static_cast<uint64_t>(mask.getInt());
+    for (size_t b = 0; b < 64; ++b) {
+      if (!(bits >> b & 1))
+        continue;
+      size_t declared = std::min(b, sig.buffers.size() - 1);
+      if (b >= buffers.size() || sig.buffers.empty() ||
+          (b >= sig.buffers.size() &&
+           sig.buffers.back().kind != kernels::Parameter::Rest) ||
+          !sig.buffers[declared].bf16If)
+        return op->emitOpError()
+               << "stores buffer " << b << " as bf16, which kernel '" << name
+               << "' cannot take (Kernels.def: FERRY_BF16)";
+    }
+  }
   if (buffers.size() < sig.minBuffers || ints.size() < sig.minInts ||
       floats < sig.minFloats)
     return op->emitOpError()

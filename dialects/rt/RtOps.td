@@ -125,6 +125,13 @@ def Rt_KernelOp : Rt_Op<"kernel"> {
     ```mlir
     rt.kernel "layer_norm" buffers [array<i64: 65536, 1048576>, ...] ints [array<i64: 128>, array<i64: 128>] floats array<f64: 1.0e-12>
     ```
+    An optional `bf16` integer is the mask of the buffers stored as bf16 (bit
+    b for buffer b; 2 bytes an element, `training.bf16_activations`): only
+    buffers Kernels.def declares `FERRY_BF16` (checked here; the condition
+    it states is checked by the runtime).
+    ```mlir
+    rt.kernel "gelu" buffers [array<i64: 4096, 1024>, array<i64: 2048, 8192>] ints [array<i64: 1024>] floats [] {bf16 = 2 : i64}
+    ```
   }];
   let arguments = (ins StrAttr:$kernel, ArrayAttr:$buffers, ArrayAttr:$ints,
                        DenseF64ArrayAttr:$floats);
@@ -151,6 +158,9 @@ def Rt_BufferOp : Rt_Op<"buffer", [HasParent<"::ferry::rt::ProgramOp">]> {
     rt.buffer 42 size 131072 {label = "@layer.w (staged)"}
     rt.buffer 43 size 33554432 {label = "gemm workspace", scratch = 33554432 : i64}
     ```
+    `bf16` marks a temporary that `ferry-plan-bf16-storage` stores as bf16
+    (its size is already halved; the calls' `bf16` masks say so to the
+    kernels).
   }];
   let arguments = (ins I64Attr:$id, I64Attr:$bytes, OptionalAttr<StrAttr>:$label,
                        OptionalAttr<I64Attr>:$scratch);
@@ -166,7 +176,8 @@ def Rt_CallOp : Rt_Op<"call"> {
     As `rt.kernel`, but each buffer is `array<i64: id, bytes, c, a...>`:
     `bytes` bytes at offset `c + a0*r0 + ...` of buffer `id` (a state or an
     `rt.buffer`, see there). `ferry-layout-arena` turns every `rt.call`
-    into an `rt.kernel` on arena addresses.
+    into an `rt.kernel` on arena addresses. Its optional `bf16` mask is
+    `rt.kernel`'s.
 
     ```mlir
     rt.call "layer_norm" buffers [array<i64: 40, 4096, 0>, array<i64: 2, 512, 0>, array<i64: 3, 512, 0>, array<i64: 41, 4096, 0>] ints [array<i64: 8>, array<i64: 128>] floats array<f64: 1.0e-12>

@@ -100,6 +100,7 @@ LogicalResult readBlock(Block &block, Program &p) {
         p.buffers[id].label = label->str();
       if (auto scratch = buffer.getScratch())
         p.buffers[id].scratch = static_cast<int64_t>(*scratch);
+      p.buffers[id].bf16 = buffer->hasAttr("bf16");
       continue;
     }
     if (auto loop = dyn_cast<rt::LoopOp>(op)) {
@@ -131,6 +132,8 @@ LogicalResult readBlock(Block &block, Program &p) {
       in.ints.push_back(
           Affine::fromArray(cast<DenseI64ArrayAttr>(a).asArrayRef()));
     in.floats.assign(call.getFloats().begin(), call.getFloats().end());
+    if (auto mask = call->getAttrOfType<IntegerAttr>("bf16"))
+      in.bf16 = static_cast<uint64_t>(mask.getInt());
     p.instrs.push_back(std::move(in));
   }
   return success();
@@ -232,10 +235,12 @@ void lowering::writeProgram(rt::ProgramOp op, const Program &p) {
   for (auto [id, buf] : llvm::enumerate(p.buffers)) {
     if (buf.isState || !used[id])
       continue;
-    rt::BufferOp::create(
+    auto decl = rt::BufferOp::create(
         b, op.getLoc(), id, buf.bytes,
         buf.label.empty() ? StringAttr() : b.getStringAttr(buf.label),
         buf.scratch > 0 ? b.getI64IntegerAttr(buf.scratch) : IntegerAttr());
+    if (buf.bf16)
+      decl->setAttr("bf16", b.getUnitAttr());
   }
   writeInstrs(block, p, 0, p.instrs.size(), op.getLoc(),
               [&](OpBuilder &ib, const Instr &in) {
@@ -244,9 +249,12 @@ void lowering::writeProgram(rt::ProgramOp op, const Program &p) {
                   bufs.push_back(r.offset.attr(ib, {r.buffer, r.bytes}));
                 for (const Affine &a : in.ints)
                   ints.push_back(a.attr(ib));
-                rt::CallOp::create(ib, op.getLoc(), in.kernel,
-                                   ib.getArrayAttr(bufs), ib.getArrayAttr(ints),
-                                   ib.getDenseF64ArrayAttr(in.floats));
+                auto call = rt::CallOp::create(
+                    ib, op.getLoc(), in.kernel, ib.getArrayAttr(bufs),
+                    ib.getArrayAttr(ints), ib.getDenseF64ArrayAttr(in.floats));
+                if (in.bf16)
+                  call->setAttr("bf16", ib.getI64IntegerAttr(
+                                            static_cast<int64_t>(in.bf16)));
               });
 }
 
@@ -263,9 +271,12 @@ void lowering::writeArenaProgram(rt::ProgramOp op, const Program &p) {
                 }
                 for (const Affine &a : in.ints)
                   ints.push_back(a.attr(ib));
-                rt::KernelOp::create(
+                auto call = rt::KernelOp::create(
                     ib, op.getLoc(), in.kernel, ib.getArrayAttr(bufs),
                     ib.getArrayAttr(ints), ib.getDenseF64ArrayAttr(in.floats));
+                if (in.bf16)
+                  call->setAttr("bf16", ib.getI64IntegerAttr(
+                                            static_cast<int64_t>(in.bf16)));
               });
 }
 

@@ -74,6 +74,7 @@ struct Buffer {
   int64_t first = INT64_MAX, last = -1; // live range (instruction positions)
   std::string label;   // for budget errors: what a temporary holds
   int64_t scratch = 0; // a GEMM workspace's trailing cuBLASLt scratch bytes
+  bool bf16 = false;   // holds bf16 values (ferry-plan-bf16-storage)
   int64_t address = 0; // after the layout: in the arena or in host memory
 };
 
@@ -84,6 +85,7 @@ struct Instr {
   llvm::SmallVector<double> floats;
   int64_t loopCount = 0, loopRegister = 0, loopBody = 0;
   int64_t parityRegister = -1; // a loop's counter & 1 (prefetch halves)
+  uint64_t bf16 = 0; // bit b: buffer b holds bf16 (the `bf16` attribute)
   bool isLoop() const { return kernel.empty(); }
 };
 

@@ -63,6 +63,10 @@ struct TrainingConfig {
   int64_t steps = 0;
   int64_t seed = 0;
   std::string precision; // fp32 | bf16 | fp16 (auto resolved)
+  // With bf16: activations whose every kernel can take it are stored as
+  // bf16 (ferry-plan-bf16-storage); false keeps them fp32 (GEMM inputs
+  // are still rounded).
+  bool bf16_activations = true;
   // fp16 dynamic loss scaling: start, doubling after this many clean
   // updates, and the floor below which training stops.
   double loss_scale_initial = 65536;

@@ -5,6 +5,7 @@
 
 #include "runtime/config/Config.h"
 #include "runtime/comm/Communicator.h"
+#include "runtime/cpu/Bf16Staging.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/executable/KernelTable.h"
 #include "runtime/executable/Validate.h"
@@ -282,6 +283,23 @@ void CpuBackend::execute(const fxe::Instr &in,
   auto I = [&](size_t k) { return evaluate(in.ints()->Get(k), registers); };
   auto F = [&](size_t k) { return in.floats()->Get(k); };
   checkKernelCall(in, registers);
+  // Buffers stored as bf16: the kernel runs on fp32 copies (Bf16Staging.h).
+  struct Finish {
+    cpu::Bf16Staging *staging;
+    ~Finish() {
+      if (staging)
+        staging->finish();
+    }
+  } finish{nullptr};
+  if (in.bf16_buffers() != 0) {
+    std::vector<int64_t> ints(in.ints()->size());
+    for (size_t k = 0; k < ints.size(); ++k)
+      ints[k] = I(k);
+    bf16_.stage(in,
+                kernels::resolve(static_cast<Kernel>(in.kernel()), ints, nb),
+                buf);
+    finish.staging = &bf16_;
+  }
   auto f = [&](size_t b) { return reinterpret_cast<float *>(buf[b]); };
   auto i32 = [&](size_t b) { return reinterpret_cast<int32_t *>(buf[b]); };
 

@@ -10,6 +10,7 @@
 #include "runtime/config/Config.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/DeviceQuery.h"
+#include "runtime/cuda/GemmInstr.h"
 #include "runtime/cuda/KernelProfile.h"
 #include "runtime/cuda/Launch.h"
 #include "runtime/cuda/LtGemm.h"
@@ -490,6 +491,14 @@ private:
     auto F = [&](size_t k) { return in.floats()->Get(k); };
     auto f = [&](size_t b) { return reinterpret_cast<float *>(buf[b]); };
     auto i32 = [&](size_t b) { return reinterpret_cast<int32_t *>(buf[b]); };
+    // Buffers stored as bf16 (Kernels.def FERRY_BF16), as an element-wise
+    // map's MapBits: which buffers are its result and its inputs (-1: none).
+    uint64_t bf16 = in.bf16_buffers();
+    auto half = [&](int b) { return b >= 0 && (bf16 >> b & 1) != 0; };
+    auto map = [&](int out, int a, int b2 = -1) {
+      return (half(out) ? cuda::kMapOut : 0u) | (half(a) ? cuda::kMapA : 0u) |
+             (half(b2) ? cuda::kMapB : 0u);
+    };
     // Kernels whose CUDA body needs the workspace the compiler plans (its
     // sums in a fixed order): executables from before it lack the buffer.
     auto needWorkspace = [&](size_t b) {
@@ -557,91 +566,26 @@ private:
       break;
     }
     case Kernel::Gemm:
-    case Kernel::GemmEpilogue: {
-      // [a, b, c, (vector), (workspace)]: the workspace holds the 16-bit
-      // copies of A and B (training.precision: bf16 / fp16; 4 bytes per
-      // element planned), then cuBLASLt's scratch.
+    case Kernel::GemmEpilogue: { // [a, b, c, (vector), (workspace)]
       bool fused = kernel == Kernel::GemmEpilogue;
       size_t w = fused ? 4 : 3;
-      cuda::GemmCall g;
-      g.batch = I(0), g.m = I(1), g.n = I(2), g.k = I(3);
-      g.transA = I(4) != 0, g.transB = I(5) != 0;
-      g.strideA = I(6), g.strideB = I(7), g.strideC = I(8);
-      g.beta = I(9) ? 1.0f : 0.0f;
-      g.alpha = static_cast<float>(F(0));
-      g.a = f(0), g.b = f(1), g.c = f(2);
-      g.inputType = in.ints()->size() > 10 ? static_cast<int>(I(10)) : 0;
-      g.epilogue = fused ? static_cast<int>(I(11)) : 0;
-      g.vector = fused ? f(3) : nullptr;
-      if (g.batch <= 0 || g.m <= 0 || g.n <= 0)
-        break;
-      if (g.k <= 0) { // an empty product (cuBLAS rejects ld = 0), as the CPU
-        if (g.beta == 0.0f)
-          cuda::fill(s, g.c, (g.batch - 1) * g.strideC + g.m * g.n, 0.0f);
-        if (g.epilogue == 1)
-          cuda::biasAdd(s, g.c, g.vector, g.c, g.batch * g.m, g.n);
-        else if (g.epilogue == 2)
-          cuda::fill(s, g.vector, g.m, 0.0f);
-        break;
+      cuda::GemmInstr g;
+      cuda::GemmCall &c = g.call;
+      c.batch = I(0), c.m = I(1), c.n = I(2), c.k = I(3);
+      c.transA = I(4) != 0, c.transB = I(5) != 0;
+      c.strideA = I(6), c.strideB = I(7), c.strideC = I(8);
+      c.beta = I(9) ? 1.0f : 0.0f;
+      c.alpha = static_cast<float>(F(0));
+      c.inputType = in.ints()->size() > 10 ? static_cast<int>(I(10)) : 0;
+      c.epilogue = fused ? static_cast<int>(I(11)) : 0;
+      c.vector = fused ? f(3) : nullptr;
+      g.a = buf[0], g.b = buf[1], g.c = buf[2];
+      g.bf16A = half(0), g.bf16B = half(1), g.bf16C = half(2);
+      if (nb > w) {
+        g.workspace = buf[w];
+        g.workspaceBytes = in.buffers()->Get(w)->bytes();
       }
-      char *workspace = nb > w ? buf[w] : nullptr;
-      int64_t workspaceBytes = nb > w ? in.buffers()->Get(w)->bytes() : 0;
-      // Offsets in the workspace rounded up to 256 bytes (what cuBLASLt's
-      // fastest kernels and its scratch want; the arena aligns to 64).
-      auto align = [&](int64_t offset) {
-        auto address = reinterpret_cast<uintptr_t>(workspace) + offset;
-        return offset + static_cast<int64_t>((256 - address % 256) % 256);
-      };
-      int64_t used = 0;
-      if (g.inputType != 0 && workspace) {
-        // 16-bit copies of A and B: 2 bytes per element of the 4 planned,
-        // so the alignment padding fits.
-        int64_t extentA = (g.batch - 1) * g.strideA + g.m * g.k;
-        int64_t extentB = (g.batch - 1) * g.strideB + g.k * g.n;
-        if (4 * (extentA + extentB) > workspaceBytes)
-          throw RuntimeError("gemm: the bf16 workspace is too small; the "
-                             "executable is damaged: recompile it");
-        int64_t offsetA = align(0);
-        int64_t offsetB = align(offsetA + 2 * extentA);
-        if (offsetB + 2 * extentB > workspaceBytes) { // tiny: no room to pad
-          offsetA = 0;
-          offsetB = 2 * extentA;
-        }
-        cuda::roundToHalf(s, f(0), workspace + offsetA, extentA,
-                          g.inputType == 2);
-        cuda::roundToHalf(s, f(1), workspace + offsetB, extentB,
-                          g.inputType == 2);
-        g.a = workspace + offsetA;
-        g.b = workspace + offsetB;
-        used = std::max(4 * (extentA + extentB), offsetB + 2 * extentB);
-      } else {
-        g.inputType = 0;
-      }
-      if (workspace && workspaceBytes > align(used)) {
-        g.workspace = workspace + align(used);
-        g.workspaceBytes = static_cast<size_t>(workspaceBytes - align(used));
-      }
-      // The bias gradient is the sum of the unrounded A (as on the CPU):
-      // with 16-bit inputs, cuBLASLt would sum the rounded copy, so the sum
-      // is its own kernel there.
-      int epilogue = g.epilogue;
-      if (epilogue == 2 && g.inputType != 0)
-        g.epilogue = 0;
-      if (lt_->run(g, s)) {
-        if (epilogue == 2 && g.epilogue == 0)
-          cuda::reduce(s, 0, f(0), g.vector, 1, g.k, g.m, scratch_);
-        break;
-      }
-      g.epilogue = epilogue;
-      // No cuBLASLt algorithm for this call: the GEMM, then the epilogue
-      // as its own kernel.
-      cuda::gemmEx(cublas_, s, g.batch, g.m, g.n, g.k, g.transA, g.transB,
-                   g.alpha, g.a, g.strideA, g.b, g.strideB, g.beta, g.c,
-                   g.strideC, g.inputType);
-      if (g.epilogue == 1)
-        cuda::biasAdd(s, g.c, g.vector, g.c, g.batch * g.m, g.n);
-      else if (g.epilogue == 2) // ferry's A is [k, m]: sum its rows
-        cuda::reduce(s, 0, f(0), g.vector, 1, g.k, g.m, scratch_);
+      cuda::runGemmInstr(g, *lt_, cublas_, scratch_, s);
       break;
     }
     case Kernel::Attention:     // [q, k, v, mask, out, lse]
@@ -686,7 +630,7 @@ private:
       cuda::takeGrad(s, f(0), f(1), I(0), I(1), I(2), I(3));
       break;
     case Kernel::BiasAdd:
-      cuda::biasAdd(s, f(0), f(1), f(2), I(0), I(1));
+      cuda::biasAdd(s, f(0), f(1), f(2), I(0), I(1), map(2, 0));
       break;
     case Kernel::Add:
     case Kernel::Sub:
@@ -697,25 +641,25 @@ private:
                    : kernel == Kernel::Sub ? 1
                    : kernel == Kernel::Mul ? 2
                                            : 3,
-                   f(0), f(1), f(2), I(0));
+                   f(0), f(1), f(2), I(0), map(2, 0, 1));
       break;
-    case Kernel::Accumulate:
-      cuda::accumulate(s, f(1), f(0), I(0));
+    case Kernel::Accumulate: // [src, dst]: dst += src
+      cuda::accumulate(s, f(1), f(0), I(0), map(-1, 1, 0));
       break;
     case Kernel::Scale:
-      cuda::scale(s, f(0), f(1), I(0), static_cast<float>(F(0)));
+      cuda::scale(s, f(0), f(1), I(0), static_cast<float>(F(0)), map(1, 0));
       break;
     case Kernel::Gelu:
-      cuda::gelu(s, f(0), f(1), I(0));
+      cuda::gelu(s, f(0), f(1), I(0), map(1, 0));
       break;
     case Kernel::GeluGrad:
-      cuda::geluGrad(s, f(0), f(1), f(2), I(0));
+      cuda::geluGrad(s, f(0), f(1), f(2), I(0), map(2, 0, 1));
       break;
     case Kernel::Tanh:
-      cuda::tanhForward(s, f(0), f(1), I(0));
+      cuda::tanhForward(s, f(0), f(1), I(0), map(1, 0));
       break;
     case Kernel::TanhGrad:
-      cuda::tanhGrad(s, f(0), f(1), f(2), I(0));
+      cuda::tanhGrad(s, f(0), f(1), f(2), I(0), map(2, 0, 1));
       break;
     case Kernel::LayerNorm:
       cuda::layerNorm(s, f(0), f(1), f(2), f(3), I(0), I(1),

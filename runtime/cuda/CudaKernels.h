@@ -29,6 +29,8 @@ namespace ferry::cuda {
 
 // x rounded (to nearest even) to bf16, or to fp16 with `fp16`, into `out`
 // (2 bytes per element).
+// out = the fp32 values of n bf16 words.
+void expandBf16(cudaStream_t stream, const void *x, float *out, int64_t n);
 void roundToHalf(cudaStream_t stream, const float *x, void *out, int64_t n,
                  bool fp16);
 
@@ -88,19 +90,28 @@ void take(cudaStream_t s, const float *x, float *out, int64_t outer,
           int64_t size, int64_t inner, int64_t index);
 void takeGrad(cudaStream_t s, const float *dy, float *dx, int64_t outer,
               int64_t size, int64_t inner, int64_t index);
+// The element-wise maps take their tensors as fp32 or bf16 (`bf16`: bits of
+// MapBits, for the result and the first and second inputs in the order
+// each declares them; Kernels.def's FERRY_BF16 storage).
+enum MapBits : unsigned { kMapOut = 1, kMapA = 2, kMapB = 4 };
 void biasAdd(cudaStream_t s, const float *x, const float *bias, float *out,
-             int64_t rows, int64_t cols);
+             int64_t rows, int64_t cols, unsigned bf16 = 0);
 // op: 0 add, 1 sub, 2 mul, 3 div (cpu::Binary).
 void binary(cudaStream_t s, int32_t op, const float *a, const float *b,
-            float *out, int64_t n);
-void accumulate(cudaStream_t s, float *dst, const float *src, int64_t n);
-void scale(cudaStream_t s, const float *x, float *out, int64_t n, float factor);
-void gelu(cudaStream_t s, const float *x, float *out, int64_t n);
+            float *out, int64_t n, unsigned bf16 = 0);
+// dst += src: a is dst, b is src.
+void accumulate(cudaStream_t s, float *dst, const float *src, int64_t n,
+                unsigned bf16 = 0);
+void scale(cudaStream_t s, const float *x, float *out, int64_t n, float factor,
+           unsigned bf16 = 0);
+void gelu(cudaStream_t s, const float *x, float *out, int64_t n,
+          unsigned bf16 = 0);
 void geluGrad(cudaStream_t s, const float *x, const float *dy, float *dx,
-              int64_t n);
-void tanhForward(cudaStream_t s, const float *x, float *out, int64_t n);
+              int64_t n, unsigned bf16 = 0);
+void tanhForward(cudaStream_t s, const float *x, float *out, int64_t n,
+                 unsigned bf16 = 0);
 void tanhGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
-              int64_t n);
+              int64_t n, unsigned bf16 = 0);
 void layerNorm(cudaStream_t s, const float *x, const float *scale,
                const float *bias, float *out, int64_t rows, int64_t cols,
                float eps);

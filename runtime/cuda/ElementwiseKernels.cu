@@ -17,6 +17,11 @@ __global__ void toBf16Kernel(const float *x, __nv_bfloat16 *out, int64_t n) {
   FERRY_FOR(i, n) out[i] = __float2bfloat16_rn(x[i]);
 }
 
+__global__ void fromBf16Kernel(const __nv_bfloat16 *x, float *out,
+                               int64_t n) {
+  FERRY_FOR(i, n) out[i] = __bfloat162float(x[i]);
+}
+
 __global__ void toFp16Kernel(const float *x, __half *out, int64_t n) {
   FERRY_FOR(i, n) out[i] = __float2half_rn(x[i]);
 }
@@ -131,6 +136,11 @@ void roundToHalf(cudaStream_t stream, const float *x, void *out, int64_t n,
                static_cast<__nv_bfloat16 *>(out), n);
 }
 
+void expandBf16(cudaStream_t stream, const void *x, float *out, int64_t n) {
+  launchOver(stream, "bf16 to fp32", n, fromBf16Kernel,
+             static_cast<const __nv_bfloat16 *>(x), out, n);
+}
+
 void fill(cudaStream_t s, float *out, int64_t n, float value) {
   launchOver(s, "fill", n, fillKernel<float>, out, n, value);
 }
@@ -163,40 +173,46 @@ void takeGrad(cudaStream_t s, const float *dy, float *dx, int64_t outer,
 }
 
 void biasAdd(cudaStream_t s, const float *x, const float *bias, float *out,
-             int64_t rows, int64_t cols) {
-  launchMap(s, "bias_add", rows * cols, BiasAddOp{bias, cols}, out, x);
+             int64_t rows, int64_t cols, unsigned bf16) {
+  launchMap(s, "bias_add", rows * cols, BiasAddOp{bias, cols}, out, x, nullptr,
+            bf16);
 }
 
 void binary(cudaStream_t s, int32_t op, const float *a, const float *b,
-            float *out, int64_t n) {
-  launchMap(s, "binary", n, BinaryOp{op}, out, a, b);
+            float *out, int64_t n, unsigned bf16) {
+  launchMap(s, "binary", n, BinaryOp{op}, out, a, b, bf16);
 }
 
-void accumulate(cudaStream_t s, float *dst, const float *src, int64_t n) {
-  launchMap(s, "accumulate", n, BinaryOp{0}, dst, dst, src);
+void accumulate(cudaStream_t s, float *dst, const float *src, int64_t n,
+                unsigned bf16) {
+  // dst is both the result and the first input.
+  unsigned bits = bf16 & kMapA ? bf16 | kMapOut : bf16 & ~unsigned(kMapOut);
+  launchMap(s, "accumulate", n, BinaryOp{0}, dst, dst, src, bits);
 }
 
 void scale(cudaStream_t s, const float *x, float *out, int64_t n,
-           float factor) {
-  launchMap(s, "scale", n, ScaleOp{factor}, out, x);
+           float factor, unsigned bf16) {
+  launchMap(s, "scale", n, ScaleOp{factor}, out, x, nullptr, bf16);
 }
 
-void gelu(cudaStream_t s, const float *x, float *out, int64_t n) {
-  launchMap(s, "gelu", n, GeluOp{}, out, x);
+void gelu(cudaStream_t s, const float *x, float *out, int64_t n,
+          unsigned bf16) {
+  launchMap(s, "gelu", n, GeluOp{}, out, x, nullptr, bf16);
 }
 
 void geluGrad(cudaStream_t s, const float *x, const float *dy, float *dx,
-              int64_t n) {
-  launchMap(s, "gelu_grad", n, GeluGradOp{}, dx, x, dy);
+              int64_t n, unsigned bf16) {
+  launchMap(s, "gelu_grad", n, GeluGradOp{}, dx, x, dy, bf16);
 }
 
-void tanhForward(cudaStream_t s, const float *x, float *out, int64_t n) {
-  launchMap(s, "tanh", n, TanhOp{}, out, x);
+void tanhForward(cudaStream_t s, const float *x, float *out, int64_t n,
+                 unsigned bf16) {
+  launchMap(s, "tanh", n, TanhOp{}, out, x, nullptr, bf16);
 }
 
 void tanhGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
-              int64_t n) {
-  launchMap(s, "tanh_grad", n, TanhGradOp{}, dx, y, dy);
+              int64_t n, unsigned bf16) {
+  launchMap(s, "tanh_grad", n, TanhGradOp{}, dx, y, dy, bf16);
 }
 
 void transpose(cudaStream_t s, const float *x, float *out, int32_t rank,

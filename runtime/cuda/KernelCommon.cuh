@@ -4,8 +4,10 @@
 // gets its own copy (anonymous namespace): nvcc compiles each file alone.
 #pragma once
 
+#include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/Launch.h"
 
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -105,48 +107,95 @@ void launchOver(cudaStream_t s, const char *what, int64_t n,
   launch(what, kernel, dim3(blocksFor(n)), dim3(kThreads), 0, s, args...);
 }
 
+// Element i of a buffer that holds fp32, or bf16 (2-byte words, the
+// storage Kernels.def's FERRY_BF16 allows): read as fp32, written rounded
+// to nearest even.
+__device__ inline float loadAt(const void *p, bool bf16, int64_t i) {
+  return bf16 ? __bfloat162float(static_cast<const __nv_bfloat16 *>(p)[i])
+              : static_cast<const float *>(p)[i];
+}
+__device__ inline void storeAt(void *p, bool bf16, int64_t i, float v) {
+  if (bf16)
+    static_cast<__nv_bfloat16 *>(p)[i] = __float2bfloat16_rn(v);
+  else
+    static_cast<float *>(p)[i] = v;
+}
+// Elements 4q .. 4q + 3: one 128-bit access for fp32, one 64-bit for bf16.
+struct alignas(8) Bf16x4 {
+  __nv_bfloat16 v[4];
+};
+__device__ inline float4 load4(const void *p, bool bf16, int64_t q) {
+  if (!bf16)
+    return static_cast<const float4 *>(p)[q];
+  Bf16x4 w = static_cast<const Bf16x4 *>(p)[q];
+  return make_float4(__bfloat162float(w.v[0]), __bfloat162float(w.v[1]),
+                     __bfloat162float(w.v[2]), __bfloat162float(w.v[3]));
+}
+__device__ inline void store4(void *p, bool bf16, int64_t q, float4 r) {
+  if (!bf16) {
+    static_cast<float4 *>(p)[q] = r;
+    return;
+  }
+  Bf16x4 w;
+  w.v[0] = __float2bfloat16_rn(r.x);
+  w.v[1] = __float2bfloat16_rn(r.y);
+  w.v[2] = __float2bfloat16_rn(r.z);
+  w.v[3] = __float2bfloat16_rn(r.w);
+  static_cast<Bf16x4 *>(p)[q] = w;
+}
+
 // Element-wise maps, 128-bit wide: out[i] = op(i, a[i], b[i]) (b unused by
-// one-input ops). Where out, a and b are all 16-byte aligned (the arena
-// aligns buffers to 64 bytes; a view into one may not be), each thread
-// loads and stores four consecutive elements as one float4 and the last n %
-// 4 go element by element; otherwise every element alone. out may be a or b.
+// one-input ops), each operand fp32 or bf16 (`bf16`, MapBits in CudaKernels.h). Where
+// every operand is aligned to four of its elements (the arena aligns
+// buffers to 64 bytes; a view into one may not be), each thread loads and
+// stores four consecutive elements at once (a float4, or four bf16 in 64
+// bits) and the last n % 4 go element by element; otherwise every element
+// alone. out may be a or b.
 template <typename Op>
-__global__ void mapKernel(Op op, float *out, const float *a, const float *b,
-                          int64_t n, bool vectors) {
+__global__ void mapKernel(Op op, void *out, const void *a, const void *b,
+                          int64_t n, bool vectors, unsigned bf16) {
+  bool ho = bf16 & kMapOut, ha = bf16 & kMapA, hb = bf16 & kMapB;
   if (vectors) {
     int64_t quads = n / 4;
     FERRY_FOR(q, quads) {
-      float4 x = reinterpret_cast<const float4 *>(a)[q];
-      float4 y = b ? reinterpret_cast<const float4 *>(b)[q] : x;
+      float4 x = load4(a, ha, q);
+      float4 y = b ? load4(b, hb, q) : x;
       int64_t i = 4 * q;
       float4 r;
       r.x = op(i, x.x, y.x);
       r.y = op(i + 1, x.y, y.y);
       r.z = op(i + 2, x.z, y.z);
       r.w = op(i + 3, x.w, y.w);
-      reinterpret_cast<float4 *>(out)[q] = r;
+      store4(out, ho, q, r);
     }
     FERRY_FOR(t, n - 4 * quads) {
       int64_t i = 4 * quads + t;
-      out[i] = op(i, a[i], b ? b[i] : 0.0f);
+      storeAt(out, ho, i, op(i, loadAt(a, ha, i), b ? loadAt(b, hb, i) : 0.0f));
     }
     return;
   }
-  FERRY_FOR(i, n) out[i] = op(i, a[i], b ? b[i] : 0.0f);
+  FERRY_FOR(i, n)
+  storeAt(out, ho, i, op(i, loadAt(a, ha, i), b ? loadAt(b, hb, i) : 0.0f));
 }
 
 inline bool aligned16(const void *p) {
   return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 }
+// Aligned to four elements: 16 bytes for fp32, 8 for bf16.
+inline bool alignedQuad(const void *p, bool bf16) {
+  return reinterpret_cast<uintptr_t>(p) % (bf16 ? 8 : 16) == 0;
+}
 
 template <typename Op>
-void launchMap(cudaStream_t s, const char *what, int64_t n, Op op, float *out,
-               const float *a, const float *b = nullptr) {
+void launchMap(cudaStream_t s, const char *what, int64_t n, Op op, void *out,
+               const void *a, const void *b = nullptr, unsigned bf16 = 0) {
   if (n <= 0)
     return;
-  bool vectors = aligned16(out) && aligned16(a) && (!b || aligned16(b));
+  bool vectors = alignedQuad(out, bf16 & kMapOut) &&
+                 alignedQuad(a, bf16 & kMapA) &&
+                 (!b || alignedQuad(b, bf16 & kMapB));
   launch(what, mapKernel<Op>, dim3(blocksFor(vectors ? (n + 3) / 4 : n)),
-         dim3(kThreads), 0, s, op, out, a, b, n, vectors);
+         dim3(kThreads), 0, s, op, out, a, b, n, vectors, bf16);
 }
 
 // One block of kThreads per row: the row kernels (layer norm, softmax,

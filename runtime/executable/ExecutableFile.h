@@ -22,7 +22,7 @@
 
 namespace ferry {
 
-constexpr uint32_t kExecutableFormatVersion = 3;
+constexpr uint32_t kExecutableFormatVersion = 4;
 
 class ExecutableError : public std::runtime_error {
 public:

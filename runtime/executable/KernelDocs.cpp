@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <string>
+#include <string_view>
 
 using namespace ferry::kernels;
 
@@ -54,7 +55,9 @@ int main(int argc, char **argv) {
       "(or of host memory for `load`/`store`); *elements* is how many the "
       "buffer must hold, from the integer parameters, checked by both "
       "backends before every call (0: not checked there). Parameters are in "
-      "order; optional ones may be left off the end.\n";
+      "order; optional ones may be left off the end. A buffer that may be "
+      "stored as bf16 (2 bytes an element; training.bf16_activations, the "
+      "call's bf16 mask) says when.\n";
   for (uint16_t k = 0; k < kKernelCount; ++k) {
     const Signature &s = signature(static_cast<Kernel>(k));
     md += "\n## `" + std::string(s.name) + "`\n\n" + s.doc + ".\n\n";
@@ -79,6 +82,13 @@ int main(int argc, char **argv) {
     for (const auto &[condition, message] : s.checks)
       md += "\nRequires `" + std::string(condition) + "` (else: " + message +
             ").\n";
+    for (const BufferParameter &b : s.buffers)
+      if (b.bf16If)
+        md += "\n`" + std::string(b.name) + "` may be stored as bf16" +
+              (std::string_view(b.bf16If) == "true"
+                   ? std::string()
+                   : " when `" + std::string(b.bf16If) + "`") +
+              ".\n";
     if (!s.disjoint.empty()) {
       md += "\nMay not overlap (written, other):";
       for (const auto &[written, other] : s.disjoint)

@@ -4,6 +4,7 @@
 #include "runtime/executable/KernelTable.h"
 
 #include <limits>
+#include <string_view>
 
 using namespace ferry::kernels;
 
@@ -121,6 +122,10 @@ struct Cursor {
       resolved.buffers[b].writes = writesIn(role);
     }
   }
+  void allowBf16(size_t b) {
+    if (b < resolved.buffers.size())
+      resolved.buffers[b].bf16 = true;
+  }
   void disjoint(size_t written, size_t other) {
     if (written < resolved.buffers.size() && other < resolved.buffers.size())
       resolved.disjoint.push_back({written, other});
@@ -168,6 +173,10 @@ std::vector<Signature> buildTable() {
   at(Kernel::E).accessRules.push_back({#buffer, #condition, Role::role});
 #define FERRY_DISJOINT(E, written, other)                                      \
   at(Kernel::E).disjoint.push_back({#written, #other});
+#define FERRY_BF16(E, buffer, condition)                                       \
+  for (BufferParameter & p : at(Kernel::E).buffers)                            \
+    if (std::string_view(p.name) == #buffer)                                   \
+      p.bf16If = #condition;
 #include "runtime/executable/Kernels.def"
 #undef FERRY_KERNEL
 #undef FERRY_INT
@@ -180,6 +189,7 @@ std::vector<Signature> buildTable() {
 #undef FERRY_BUFFER_REST
 #undef FERRY_ACCESS_IF
 #undef FERRY_DISJOINT
+#undef FERRY_BF16
   return t;
 }
 
@@ -256,6 +266,9 @@ Resolved ferry::kernels::resolve(Kernel kernel,
     ferry_cursor_.setRole(buffer##_buffer, Role::role);
 #define FERRY_DISJOINT(E, written, other)                                      \
   ferry_cursor_.disjoint(written##_buffer, other##_buffer);
+#define FERRY_BF16(E, buffer, condition)                                       \
+  if (condition)                                                               \
+    ferry_cursor_.allowBf16(buffer##_buffer);
 #include "runtime/executable/Kernels.def"
 #undef FERRY_KERNEL
 #undef FERRY_INT
@@ -267,6 +280,7 @@ Resolved ferry::kernels::resolve(Kernel kernel,
 #undef FERRY_BUFFER_REST
 #undef FERRY_ACCESS_IF
 #undef FERRY_DISJOINT
+#undef FERRY_BF16
   } break;
   }
   return ferry_resolved_;

@@ -47,6 +47,8 @@ struct BufferParameter {
   ElementType type;
   Parameter::Kind kind;
   const char *elements; // the expression, as written
+  // FERRY_BF16: may be stored as bf16 while this holds (null: never).
+  const char *bf16If = nullptr;
 };
 
 struct Signature {
@@ -73,6 +75,7 @@ struct BufferUse {
   bool reads = false, writes = false;
   ElementType type = ElementType::F32;
   int64_t elements = 0; // the buffer must hold this many (-1: overflow)
+  bool bf16 = false;    // may be stored as bf16 (FERRY_BF16 holds)
 };
 struct Resolved {
   std::vector<BufferUse> buffers;                  // one per buffer given

@@ -47,7 +47,8 @@ void ferry::validateExecutable(const fxe::Executable &exe_,
       if (d < 0 || __builtin_mul_overflow(elements, d, &elements))
         throw RuntimeError("state " + s->name()->str() + " has a bad shape");
     int64_t bytes = 0, end = 0;
-    if (s->offset() < 0 || __builtin_mul_overflow(elements, 4, &bytes) ||
+    int64_t width = s->dtype() == fxe::DType_BF16 ? 2 : 4;
+    if (s->offset() < 0 || __builtin_mul_overflow(elements, width, &bytes) ||
         s->bytes() != bytes ||
         __builtin_add_overflow(s->offset(), s->bytes(), &end) ||
         end > (s->host() ? exe_.host_bytes() : exe_.state_bytes()) ||
@@ -130,11 +131,24 @@ void ferry::checkKernelCall(const fxe::Instr &in,
     throw RuntimeError(
         fmt::format("{}: {}; the executable is damaged: recompile it", name,
                     r.failedCheck));
+  uint64_t bf16 = in.bf16_buffers();
+  if (nb < 64 && (bf16 >> nb) != 0)
+    throw RuntimeError(fmt::format(
+        "kernel {} marks buffer {} as bf16 but has {} buffers; the executable "
+        "is damaged or was edited: recompile it",
+        name, 63 - __builtin_clzll(bf16), nb));
   for (size_t b = 0; b < nb; ++b) {
     const kernels::BufferUse &use = r.buffers[b];
+    bool half = b < 64 && (bf16 >> b & 1);
+    if (half && !use.bf16)
+      throw RuntimeError(fmt::format(
+          "kernel {} stores its buffer {} as bf16, which it cannot take "
+          "there; the executable is damaged or was edited: recompile it",
+          name, b));
     int64_t need = 0;
     if (use.elements < 0 ||
-        __builtin_mul_overflow(use.elements, kernels::elementBytes(use.type),
+        __builtin_mul_overflow(use.elements,
+                               half ? 2 : kernels::elementBytes(use.type),
                                &need))
       need = -1;
     if (need < 0 || need > in.buffers()->Get(b)->bytes())

@@ -1,10 +1,13 @@
 // The CPU backend's replay: affine addresses over loop registers, and the
 // checks that turn a damaged program into an error naming the kernel instead
 // of an out-of-bounds access.
+#include "runtime/cpu/Bf16Staging.h"
 #include "runtime/cpu/CpuBackend.h"
+#include "runtime/cpu/CpuKernels.h"
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <memory>
 
 using namespace ferry;
@@ -29,7 +32,8 @@ struct ProgramBuilder {
   void kernel(
       uint16_t k,
       std::vector<std::tuple<int64_t, int64_t, std::vector<int64_t>>> buffers,
-      std::vector<int64_t> ints, std::vector<double> floats = {}) {
+      std::vector<int64_t> ints, std::vector<double> floats = {},
+      uint64_t bf16 = 0) {
     std::vector<flatbuffers::Offset<fxe::Ref>> refs;
     for (auto &[offset, bytes, coeffs] : buffers)
       refs.push_back(fxe::CreateRef(fbb, affine(offset, coeffs), bytes));
@@ -44,6 +48,7 @@ struct ProgramBuilder {
     b.add_buffers(r);
     b.add_ints(i);
     b.add_floats(f);
+    b.add_bf16_buffers(bf16);
     instrs.push_back(b.Finish());
   }
   void loop(int64_t count, int32_t body, int32_t reg, int32_t parity = -1) {
@@ -73,6 +78,16 @@ struct ProgramBuilder {
         fbb.CreateVector(shape), fxe::DType_I32, fxe::Init_Zeros, 0.0,
         fbb.CreateString(name), false, false, 0, /*host=*/false));
     stateBytes = std::max(stateBytes, offset + count * 4);
+  }
+  // A bf16 device state of `count` elements at `offset` in the arena.
+  void deviceBf16State(const std::string &name, int64_t offset,
+                       int64_t count) {
+    std::vector<int64_t> shape = {count};
+    states.push_back(fxe::CreateState(
+        fbb, fbb.CreateString(name), fxe::Role_Stash, offset, count * 2,
+        fbb.CreateVector(shape), fxe::DType_BF16, fxe::Init_Zeros, 0.0,
+        fbb.CreateString(name), false, false, 0, /*host=*/false));
+    stateBytes = std::max(stateBytes, offset + count * 2);
   }
   int64_t stateBytes = 0;
   const fxe::Executable &finish(int64_t arena, int32_t registers) {
@@ -357,4 +372,72 @@ TEST(CpuBackend, CollectivesOnOneProcess) {
               "but this run has 1 process; start it with `mpirun -np 2` or "
               "recompile with --set execution.data_parallel=1");
   }
+}
+
+// bf16 words: round to nearest, ties to even; NaN to the canonical quiet
+// NaN the GPU's conversion gives (0x7fff); infinities and signs kept.
+TEST(Bf16Storage, WordsRoundToNearestEven) {
+  auto word = [](float f) {
+    uint16_t w;
+    cpu::toBf16Words(&f, &w, 1);
+    return w;
+  };
+  EXPECT_EQ(word(1.0f), 0x3f80);
+  EXPECT_EQ(word(1.0f + 0x1p-8f), 0x3f80);      // a tie: to the even 1.0
+  EXPECT_EQ(word(1.0f + 3 * 0x1p-8f), 0x3f82);  // a tie: to the even above
+  EXPECT_EQ(word(1.0f + 0x1p-8f + 0x1p-12f), 0x3f81); // above half: up
+  EXPECT_EQ(word(-2.5f), 0xc020);
+  EXPECT_EQ(word(std::numeric_limits<float>::infinity()), 0x7f80);
+  EXPECT_EQ(word(std::numeric_limits<float>::quiet_NaN()), 0x7fff);
+  EXPECT_EQ(word(-std::numeric_limits<float>::quiet_NaN()), 0x7fff);
+  uint16_t w = 0xbf40;
+  float back;
+  cpu::fromBf16Words(&w, &back, 1);
+  EXPECT_EQ(back, -0.75f);
+}
+
+// A call with bf16 buffers computes in fp32 on their values and rounds what
+// it writes: gelu from a bf16 x into a bf16 y equals rounding the fp32 gelu
+// of x's values; accumulate into a bf16 accumulator in place reads it first.
+TEST(Bf16Storage, CpuKernelsReadAndRoundBf16Buffers) {
+  const int64_t n = 11; // not a multiple of any vector width
+  ProgramBuilder p;
+  p.deviceBf16State("x", 0, n);
+  p.deviceBf16State("y", 64, n);
+  p.kernel(kGelu, {{0, 2 * n, {}}, {64, 2 * n, {}}}, {n}, {}, 3);
+  p.kernel(kAccumulate, {{0, 2 * n, {}}, {64, 2 * n, {}}}, {n}, {}, 3);
+  const fxe::Executable &exe = p.finish(128, 0);
+  CpuBackend backend(exe, std::nullopt);
+  std::vector<float> x(n);
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = 0.37f * static_cast<float>(i) - 1.9f;
+  std::vector<uint16_t> xw(n), yw(n);
+  cpu::toBf16Words(x.data(), xw.data(), n);
+  backend.write(exe.states()->Get(0), 0, xw.data(), 2 * n);
+  backend.run("p", {});
+  backend.read(exe.states()->Get(1), 0, yw.data(), 2 * n);
+  std::vector<float> xv(n), g(n), want(n);
+  cpu::fromBf16Words(xw.data(), xv.data(), n);
+  cpu::gelu(xv.data(), g.data(), n);
+  std::vector<uint16_t> gw(n), ww(n);
+  cpu::toBf16Words(g.data(), gw.data(), n);
+  std::vector<float> gv(n);
+  cpu::fromBf16Words(gw.data(), gv.data(), n);
+  for (int64_t i = 0; i < n; ++i)
+    want[i] = gv[i] + xv[i];
+  cpu::toBf16Words(want.data(), ww.data(), n);
+  EXPECT_EQ(yw, ww);
+}
+
+// A bf16 mask on a buffer Kernels.def does not declare FERRY_BF16 is a
+// damaged executable, and so is a bf16 buffer sized for fp32's half.
+TEST(Bf16Storage, MasksTheKernelTableForbidsAreRefused) {
+  ProgramBuilder p;
+  p.kernel(kFill, {{0, 16, {}}}, {8}, {1.0}, 1);
+  EXPECT_NE(runError(p.finish(64, 0)).find("which it cannot take there"),
+            std::string::npos);
+  ProgramBuilder q;
+  q.kernel(kGelu, {{0, 32, {}}, {32, 8, {}}}, {8}, {}, 2);
+  EXPECT_NE(runError(q.finish(64, 0)).find("needs 16 bytes in buffer 1"),
+            std::string::npos);
 }

@@ -101,7 +101,7 @@ TEST(ExecutableFile, OtherFormatVersion) {
   writeAll(path, data);
   std::string error = loadError(path);
   EXPECT_NE(error.find("has executable format version 7, this ferry reads "
-                       "version 3"),
+                       "version 4"),
             std::string::npos)
       << error;
   std::remove(path.c_str());

@@ -101,3 +101,29 @@ rt.program @p inputs [] registers 0 transient 0 {
   // expected-error @+1 {{id must be in [0, 16777216), found -1}}
   rt.buffer -1 size 64
 }
+
+// -----
+
+// Tests that only buffers Kernels.def declares FERRY_BF16 are stored as
+// bf16: gelu's x and out are, fill's dst is not.
+rt.program @p inputs [] registers 0 transient 0 {
+  rt.kernel "gelu" buffers [array<i64: 32, 0>, array<i64: 32, 64>] ints [array<i64: 16>] floats [] {bf16 = 3 : i64}
+  // expected-error @+1 {{stores buffer 0 as bf16, which kernel 'fill' cannot take (Kernels.def: FERRY_BF16)}}
+  rt.kernel "fill" buffers [array<i64: 32, 0>] ints [array<i64: 8>] floats [0.0] {bf16 = 1 : i64}
+}
+
+// -----
+
+// Tests that the mask names only the call's buffers.
+rt.program @p inputs [] registers 0 transient 0 {
+  // expected-error @+1 {{stores buffer 2 as bf16, which kernel 'gelu' cannot take (Kernels.def: FERRY_BF16)}}
+  rt.kernel "gelu" buffers [array<i64: 32, 0>, array<i64: 32, 64>] ints [array<i64: 16>] floats [] {bf16 = 4 : i64}
+}
+
+// -----
+
+// Tests that the mask is a positive integer.
+rt.program @p inputs [] registers 0 transient 0 {
+  // expected-error @+1 {{bf16 must be a positive integer (a mask of the buffers stored as bf16), found "x"}}
+  rt.kernel "gelu" buffers [array<i64: 32, 0>, array<i64: 32, 64>] ints [array<i64: 16>] floats [] {bf16 = "x"}
+}

@@ -1,0 +1,119 @@
+// One gemm / gemm_epilogue instruction on the CUDA backend (GemmInstr.h).
+#include "runtime/cuda/GemmInstr.h"
+
+#include "runtime/Error.h"
+#include "runtime/cuda/CudaKernels.h"
+
+#include <algorithm>
+
+namespace ferry::cuda {
+
+void runGemmInstr(const GemmInstr &instr, LtGemm &lt, cublasHandle_t cublas,
+                  double *scratch, cudaStream_t s) {
+  GemmCall g = instr.call;
+  g.a = instr.a, g.b = instr.b, g.c = reinterpret_cast<float *>(instr.c);
+  if (g.batch <= 0 || g.m <= 0 || g.n <= 0)
+    return;
+  char *workspace = instr.workspace;
+  int64_t workspaceBytes = workspace ? instr.workspaceBytes : 0;
+  if ((instr.bf16A || instr.bf16B || instr.bf16C) &&
+      (g.inputType != 1 || !workspace))
+    throw RuntimeError("gemm: a bf16-stored operand needs bf16 products and "
+                       "the planned workspace; the executable is damaged: "
+                       "recompile it");
+  // Offsets in the workspace rounded up to 256 bytes (what cuBLASLt's
+  // fastest kernels and its scratch want; the arena aligns to 64).
+  auto align = [&](int64_t offset) {
+    auto address = reinterpret_cast<uintptr_t>(workspace) + offset;
+    return offset + static_cast<int64_t>((256 - address % 256) % 256);
+  };
+  // The workspace: 16-bit copies of A and B (2 bytes per element of the 4
+  // planned, so the alignment padding fits), then the fp32 result when c
+  // is stored as bf16, then cuBLASLt's scratch.
+  int64_t extentA = (g.batch - 1) * g.strideA + g.m * g.k;
+  int64_t extentB = (g.batch - 1) * g.strideB + g.k * g.n;
+  int64_t extentC = (g.batch - 1) * g.strideC + g.m * g.n;
+  bool rounded = g.inputType != 0 && workspace;
+  int64_t used = 0, offsetA = 0, offsetB = 0;
+  if (rounded) {
+    if (4 * (extentA + extentB) > workspaceBytes)
+      throw RuntimeError("gemm: the bf16 workspace is too small; the "
+                         "executable is damaged: recompile it");
+    offsetA = align(0);
+    offsetB = align(offsetA + 2 * extentA);
+    if (offsetB + 2 * extentB > workspaceBytes) { // tiny: no room to pad
+      offsetA = 0;
+      offsetB = 2 * extentA;
+    }
+    used = std::max(4 * (extentA + extentB), offsetB + 2 * extentB);
+  } else {
+    g.inputType = 0;
+  }
+  float *staged = nullptr; // the fp32 result of a bf16 c
+  if (instr.bf16C) {
+    int64_t offsetC = align(used);
+    if (offsetC + 4 * extentC > workspaceBytes)
+      throw RuntimeError("gemm: the workspace has no room for the fp32 "
+                         "result of a bf16 c; the executable is damaged: "
+                         "recompile it");
+    staged = reinterpret_cast<float *>(workspace + offsetC);
+    if (g.beta != 0.0f) // accumulating: c's values first
+      expandBf16(s, instr.c, staged, extentC);
+    g.c = staged;
+    used = offsetC + 4 * extentC;
+  }
+  auto finish = [&] {
+    if (staged) // rounded once, as the CPU's emulation
+      roundToHalf(s, staged, instr.c, extentC, false);
+  };
+  if (g.k <= 0) { // an empty product (cuBLAS rejects ld = 0), as the CPU
+    if (g.beta == 0.0f)
+      fill(s, g.c, extentC, 0.0f);
+    if (g.epilogue == 1)
+      biasAdd(s, g.c, g.vector, g.c, g.batch * g.m, g.n);
+    else if (g.epilogue == 2)
+      fill(s, g.vector, g.m, 0.0f);
+    finish();
+    return;
+  }
+  // An operand stored as bf16 is read where it is: no copy.
+  if (rounded) {
+    if (!instr.bf16A)
+      roundToHalf(s, reinterpret_cast<const float *>(instr.a),
+                  workspace + offsetA, extentA, g.inputType == 2);
+    if (!instr.bf16B)
+      roundToHalf(s, reinterpret_cast<const float *>(instr.b),
+                  workspace + offsetB, extentB, g.inputType == 2);
+    g.a = instr.bf16A ? static_cast<void *>(instr.a) : workspace + offsetA;
+    g.b = instr.bf16B ? static_cast<void *>(instr.b) : workspace + offsetB;
+  }
+  if (workspace && workspaceBytes > align(used)) {
+    g.workspace = workspace + align(used);
+    g.workspaceBytes = static_cast<size_t>(workspaceBytes - align(used));
+  }
+  // The bias gradient is the sum of the unrounded A (as on the CPU): with
+  // 16-bit inputs, cuBLASLt would sum the rounded copy, so the sum is its
+  // own kernel there (A is never bf16-stored with this epilogue).
+  const auto *fp32A = reinterpret_cast<const float *>(instr.a);
+  int epilogue = g.epilogue;
+  if (epilogue == 2 && g.inputType != 0)
+    g.epilogue = 0;
+  if (lt.run(g, s)) {
+    if (epilogue == 2 && g.epilogue == 0)
+      reduce(s, 0, fp32A, g.vector, 1, g.k, g.m, scratch);
+    finish();
+    return;
+  }
+  g.epilogue = epilogue;
+  // No cuBLASLt algorithm for this call: the GEMM, then the epilogue as its
+  // own kernel.
+  gemmEx(cublas, s, g.batch, g.m, g.n, g.k, g.transA, g.transB, g.alpha, g.a,
+         g.strideA, g.b, g.strideB, g.beta, g.c, g.strideC, g.inputType);
+  if (g.epilogue == 1)
+    biasAdd(s, g.c, g.vector, g.c, g.batch * g.m, g.n);
+  else if (g.epilogue == 2) // ferry's A is [k, m]: sum its rows
+    reduce(s, 0, fp32A, g.vector, 1, g.k, g.m, scratch);
+  finish();
+}
+
+} // namespace ferry::cuda

@@ -1,0 +1,31 @@
+// One `gemm` / `gemm_epilogue` instruction on the CUDA backend: its operands
+// as the executable gives them (fp32, or bf16 where the call's mask says:
+// training.bf16_activations), rounded into the planned workspace where
+// the products are 16-bit and the operand is fp32, the result through the
+// workspace in fp32 when it is stored as bf16, then cuBLASLt (with the
+// epilogue) or, when it has no algorithm, cuBLAS and the epilogue as its
+// own kernel.
+#pragma once
+
+#include "runtime/cuda/LtGemm.h"
+
+#include <cstdint>
+
+typedef struct cublasContext *cublasHandle_t;
+
+namespace ferry::cuda {
+
+struct GemmInstr {
+  GemmCall call; // shape, strides, alpha, beta, inputType, epilogue, vector
+  char *a = nullptr, *b = nullptr, *c = nullptr;
+  bool bf16A = false, bf16B = false, bf16C = false;
+  char *workspace = nullptr; // null: none planned
+  int64_t workspaceBytes = 0;
+};
+
+// Throws RuntimeError when the workspace cannot hold what the call needs
+// (a damaged executable).
+void runGemmInstr(const GemmInstr &instr, LtGemm &lt, cublasHandle_t cublas,
+                  double *scratch, cudaStream_t s);
+
+} // namespace ferry::cuda
