@@ -92,7 +92,7 @@ __device__ void warpProduct(const T *A, int lda, const T *B, int ldb, float *C,
 // at its row 0; rows a.rowStride() apart), rounded to T, rows past seq and
 // columns past dim zero. Block-wide.
 template <typename T>
-__device__ void loadTile(T *tile, const float *head, int64_t first, int rows,
+__device__ void loadTile(T *tile, View head, int64_t first, int rows,
                          const AttentionShape &a, int dp) {
   int64_t stride = a.rowStride();
   for (int e = threadIdx.x; e < rows * dp; e += blockDim.x) {
@@ -157,9 +157,9 @@ template <typename T> struct ForwardShared {
 };
 
 template <typename T>
-__global__ void attentionForward(const float *q, const float *k, const float *v,
-                                 const float *mask, float *out, float *lse,
-                                 AttentionShape a, int dp) {
+__global__ void attentionForward(View q, View k, View v, const float *mask,
+                                 View out, float *lse, AttentionShape a,
+                                 int dp) {
   a.sampleOffset = a.sampleOffset.value(); // this run's, read once
   __shared__ __align__(32) ForwardShared<T> sh;
   const int64_t bh = blockIdx.x, b = bh / a.heads, h = bh % a.heads;
@@ -169,14 +169,14 @@ __global__ void attentionForward(const float *q, const float *k, const float *v,
   const int r = lane / 2, half = lane % 2; // a lane pair per row
   const int64_t qi = q0 + warp * kWarpRows + r;
   float *o = sh.out[warp] + r * kMaxDim;
-  loadTile(sh.q, q + slice, q0, kBlockRows, a, dp);
+  loadTile(sh.q, q.at(slice), q0, kBlockRows, a, dp);
   for (int c = half; c < dp; c += 2)
     o[c] = 0.0f;
   float high = -INFINITY, sum = 0.0f;
   for (int64_t k0 = 0; k0 < S; k0 += kKeyTile) {
     __syncthreads(); // the last step's reads of k and v are done
-    loadTile(sh.k, k + slice, k0, kKeyTile, a, dp);
-    loadTile(sh.v, v + slice, k0, kKeyTile, a, dp);
+    loadTile(sh.k, k.at(slice), k0, kKeyTile, a, dp);
+    loadTile(sh.v, v.at(slice), k0, kKeyTile, a, dp);
     for (int j = threadIdx.x; j < kKeyTile; j += blockDim.x)
       sh.mask[j] = k0 + j < S ? mask[b * S + k0 + j] : -INFINITY;
     __syncthreads();
@@ -216,7 +216,7 @@ __global__ void attentionForward(const float *q, const float *k, const float *v,
   }
   if (qi < S) {
     for (int c = half; c < D; c += 2)
-      out[slice + qi * stride + c] = o[c] / sum;
+      out.set(slice + qi * stride + c, o[c] / sum);
     if (half == 0)
       lse[bh * S + qi] = high + logf(sum);
   }
@@ -224,8 +224,8 @@ __global__ void attentionForward(const float *q, const float *k, const float *v,
 
 // rowDots[bh * seq + i] = dout_i . out_i of head bh (the softmax's row sum
 // of the backward).
-__global__ void attentionRowDots(const float *out, const float *dout,
-                                 float *rowDots, AttentionShape a) {
+__global__ void attentionRowDots(View out, View dout, float *rowDots,
+                                 AttentionShape a) {
   FERRY_FOR(row, a.batch * a.heads * a.seq) {
     int64_t bh = row / a.seq, i = row % a.seq;
     int64_t at = a.headBase(bh / a.heads, bh % a.heads) + i * a.rowStride();
@@ -262,11 +262,10 @@ template <> struct KeyGradShared<float> {
 };
 
 template <typename T>
-__global__ void attentionKeyGrad(const float *q, const float *k, const float *v,
-                                 const float *mask, const float *lse,
-                                 const float *dout, const float *rowDots,
-                                 float *dk, float *dv, AttentionShape a,
-                                 int dp) {
+__global__ void attentionKeyGrad(View q, View k, View v, const float *mask,
+                                 const float *lse, View dout,
+                                 const float *rowDots, View dk, View dv,
+                                 AttentionShape a, int dp) {
   a.sampleOffset = a.sampleOffset.value(); // this run's, read once
   __shared__ __align__(32) KeyGradShared<T> sh;
   const int64_t bh = blockIdx.x, b = bh / a.heads, h = bh % a.heads;
@@ -275,16 +274,16 @@ __global__ void attentionKeyGrad(const float *q, const float *k, const float *v,
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int r = lane / 2, half = lane % 2;
   const int64_t kj = k0 + warp * kWarpRows + r; // this lane pair's key
-  loadTile(sh.k, k + slice, k0, kBlockRows, a, dp);
-  loadTile(sh.v, v + slice, k0, kBlockRows, a, dp);
+  loadTile(sh.k, k.at(slice), k0, kBlockRows, a, dp);
+  loadTile(sh.v, v.at(slice), k0, kBlockRows, a, dp);
   for (int e = threadIdx.x; e < kBlockRows * kMaxDim; e += blockDim.x)
     sh.dk[e] = sh.dv[e] = 0.0f;
   for (int j = threadIdx.x; j < kBlockRows; j += blockDim.x)
     sh.mask[j] = k0 + j < S ? mask[b * S + k0 + j] : 0.0f;
   for (int64_t q0 = 0; q0 < S; q0 += kStep) {
     __syncthreads(); // the last step's reads of q and dout are done
-    loadTile(sh.q, q + slice, q0, kStep, a, dp);
-    loadTile(sh.dout, dout + slice, q0, kStep, a, dp);
+    loadTile(sh.q, q.at(slice), q0, kStep, a, dp);
+    loadTile(sh.dout, dout.at(slice), q0, kStep, a, dp);
     for (int i = threadIdx.x; i < kStep; i += blockDim.x) {
       sh.lse[i] = q0 + i < S ? lse[bh * S + q0 + i] : 0.0f;
       sh.rowDots[i] = q0 + i < S ? rowDots[bh * S + q0 + i] : 0.0f;
@@ -322,8 +321,8 @@ __global__ void attentionKeyGrad(const float *q, const float *k, const float *v,
   if (kj < S)
     for (int c = half; c < D; c += 2) {
       int e = (warp * kWarpRows + r) * kMaxDim + c;
-      dk[slice + kj * stride + c] = sh.dk[e];
-      dv[slice + kj * stride + c] = sh.dv[e];
+      dk.set(slice + kj * stride + c, sh.dk[e]);
+      dv.set(slice + kj * stride + c, sh.dv[e]);
     }
 }
 
@@ -348,9 +347,9 @@ template <> struct QueryGradShared<float> {
 
 template <typename T>
 __global__ void
-attentionQueryGrad(const float *q, const float *k, const float *v,
-                   const float *mask, const float *lse, const float *dout,
-                   const float *rowDots, float *dq, AttentionShape a, int dp) {
+attentionQueryGrad(View q, View k, View v, const float *mask, const float *lse,
+                   View dout, const float *rowDots, View dq, AttentionShape a,
+                   int dp) {
   a.sampleOffset = a.sampleOffset.value(); // this run's, read once
   __shared__ __align__(32) QueryGradShared<T> sh;
   const int64_t bh = blockIdx.x, b = bh / a.heads, h = bh % a.heads;
@@ -361,14 +360,14 @@ attentionQueryGrad(const float *q, const float *k, const float *v,
   const int64_t qi = q0 + warp * kWarpRows + r;
   const float rowLse = qi < S ? lse[bh * S + qi] : 0.0f;
   const float rowDot = qi < S ? rowDots[bh * S + qi] : 0.0f;
-  loadTile(sh.q, q + slice, q0, kBlockRows, a, dp);
-  loadTile(sh.dout, dout + slice, q0, kBlockRows, a, dp);
+  loadTile(sh.q, q.at(slice), q0, kBlockRows, a, dp);
+  loadTile(sh.dout, dout.at(slice), q0, kBlockRows, a, dp);
   for (int e = threadIdx.x; e < kBlockRows * kMaxDim; e += blockDim.x)
     sh.dq[e] = 0.0f;
   for (int64_t k0 = 0; k0 < S; k0 += kStep) {
     __syncthreads();
-    loadTile(sh.k, k + slice, k0, kStep, a, dp);
-    loadTile(sh.v, v + slice, k0, kStep, a, dp);
+    loadTile(sh.k, k.at(slice), k0, kStep, a, dp);
+    loadTile(sh.v, v.at(slice), k0, kStep, a, dp);
     for (int j = threadIdx.x; j < kStep; j += blockDim.x)
       sh.mask[j] = k0 + j < S ? mask[b * S + k0 + j] : 0.0f;
     __syncthreads();
@@ -396,7 +395,8 @@ attentionQueryGrad(const float *q, const float *k, const float *v,
   }
   if (qi < S)
     for (int c = half; c < D; c += 2)
-      dq[slice + qi * stride + c] = sh.dq[(warp * kWarpRows + r) * kMaxDim + c];
+      dq.set(slice + qi * stride + c,
+             sh.dq[(warp * kWarpRows + r) * kMaxDim + c]);
 }
 
 int paddedDim(const AttentionShape &a) {
@@ -416,45 +416,53 @@ dim3 tiles(const AttentionShape &a, const char *what) {
 
 void attention(cudaStream_t s, const float *q, const float *k, const float *v,
                const float *mask, float *out, float *lse,
-               const AttentionShape &a) {
+               const AttentionShape &a, uint64_t bf16) {
   if (a.batch * a.heads * a.seq <= 0)
     return;
   int dp = paddedDim(a);
+  View vq = viewOf(q, bf16, 0), vk = viewOf(k, bf16, 1),
+       vv = viewOf(v, bf16, 2), vo = viewOf(out, bf16, 4);
   if (a.precision == 1)
     launch("attention (bf16)", attentionForward<__nv_bfloat16>,
-           tiles(a, "attention"), dim3(kThreadsPerBlock), 0, s, q, k, v, mask,
-           out, lse, a, dp);
+           tiles(a, "attention"), dim3(kThreadsPerBlock), 0, s, vq, vk, vv,
+           mask, vo, lse, a, dp);
   else
     launch("attention", attentionForward<float>, tiles(a, "attention"),
-           dim3(kThreadsPerBlock), 0, s, q, k, v, mask, out, lse, a, dp);
+           dim3(kThreadsPerBlock), 0, s, vq, vk, vv, mask, vo, lse, a, dp);
 }
 
 void attentionGrad(cudaStream_t s, const float *q, const float *k,
                    const float *v, const float *mask, const float *out,
                    const float *lse, const float *dout, float *dq, float *dk,
-                   float *dv, float *rowDots, const AttentionShape &a) {
+                   float *dv, float *rowDots, const AttentionShape &a,
+                   uint64_t bf16) {
   int64_t rows = a.batch * a.heads * a.seq;
   if (rows <= 0)
     return;
   int dp = paddedDim(a);
-  launchOver(s, "attention_grad (row dots)", rows, attentionRowDots, out, dout,
+  // Kernels.def order: [q, k, v, mask, out, lse, dout, dq, dk, dv, rows].
+  View vq = viewOf(q, bf16, 0), vk = viewOf(k, bf16, 1),
+       vv = viewOf(v, bf16, 2), vo = viewOf(out, bf16, 4),
+       vdo = viewOf(dout, bf16, 6), vdq = viewOf(dq, bf16, 7),
+       vdk = viewOf(dk, bf16, 8), vdv = viewOf(dv, bf16, 9);
+  launchOver(s, "attention_grad (row dots)", rows, attentionRowDots, vo, vdo,
              rowDots, a);
   const float *dots = rowDots;
   dim3 grid = tiles(a, "attention_grad");
   if (a.precision == 1) {
     launch("attention_grad (dk, dv; bf16)", attentionKeyGrad<__nv_bfloat16>,
-           grid, dim3(kThreadsPerBlock), 0, s, q, k, v, mask, lse, dout, dots,
-           dk, dv, a, dp);
+           grid, dim3(kThreadsPerBlock), 0, s, vq, vk, vv, mask, lse, vdo, dots,
+           vdk, vdv, a, dp);
     launch("attention_grad (dq; bf16)", attentionQueryGrad<__nv_bfloat16>, grid,
-           dim3(kThreadsPerBlock), 0, s, q, k, v, mask, lse, dout, dots, dq, a,
-           dp);
+           dim3(kThreadsPerBlock), 0, s, vq, vk, vv, mask, lse, vdo, dots, vdq,
+           a, dp);
   } else {
     launch("attention_grad (dk, dv)", attentionKeyGrad<float>, grid,
-           dim3(kThreadsPerBlock), 0, s, q, k, v, mask, lse, dout, dots, dk, dv,
-           a, dp);
+           dim3(kThreadsPerBlock), 0, s, vq, vk, vv, mask, lse, vdo, dots, vdk,
+           vdv, a, dp);
     launch("attention_grad (dq)", attentionQueryGrad<float>, grid,
-           dim3(kThreadsPerBlock), 0, s, q, k, v, mask, lse, dout, dots, dq, a,
-           dp);
+           dim3(kThreadsPerBlock), 0, s, vq, vk, vv, mask, lse, vdo, dots, vdq,
+           a, dp);
   }
 }
 

@@ -597,10 +597,10 @@ private:
       AttentionShape a = attentionShape(notOffset, F, in.ints()->size());
       a.sampleOffset = S(7);
       if (kernel == Kernel::Attention)
-        cuda::attention(s, f(0), f(1), f(2), f(3), f(4), f(5), a);
+        cuda::attention(s, f(0), f(1), f(2), f(3), f(4), f(5), a, bf16);
       else
         cuda::attentionGrad(s, f(0), f(1), f(2), f(3), f(4), f(5), f(6), f(7),
-                            f(8), f(9), f(10), a);
+                            f(8), f(9), f(10), a, bf16);
       break;
     }
     case Kernel::Iota:
@@ -618,13 +618,14 @@ private:
                           i32(needWorkspace(3)));
       break;
     case Kernel::GatherPositions:
-      cuda::gatherPositions(s, f(0), i32(1), f(2), I(0), I(1), I(2), I(3));
+      cuda::gatherPositions(s, f(0), i32(1), f(2), I(0), I(1), I(2), I(3),
+                            bf16);
       break;
     case Kernel::GatherPositionsGrad:
       cuda::gatherPositionsGrad(s, i32(0), f(1), f(2), I(0), I(1), I(2), I(3));
       break;
     case Kernel::Take:
-      cuda::take(s, f(0), f(1), I(0), I(1), I(2), I(3));
+      cuda::take(s, f(0), f(1), I(0), I(1), I(2), I(3), bf16);
       break;
     case Kernel::TakeGrad:
       cuda::takeGrad(s, f(0), f(1), I(0), I(1), I(2), I(3));
@@ -663,12 +664,12 @@ private:
       break;
     case Kernel::LayerNorm:
       cuda::layerNorm(s, f(0), f(1), f(2), f(3), I(0), I(1),
-                      static_cast<float>(F(0)));
+                      static_cast<float>(F(0)), bf16);
       break;
     case Kernel::LayerNormGrad:
       cuda::layerNormGrad(s, f(0), f(1), f(2), f(3), f(4), f(5), I(0), I(1),
                           static_cast<float>(F(0)), f(needWorkspace(6)),
-                          scratch_);
+                          scratch_, bf16);
       break;
     case Kernel::Softmax:
       cuda::softmax(s, f(0), f(1), f(2), I(0), I(1), I(2));
@@ -679,7 +680,7 @@ private:
     case Kernel::Dropout:
       cuda::dropout(s, f(0), f(1), I(0), I(1), static_cast<uint64_t>(I(2)),
                     static_cast<uint32_t>(I(3)), static_cast<uint32_t>(I(4)),
-                    S(5), static_cast<float>(F(0)));
+                    S(5), static_cast<float>(F(0)), bf16);
       break;
     case Kernel::SoftmaxDropout:
       cuda::softmaxDropout(
@@ -692,7 +693,7 @@ private:
           s, f(0), f(1), f(2), f(3), f(4), f(5), I(0), I(1),
           static_cast<float>(F(0)), I(3), static_cast<uint64_t>(I(4)),
           static_cast<uint32_t>(I(5)), static_cast<uint32_t>(I(6)), S(7),
-          static_cast<float>(F(1)));
+          static_cast<float>(F(1)), bf16);
       break;
     case Kernel::DropoutSoftmaxGrad:
       cuda::dropoutSoftmaxGrad(

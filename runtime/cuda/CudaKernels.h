@@ -82,12 +82,12 @@ const int32_t *sortRowsByKey(cudaStream_t s, const int32_t *keys, int64_t n,
                              int32_t maxKey, int32_t *workspace);
 void gatherPositions(cudaStream_t s, const float *x, const int32_t *positions,
                      float *out, int64_t batch, int64_t seq,
-                     int64_t predictions, int64_t width);
+                     int64_t predictions, int64_t width, uint64_t bf16 = 0);
 void gatherPositionsGrad(cudaStream_t s, const int32_t *positions,
                          const float *dy, float *dx, int64_t batch, int64_t seq,
                          int64_t predictions, int64_t width);
 void take(cudaStream_t s, const float *x, float *out, int64_t outer,
-          int64_t size, int64_t inner, int64_t index);
+          int64_t size, int64_t inner, int64_t index, uint64_t bf16 = 0);
 void takeGrad(cudaStream_t s, const float *dy, float *dx, int64_t outer,
               int64_t size, int64_t inner, int64_t index);
 // The element-wise maps take their tensors as fp32 or bf16 (`bf16`: bits of
@@ -112,9 +112,11 @@ void tanhForward(cudaStream_t s, const float *x, float *out, int64_t n,
                  unsigned bf16 = 0);
 void tanhGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
               int64_t n, unsigned bf16 = 0);
+// `bf16` on the kernels below: the call's bf16 mask (Instr.bf16_buffers),
+// bit b for the kernel's buffer b in Kernels.def order (FERRY_BF16).
 void layerNorm(cudaStream_t s, const float *x, const float *scale,
                const float *bias, float *out, int64_t rows, int64_t cols,
-               float eps);
+               float eps, uint64_t bf16 = 0);
 // dscale and dbias are overwritten (as on the CPU). `stats` (2 * rows
 // floats on the device) holds each row's mean and reciprocal deviation for
 // the column pass. With the backend's scratch, dscale and dbias split the
@@ -123,14 +125,14 @@ void layerNorm(cudaStream_t s, const float *x, const float *scale,
 void layerNormGrad(cudaStream_t s, const float *x, const float *scale,
                    const float *dy, float *dx, float *dscale, float *dbias,
                    int64_t rows, int64_t cols, float eps, float *stats,
-                   double *scratch = nullptr);
+                   double *scratch = nullptr, uint64_t bf16 = 0);
 void softmax(cudaStream_t s, const float *x, const float *mask, float *out,
              int64_t batch, int64_t rows, int64_t cols);
 void softmaxGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
                  int64_t rows, int64_t cols);
 void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
              int64_t perSample, uint64_t seed, uint32_t purpose, uint32_t layer,
-             StepValue sampleOffset, float p);
+             StepValue sampleOffset, float p, uint64_t bf16 = 0);
 // softmax then dropout of the probabilities (probs and out), and the
 // softmax's gradient of dropout(dy): the fused attention kernels
 // (ferry-fuse-softmax-dropout), with dropout's masks.
@@ -146,7 +148,7 @@ void residualLayerNorm(cudaStream_t s, const float *input,
                        const float *bias, float *sum, float *out, int64_t rows,
                        int64_t cols, float eps, int64_t perSample,
                        uint64_t seed, uint32_t purpose, uint32_t layer,
-                       StepValue sampleOffset, float p);
+                       StepValue sampleOffset, float p, uint64_t bf16 = 0);
 void dropoutSoftmaxGrad(cudaStream_t s, const float *y, const float *dy,
                         float *dx, int64_t rows, int64_t cols,
                         int64_t perSample, uint64_t seed, uint32_t purpose,
@@ -177,11 +179,12 @@ void argmaxCorrect(cudaStream_t s, const float *logits, const int32_t *labels,
 // `rowDots` holds batch * heads * seq floats (the planned workspace).
 void attention(cudaStream_t s, const float *q, const float *k, const float *v,
                const float *mask, float *out, float *lse,
-               const AttentionShape &shape);
+               const AttentionShape &shape, uint64_t bf16 = 0);
 void attentionGrad(cudaStream_t s, const float *q, const float *k,
                    const float *v, const float *mask, const float *out,
                    const float *lse, const float *dout, float *dq, float *dk,
-                   float *dv, float *rowDots, const AttentionShape &shape);
+                   float *dv, float *rowDots, const AttentionShape &shape,
+                   uint64_t bf16 = 0);
 
 // The backend's scratch (kScratchDoubles doubles on the device) holds the
 // per-block partial sums that the reductions below add in a fixed order.

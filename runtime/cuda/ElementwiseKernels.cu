@@ -42,10 +42,10 @@ __global__ void attentionMaskKernel(const int32_t *mask, float *out, int64_t n,
   FERRY_FOR(i, n) out[i] = mask[i] != 0 ? 0.0f : fill;
 }
 
-__global__ void takeKernel(const float *x, float *out, int64_t outer,
-                           int64_t size, int64_t inner, int64_t index) {
+__global__ void takeKernel(View x, View out, int64_t outer, int64_t size,
+                           int64_t inner, int64_t index) {
   FERRY_FOR(i, outer * inner) {
-    out[i] = x[(i / inner * size + index) * inner + i % inner];
+    out.set(i, x[(i / inner * size + index) * inner + i % inner]);
   }
 }
 
@@ -161,9 +161,9 @@ void attentionMask(cudaStream_t s, const int32_t *mask, float *out, int64_t n,
 }
 
 void take(cudaStream_t s, const float *x, float *out, int64_t outer,
-          int64_t size, int64_t inner, int64_t index) {
-  launchOver(s, "take", outer * inner, takeKernel, x, out, outer, size, inner,
-             index);
+          int64_t size, int64_t inner, int64_t index, uint64_t bf16) {
+  launchOver(s, "take", outer * inner, takeKernel, viewOf(x, bf16, 0),
+             viewOf(out, bf16, 1), outer, size, inner, index);
 }
 
 void takeGrad(cudaStream_t s, const float *dy, float *dx, int64_t outer,

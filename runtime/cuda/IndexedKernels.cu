@@ -64,14 +64,14 @@ __global__ void sortedSegmentSums(const int32_t *keys, const int32_t *sorted,
   }
 }
 
-__global__ void gatherPositionsKernel(const float *x, const int32_t *pos,
-                                      float *out, int64_t batch, int64_t seq,
+__global__ void gatherPositionsKernel(View x, const int32_t *pos, View out,
+                                      int64_t batch, int64_t seq,
                                       int64_t predictions, int64_t width) {
   FERRY_FOR(i, batch * predictions * width) {
     int64_t w = i % width, bp = i / width, b = bp / predictions;
-    out[i] = inRange(pos[bp], seq, kBadPositions)
-                 ? x[(b * seq + pos[bp]) * width + w]
-                 : 0.0f;
+    out.set(i, inRange(pos[bp], seq, kBadPositions)
+                   ? x[(b * seq + pos[bp]) * width + w]
+                   : 0.0f);
   }
 }
 
@@ -262,10 +262,10 @@ void embeddingGrad(cudaStream_t s, const int32_t *ids, const float *dy,
 
 void gatherPositions(cudaStream_t s, const float *x, const int32_t *positions,
                      float *out, int64_t batch, int64_t seq,
-                     int64_t predictions, int64_t width) {
+                     int64_t predictions, int64_t width, uint64_t bf16) {
   launchOver(s, "gather_positions", batch * predictions * width,
-             gatherPositionsKernel, x, positions, out, batch, seq, predictions,
-             width);
+             gatherPositionsKernel, viewOf(x, bf16, 0), positions,
+             viewOf(out, bf16, 2), batch, seq, predictions, width);
 }
 
 void gatherPositionsGrad(cudaStream_t s, const int32_t *positions,

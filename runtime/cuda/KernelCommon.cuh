@@ -120,6 +120,23 @@ __device__ inline void storeAt(void *p, bool bf16, int64_t i, float v) {
   else
     static_cast<float *>(p)[i] = v;
 }
+// A kernel's tensor argument, fp32 or bf16 (Kernels.def's FERRY_BF16
+// storage): elements read as fp32, written rounded to nearest even.
+struct View {
+  void *p;
+  bool bf16;
+  __device__ float operator[](int64_t i) const { return loadAt(p, bf16, i); }
+  __device__ void set(int64_t i, float v) const { storeAt(p, bf16, i, v); }
+  // The view from element `offset` on.
+  __device__ View at(int64_t offset) const {
+    return View{static_cast<char *>(p) + offset * (bf16 ? 2 : 4), bf16};
+  }
+};
+// Buffer b of a call whose bf16 mask (Instr.bf16_buffers) is `mask`.
+inline View viewOf(const void *p, uint64_t mask, int b) {
+  return View{const_cast<void *>(p), (mask >> b & 1) != 0};
+}
+
 // Elements 4q .. 4q + 3: one 128-bit access for fp32, one 64-bit for bf16.
 struct alignas(8) Bf16x4 {
   __nv_bfloat16 v[4];

@@ -12,43 +12,41 @@ namespace ferry::cuda {
 namespace {
 
 // Mean and 1 / sqrt(biased variance + eps) of one row, by the whole block
-// (two passes: the mean, then the squared deviations).
-__device__ void rowMeanRstd(const float *xr, int64_t cols, float eps,
-                            float *shared, float &mean, float &rstd) {
+// (two passes: the mean, then the squared deviations). `xr(c)` is element c
+// of the row.
+template <typename Row>
+__device__ void rowMeanRstd(Row xr, int64_t cols, float eps, float *shared,
+                            float &mean, float &rstd) {
   float s = 0;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-    s += xr[c];
+    s += xr(c);
   mean = blockSum(s, shared) / static_cast<float>(cols);
   float q = 0;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    float d = xr[c] - mean;
+    float d = xr(c) - mean;
     q += d * d;
   }
   rstd = rsqrtf(blockSum(q, shared) / static_cast<float>(cols) + eps);
 }
 
-// One block per row.
-__global__ void layerNormKernel(const float *x, const float *scale,
-                                const float *bias, float *out, int64_t cols,
-                                float eps) {
+// One block per row; x and out fp32 or bf16.
+__global__ void layerNormKernel(View x, const float *scale, const float *bias,
+                                View out, int64_t cols, float eps) {
   __shared__ float shared[32];
-  const float *xr = x + blockIdx.x * cols;
-  float *orow = out + blockIdx.x * cols;
+  View xr = x.at(blockIdx.x * cols), orow = out.at(blockIdx.x * cols);
   float mean, rstd;
-  rowMeanRstd(xr, cols, eps, shared, mean, rstd);
+  rowMeanRstd([&](int64_t c) { return xr[c]; }, cols, eps, shared, mean, rstd);
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-    orow[c] = (xr[c] - mean) * rstd * scale[c] + bias[c];
+    orow.set(c, (xr[c] - mean) * rstd * scale[c] + bias[c]);
 }
 
-__global__ void layerNormGradRows(const float *x, const float *scale,
-                                  const float *dy, float *dx, int64_t cols,
-                                  float eps) {
+__global__ void layerNormGradRows(View x, const float *scale, View dy,
+                                  View dx, int64_t cols, float eps) {
   __shared__ float shared[32];
-  const float *xr = x + blockIdx.x * cols;
-  const float *dyr = dy + blockIdx.x * cols;
-  float *dxr = dx + blockIdx.x * cols;
+  View xr = x.at(blockIdx.x * cols), dyr = dy.at(blockIdx.x * cols),
+       dxr = dx.at(blockIdx.x * cols);
   float mean, rstd;
-  rowMeanRstd(xr, cols, eps, shared, mean, rstd);
+  rowMeanRstd([&](int64_t c) { return xr[c]; }, cols, eps, shared, mean, rstd);
   float a = 0, b = 0; // sum(g), sum(g * xhat) with g = dy * scale
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
     float g = dyr[c] * scale[c];
@@ -60,7 +58,7 @@ __global__ void layerNormGradRows(const float *x, const float *scale,
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
     float xhat = (xr[c] - mean) * rstd;
     float g = dyr[c] * scale[c];
-    dxr[c] = rstd * (g - invCols * sumG - xhat * invCols * sumGX);
+    dxr.set(c, rstd * (g - invCols * sumG - xhat * invCols * sumGX));
   }
 }
 
@@ -72,8 +70,8 @@ __global__ void layerNormGradRows(const float *x, const float *scale,
 // dscale = sum dy * xhat, dbias = sum dy of column c over rows [begin,
 // end), by the block's kRowLanes lanes; the result is lane 0's
 // (threadIdx.y == 0). Block-wide: every thread calls it.
-__device__ void layerNormColumnRows(const float *x, const float *dy,
-                                    const float *stats, int64_t cols,
+__device__ void layerNormColumnRows(View x, View dy, const float *stats,
+                                    int64_t cols,
                                     int64_t c, int64_t begin, int64_t end,
                                     double &s, double &b) {
   __shared__ double ds[kRowLanes][kColumnTile], db[kRowLanes][kColumnTile];
@@ -95,8 +93,8 @@ __device__ void layerNormColumnRows(const float *x, const float *dy,
 }
 
 // All rows: one block per tile of columns.
-__global__ void layerNormGradColumns(const float *x, const float *dy,
-                                     float *dscale, float *dbias, int64_t rows,
+__global__ void layerNormGradColumns(View x, View dy, float *dscale,
+                                     float *dbias, int64_t rows,
                                      int64_t cols, const float *stats) {
   int64_t c = blockIdx.x * static_cast<int64_t>(kColumnTile) + threadIdx.x;
   double s, b;
@@ -110,7 +108,7 @@ __global__ void layerNormGradColumns(const float *x, const float *dy,
 // Rows [z * chunk, (z + 1) * chunk), z = blockIdx.y: the chunk's sums go
 // to partials[z * cols + c] (dscale) and partials[(chunks + z) * cols + c]
 // (dbias).
-__global__ void layerNormGradColumnChunks(const float *x, const float *dy,
+__global__ void layerNormGradColumnChunks(View x, View dy,
                                           double *partials, int64_t rows,
                                           int64_t cols, int64_t chunk,
                                           const float *stats) {
@@ -141,12 +139,11 @@ __global__ void finishLayerNormColumns(const double *partials, float *dscale,
 }
 
 // Mean and rstd per row, for the column pass.
-__global__ void rowStats(const float *x, float *stats, int64_t cols,
-                         float eps) {
+__global__ void rowStats(View x, float *stats, int64_t cols, float eps) {
   __shared__ float shared[32];
-  const float *xr = x + blockIdx.x * cols;
+  View xr = x.at(blockIdx.x * cols);
   float mean, rstd;
-  rowMeanRstd(xr, cols, eps, shared, mean, rstd);
+  rowMeanRstd([&](int64_t c) { return xr[c]; }, cols, eps, shared, mean, rstd);
   if (threadIdx.x == 0) {
     stats[2 * blockIdx.x] = mean;
     stats[2 * blockIdx.x + 1] = rstd;
@@ -240,22 +237,21 @@ struct DropoutSite {
 // With `vectors` (16-byte aligned, perSample a multiple of 4): four
 // elements a thread, one Philox block for the four, 128-bit loads and
 // stores; the tail element by element.
-__global__ void dropoutKernel(const float *x, float *out, int64_t n,
-                              DropoutSite drop, bool vectors) {
+__global__ void dropoutKernel(View x, View out, int64_t n, DropoutSite drop,
+                              bool vectors) {
   drop.sampleOffset = drop.sampleOffset.value(); // this run's, read once
   if (vectors) {
     int64_t quads = n / 4;
     FERRY_FOR(q, quads) {
-      reinterpret_cast<float4 *>(out)[q] =
-          drop.quad(reinterpret_cast<const float4 *>(x)[q], 4 * q);
+      store4(out.p, out.bf16, q, drop.quad(load4(x.p, x.bf16, q), 4 * q));
     }
     FERRY_FOR(t, n - 4 * quads) {
       int64_t i = 4 * quads + t;
-      out[i] = drop(x[i], i);
+      out.set(i, drop(x[i], i));
     }
     return;
   }
-  FERRY_FOR(i, n) out[i] = drop(x[i], i);
+  FERRY_FOR(i, n) out.set(i, drop(x[i], i));
 }
 
 // softmaxKernel, then the dropout of each probability: one block per row,
@@ -303,41 +299,44 @@ __global__ void dropoutSoftmaxGradKernel(const float *y, const float *dy,
     dx[base + c] = y[base + c] * (dx[base + c] - dot);
 }
 
-// The end of a sublayer, one block per row: sum = dropout(input) + residual
-// written first (each thread its own columns), then the row's layer norm
-// from it (after the block's barrier the row is visible to every thread).
-__global__ void residualLayerNormKernel(const float *input,
-                                        const float *residual,
+// The end of a sublayer, one block per row: sum = dropout(input) + residual,
+// and the row's layer norm of it. The norm takes each sum in fp32 as
+// computed, not as stored (a bf16 sum is rounded), so each pass computes
+// it again: a function of the element alone, the same bits every time.
+__global__ void residualLayerNormKernel(View input, View residual,
                                         const float *scale, const float *bias,
-                                        float *sum, float *out, int64_t cols,
+                                        View sum, View out, int64_t cols,
                                         float eps, DropoutSite drop) {
   drop.sampleOffset = drop.sampleOffset.value(); // this run's, read once
   __shared__ float shared[32];
   int64_t base = blockIdx.x * cols;
+  auto sumAt = [&](int64_t c) {
+    return drop(input[base + c], base + c) + residual[base + c];
+  };
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-    sum[base + c] = drop(input[base + c], base + c) + residual[base + c];
-  __syncthreads();
+    sum.set(base + c, sumAt(c));
   float mean, rstd;
-  rowMeanRstd(sum + base, cols, eps, shared, mean, rstd);
+  rowMeanRstd(sumAt, cols, eps, shared, mean, rstd);
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-    out[base + c] = (sum[base + c] - mean) * rstd * scale[c] + bias[c];
+    out.set(base + c, (sumAt(c) - mean) * rstd * scale[c] + bias[c]);
 }
 
 } // namespace
 
 void layerNorm(cudaStream_t s, const float *x, const float *scale,
                const float *bias, float *out, int64_t rows, int64_t cols,
-               float eps) {
+               float eps, uint64_t bf16) {
   if (rows <= 0 || cols <= 0)
     return;
-  launchRows(s, "layer_norm", rows, layerNormKernel, x, scale, bias, out, cols,
-             eps);
+  launchRows(s, "layer_norm", rows, layerNormKernel, viewOf(x, bf16, 0), scale,
+             bias, viewOf(out, bf16, 3), cols, eps);
 }
 
 void layerNormGrad(cudaStream_t s, const float *x, const float *scale,
                    const float *dy, float *dx, float *dscale, float *dbias,
                    int64_t rows, int64_t cols, float eps, float *stats,
-                   double *scratch) {
+                   double *scratch, uint64_t bf16) {
+  View vx = viewOf(x, bf16, 0), vdy = viewOf(dy, bf16, 2);
   if (cols <= 0) // nothing to write (a grid of 0 column tiles is invalid)
     return;
   if (rows <= 0) { // no rows: zero parameter gradients, as the CPU
@@ -345,10 +344,10 @@ void layerNormGrad(cudaStream_t s, const float *x, const float *scale,
     fill(s, dbias, cols, 0.0f);
     return;
   }
-  launchRows(s, "layer_norm_grad", rows, layerNormGradRows, x, scale, dy, dx,
-             cols, eps);
+  launchRows(s, "layer_norm_grad", rows, layerNormGradRows, vx, scale, vdy,
+             viewOf(dx, bf16, 3), cols, eps);
   // The rows' statistics for the column pass, in the planned workspace.
-  launchRows(s, "layer_norm_grad (row statistics)", rows, rowStats, x, stats,
+  launchRows(s, "layer_norm_grad (row statistics)", rows, rowStats, vx, stats,
              cols, eps);
   int64_t tiles = (cols + kColumnTile - 1) / kColumnTile;
   int64_t chunks =
@@ -359,7 +358,7 @@ void layerNormGrad(cudaStream_t s, const float *x, const float *scale,
     launch("layer_norm_grad (column chunks)", layerNormGradColumnChunks,
            dim3(gridDimension(tiles, kMaxGridX, "layer_norm_grad"),
                 static_cast<unsigned>(chunks)),
-           dim3(kColumnTile, kRowLanes), 0, s, x, dy, scratch, rows, cols,
+           dim3(kColumnTile, kRowLanes), 0, s, vx, vdy, scratch, rows, cols,
            chunk, static_cast<const float *>(stats));
     launchOver(s, "layer_norm_grad (chunks added)", cols,
                finishLayerNormColumns, static_cast<const double *>(scratch),
@@ -367,7 +366,7 @@ void layerNormGrad(cudaStream_t s, const float *x, const float *scale,
   } else {
     launch("layer_norm_grad (columns)", layerNormGradColumns,
            dim3(gridDimension(tiles, kMaxGridX, "layer_norm_grad")),
-           dim3(kColumnTile, kRowLanes), 0, s, x, dy, dscale, dbias, rows,
+           dim3(kColumnTile, kRowLanes), 0, s, vx, vdy, dscale, dbias, rows,
            cols, static_cast<const float *>(stats));
   }
 }
@@ -389,21 +388,23 @@ void softmaxGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
 
 void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
              int64_t perSample, uint64_t seed, uint32_t purpose, uint32_t layer,
-             StepValue sampleOffset, float p) {
+             StepValue sampleOffset, float p, uint64_t bf16) {
   if (n <= 0)
     return;
-  if (p == 0.0f) {
+  View vx = viewOf(x, bf16, 0), vo = viewOf(out, bf16, 1);
+  if (p == 0.0f && vx.bf16 == vo.bf16) { // the same bytes
     if (out != x)
-      checkCall(memcpyAsync(out, x, static_cast<size_t>(n) * 4,
-                                cudaMemcpyDeviceToDevice, s),
+      checkCall(memcpyAsync(out, x, static_cast<size_t>(n) * (vx.bf16 ? 2 : 4),
+                            cudaMemcpyDeviceToDevice, s),
                 "dropout (copy)");
     return;
   }
   DropoutSite site =
       DropoutSite::of(n, perSample, seed, purpose, layer, sampleOffset, p);
-  bool vectors = site.perSample % 4 == 0 && aligned16(x) && aligned16(out);
+  bool vectors = site.perSample % 4 == 0 && alignedQuad(x, vx.bf16) &&
+                 alignedQuad(out, vo.bf16);
   launch("dropout", dropoutKernel, dim3(blocksFor(vectors ? (n + 3) / 4 : n)),
-         dim3(kThreads), 0, s, x, out, n, site, vectors);
+         dim3(kThreads), 0, s, vx, vo, n, site, vectors);
 }
 
 void softmaxDropout(cudaStream_t s, const float *x, const float *mask,
@@ -424,13 +425,14 @@ void residualLayerNorm(cudaStream_t s, const float *input,
                        const float *bias, float *sum, float *out, int64_t rows,
                        int64_t cols, float eps, int64_t perSample,
                        uint64_t seed, uint32_t purpose, uint32_t layer,
-                       StepValue sampleOffset, float p) {
+                       StepValue sampleOffset, float p, uint64_t bf16) {
   if (rows <= 0 || cols <= 0)
     return;
   DropoutSite drop = DropoutSite::of(rows * cols, perSample, seed, purpose,
                                      layer, sampleOffset, p);
-  launchRows(s, "residual_layer_norm", rows, residualLayerNormKernel, input,
-             residual, scale, bias, sum, out, cols, eps, drop);
+  launchRows(s, "residual_layer_norm", rows, residualLayerNormKernel,
+             viewOf(input, bf16, 0), viewOf(residual, bf16, 1), scale, bias,
+             viewOf(sum, bf16, 4), viewOf(out, bf16, 5), cols, eps, drop);
 }
 
 void dropoutSoftmaxGrad(cudaStream_t s, const float *y, const float *dy,

@@ -151,3 +151,144 @@ TEST_F(CudaBf16Storage, AccumulateIntoABf16Accumulator) {
   cpu::accumulate(want.data(), add.data(), n);
   EXPECT_EQ(host(dst, static_cast<size_t>(n)), words(want));
 }
+
+namespace {
+
+// Values a bf16 holds exactly, so that fp32 and bf16 storage of them are
+// the same inputs.
+std::vector<float> representable(std::vector<float> v) {
+  return values(words(v));
+}
+
+} // namespace
+
+// The row, indexed and attention kernels on inputs bf16 represents exactly:
+// with their buffers stored as bf16 they compute what they compute with
+// fp32 storage, and write it rounded (word for word). `run(mask)` runs the
+// kernel with the call's bf16 mask on buffers from `make`, and returns
+// each output as fp32 values or bf16 words.
+TEST_F(CudaBf16Storage, RowAndAttentionKernelsRoundTheirFp32Results) {
+  int64_t rows = 7, cols = 45, n = rows * cols;
+  auto x = representable(random(n)), y = representable(random(n));
+  auto scale = random(cols), bias = random(cols);
+  const float *dScale = device(scale), *dBias = device(bias);
+  // Stores `v` as fp32 or bf16 words.
+  auto put = [&](const std::vector<float> &v, bool half) -> float * {
+    return half ? reinterpret_cast<float *>(device(words(v))) : device(v);
+  };
+  auto got = [&](const float *p, int64_t count, bool half) {
+    return half ? host(reinterpret_cast<const uint16_t *>(p),
+                       static_cast<size_t>(count))
+                : words(host(p, static_cast<size_t>(count)));
+  };
+  struct Case {
+    const char *name;
+    uint64_t mask;            // the bf16 run's
+    std::vector<int> outputs; // buffer indices written
+    std::function<std::vector<std::vector<uint16_t>>(uint64_t)> run;
+  };
+  std::vector<Case> cases = {
+      {"layer_norm",
+       0b1001,
+       {3},
+       [&](uint64_t m) {
+         float *out = put(std::vector<float>(n), m & 8);
+         cuda::layerNorm(stream, put(x, m & 1), dScale, dBias, out, rows, cols,
+                         1e-5f, m);
+         return std::vector<std::vector<uint16_t>>{got(out, n, m & 8)};
+       }},
+      {"residual_layer_norm",
+       0b110011,
+       {4, 5},
+       [&](uint64_t m) {
+         float *sum = put(std::vector<float>(n), m & 16),
+               *out = put(std::vector<float>(n), m & 32);
+         cuda::residualLayerNorm(stream, put(x, m & 1), put(y, m & 2), dScale,
+                                 dBias, sum, out, rows, cols, 1e-5f, cols, 5, 9,
+                                 2, 3, 0.1f, m);
+         return std::vector<std::vector<uint16_t>>{got(sum, n, m & 16),
+                                                   got(out, n, m & 32)};
+       }},
+      {"layer_norm_grad",
+       0b1101,
+       {3},
+       [&](uint64_t m) {
+         float *dx = put(std::vector<float>(n), m & 8);
+         float *ds = device(std::vector<float>(cols)),
+               *db = device(std::vector<float>(cols));
+         cuda::layerNormGrad(stream, put(x, m & 1), dScale, put(y, m & 4), dx,
+                             ds, db, rows, cols, 1e-5f,
+                             device(std::vector<float>(2 * rows)), nullptr, m);
+         return std::vector<std::vector<uint16_t>>{
+             got(dx, n, m & 8), words(host(ds, cols)), words(host(db, cols))};
+       }},
+      {"dropout",
+       0b11,
+       {1},
+       [&](uint64_t m) {
+         float *out = put(std::vector<float>(n), m & 2);
+         cuda::dropout(stream, put(x, m & 1), out, n, cols, 5, 9, 2, 3, 0.2f,
+                       m);
+         return std::vector<std::vector<uint16_t>>{got(out, n, m & 2)};
+       }},
+      {"take",
+       0b11,
+       {1},
+       [&](uint64_t m) {
+         float *out = put(std::vector<float>(rows * 5), m & 2);
+         cuda::take(stream, put(x, m & 1), out, rows, 9, 5, 4, m);
+         return std::vector<std::vector<uint16_t>>{got(out, rows * 5, m & 2)};
+       }},
+  };
+  for (const Case &c : cases) {
+    auto fp32 = c.run(0), bf16 = c.run(c.mask);
+    ASSERT_EQ(fp32.size(), bf16.size());
+    for (size_t o = 0; o < fp32.size(); ++o)
+      EXPECT_EQ(bf16[o], fp32[o]) << c.name << " output " << o;
+  }
+
+  // The fused attention, both products' precisions, forward and backward.
+  for (int precision : {0, 1}) {
+    AttentionShape a;
+    a.batch = 2, a.heads = 2, a.seq = 40, a.headDim = 24;
+    a.seed = 4, a.purpose = 1, a.layer = 2, a.sampleOffset = 6, a.p = 0.1f;
+    a.scale = 0.2f, a.precision = precision;
+    int64_t m = a.batch * a.heads * a.seq * a.headDim;
+    int64_t r = a.batch * a.heads * a.seq;
+    auto q = representable(random(m)), k = representable(random(m)),
+         v = representable(random(m)), dout = representable(random(m));
+    const float *mask = device(std::vector<float>(a.batch * a.seq, 0.0f));
+    // Forward: q, k, v and out (buffers 0, 1, 2, 4) stored as bf16 or not.
+    std::vector<float> lseValues;
+    auto forward = [&](bool h) {
+      float *out = put(std::vector<float>(m), h),
+            *lse = device(std::vector<float>(r));
+      cuda::attention(stream, put(q, h), put(k, h), put(v, h), mask, out, lse,
+                      a, h ? 0b10111 : 0);
+      lseValues = host(lse, r);
+      return std::vector<std::vector<uint16_t>>{got(out, m, h),
+                                                words(lseValues)};
+    };
+    auto fp32 = forward(false), bf16 = forward(true);
+    EXPECT_EQ(bf16[0], fp32[0]) << "attention out, precision " << precision;
+    EXPECT_EQ(bf16[1], fp32[1]) << "attention lse, precision " << precision;
+    // Backward from the same (rounded) output: q, k, v, out, dout, dq, dk,
+    // dv (buffers 0-2, 4, 6-9) stored as bf16 or not.
+    std::vector<float> out = values(bf16[0]);
+    auto backward = [&](bool h) {
+      float *dq = put(std::vector<float>(m), h),
+            *dk = put(std::vector<float>(m), h),
+            *dv = put(std::vector<float>(m), h);
+      cuda::attentionGrad(stream, put(q, h), put(k, h), put(v, h), mask,
+                          put(out, h), device(lseValues), put(dout, h), dq, dk,
+                          dv, device(std::vector<float>(r)), a,
+                          h ? 0b1111010111 : 0);
+      return std::vector<std::vector<uint16_t>>{got(dq, m, h), got(dk, m, h),
+                                                got(dv, m, h)};
+    };
+    auto g32 = backward(false), g16 = backward(true);
+    for (size_t o = 0; o < 3; ++o)
+      EXPECT_EQ(g16[o], g32[o])
+          << "attention_grad output " << o << ", precision " << precision;
+  }
+}
