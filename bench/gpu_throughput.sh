@@ -13,7 +13,11 @@
 #   bench/gpu_throughput.sh list                    # the cases
 #
 # CASE = MODEL-SEQ-MODE with MODEL base|large, SEQ 128|512, MODE
-# resident|phased|eager|compile, e.g. large-128-resident large-128-eager.
+# resident|phased|direct|eager|compile, e.g. large-128-resident
+# large-128-eager. `direct` runs the resident executable with
+# execution.cuda_graphs=false (every kernel launched from the host, every
+# step), against which `resident` (CUDA-graph replay) shows what the
+# launches cost.
 # Results: one JSON line per case on stdout and in bench/out/results.jsonl.
 # MFU = model FLOPs (6 x parameters x tokens + 12 x layers x hidden x seq x
 # tokens for attention) per second over the H200's 989 TFLOP/s dense bf16.
@@ -62,9 +66,11 @@ run_case() { # CASE
   local flops_per_sample=$(( 6 * $(params "$m") * s + 12 * $(layers "$m") * $(hidden "$m") * s * s ))
   local line
   case $mode in
-    resident|phased)
-      "$FERRY" train "$OUT/$m-$s-$mode.fxe" --steps $((STEPS + WARMUP)) --log-every 0 \
-          --metrics "$OUT/$m-$s-$mode.jsonl" > "$OUT/$m-$s-$mode.log"
+    resident|phased|direct)
+      local exe=$mode run=(); [[ $mode == direct ]] && exe=resident &&
+        run=(--set execution.cuda_graphs=false)
+      "$FERRY" train "$OUT/$m-$s-$exe.fxe" --steps $((STEPS + WARMUP)) --log-every 0 \
+          "${run[@]}" --metrics "$OUT/$m-$s-$mode.jsonl" > "$OUT/$m-$s-$mode.log"
       line=$("$PYTHON" - "$OUT/$m-$s-$mode.jsonl" "$WARMUP" "$flops_per_sample" "$m" "$s" "$mode" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])][int(sys.argv[2]):]
@@ -89,7 +95,7 @@ PY
 }
 
 cases() {
-  for m in base large; do for s in 128 512; do for mode in resident phased eager compile; do
+  for m in base large; do for s in 128 512; do for mode in resident direct phased eager compile; do
     echo "$m-$s-$mode"; done; done; done
 }
 
@@ -100,5 +106,5 @@ case "${1:-}" in
     ls -la "$OUT"/*.fxe ;;
   run) shift; for c in "$@"; do run_case "$c"; done ;;
   list) cases ;;
-  *) sed -n '2,25p' "$0"; exit 2 ;;
+  *) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 2 ;;
 esac

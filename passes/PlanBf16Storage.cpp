@@ -245,12 +245,14 @@ struct PlanBf16StoragePass
         if (any && in.kernel == "copy")
           in.ints[0].c /= 2;
       }
-      // A GEMM whose c is bf16 computes its fp32 result in its workspace
-      // first, after the rounded inputs (runtime/cuda/CudaBackend.cpp): 4
-      // bytes per element of c, and 256 for the alignment.
+      // A GEMM with an epilogue whose c is bf16 computes its fp32 result in
+      // its workspace first, after the rounded inputs
+      // (runtime/cuda/GemmInstr.cpp): 4 bytes per element of c, and 256 for
+      // the alignment. Without an epilogue the library writes bf16.
       std::map<int, int64_t> grow;
       for (const Instr &in : p.instrs)
-        if (!in.isLoop() && isGemm(in) && (in.bf16 >> 2 & 1)) {
+        if (!in.isLoop() && in.kernel == "gemm_epilogue" &&
+            (in.bf16 >> 2 & 1)) {
           int64_t batch = in.ints[0].c, m = in.ints[1].c, n = in.ints[2].c;
           int64_t extent = (batch - 1) * in.ints[8].c + m * n;
           int ws = in.buffers[wsOf(in)].buffer;

@@ -35,13 +35,14 @@ void roundToHalf(cudaStream_t stream, const float *x, void *out, int64_t n,
                  bool fp16);
 
 // Strided-batched GEMM through cuBLAS (cublasGemmStridedBatchedEx) with A
-// and B of `inputType` (0 fp32, 1 bf16, 2 fp16), fp32 C and accumulation:
-// the fallback where cuBLASLt (LtGemm.h) has no algorithm.
+// and B of `inputType` (0 fp32, 1 bf16, 2 fp16), fp32 accumulation, and C
+// fp32 (or bf16 with bf16 inputs, `bf16Out`): the fallback where cuBLASLt
+// (LtGemm.h) has no algorithm.
 void gemmEx(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
             int64_t m, int64_t n, int64_t k, bool transA, bool transB,
             float alpha, const void *a, int64_t strideA, const void *b,
             int64_t strideB, float beta, float *c, int64_t strideC,
-            int inputType);
+            int inputType, bool bf16Out = false);
 
 void gemm(cublasHandle_t handle, cudaStream_t stream, int64_t batch, int64_t m,
           int64_t n, int64_t k, bool transA, bool transB, float alpha,

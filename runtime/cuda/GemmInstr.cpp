@@ -3,10 +3,22 @@
 
 #include "runtime/Error.h"
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/Launch.h"
+
+#include <cuda_runtime.h>
 
 #include <algorithm>
 
 namespace ferry::cuda {
+namespace {
+
+void checkZero(cudaError_t e) {
+  if (e != cudaSuccess)
+    throw RuntimeError(std::string("CUDA gemm (zeroing c) failed: ") +
+                       cudaGetErrorString(e));
+}
+
+} // namespace
 
 void runGemmInstr(const GemmInstr &instr, LtGemm &lt, cublasHandle_t cublas,
                   double *scratch, cudaStream_t s) {
@@ -50,7 +62,11 @@ void runGemmInstr(const GemmInstr &instr, LtGemm &lt, cublasHandle_t cublas,
     g.inputType = 0;
   }
   float *staged = nullptr; // the fp32 result of a bf16 c
-  if (instr.bf16C) {
+  // Without an epilogue the library writes a bf16 c itself (converting its
+  // fp32 result once); with one, its vector would have to be bf16 too, so
+  // the result goes through the workspace in fp32 instead.
+  g.bf16Out = instr.bf16C && g.epilogue == 0;
+  if (instr.bf16C && !g.bf16Out) {
     int64_t offsetC = align(used);
     if (offsetC + 4 * extentC > workspaceBytes)
       throw RuntimeError("gemm: the workspace has no room for the fp32 "
@@ -67,7 +83,9 @@ void runGemmInstr(const GemmInstr &instr, LtGemm &lt, cublasHandle_t cublas,
       roundToHalf(s, staged, instr.c, extentC, false);
   };
   if (g.k <= 0) { // an empty product (cuBLAS rejects ld = 0), as the CPU
-    if (g.beta == 0.0f)
+    if (g.beta == 0.0f && g.bf16Out)
+      checkZero(memsetAsync(instr.c, 0, static_cast<size_t>(extentC) * 2, s));
+    else if (g.beta == 0.0f)
       fill(s, g.c, extentC, 0.0f);
     if (g.epilogue == 1)
       biasAdd(s, g.c, g.vector, g.c, g.batch * g.m, g.n);
@@ -108,7 +126,8 @@ void runGemmInstr(const GemmInstr &instr, LtGemm &lt, cublasHandle_t cublas,
   // No cuBLASLt algorithm for this call: the GEMM, then the epilogue as its
   // own kernel.
   gemmEx(cublas, s, g.batch, g.m, g.n, g.k, g.transA, g.transB, g.alpha, g.a,
-         g.strideA, g.b, g.strideB, g.beta, g.c, g.strideC, g.inputType);
+         g.strideA, g.b, g.strideB, g.beta, g.c, g.strideC, g.inputType,
+         g.bf16Out);
   if (g.epilogue == 1)
     biasAdd(s, g.c, g.vector, g.c, g.batch * g.m, g.n);
   else if (g.epilogue == 2) // ferry's A is [k, m]: sum its rows

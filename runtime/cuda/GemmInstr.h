@@ -1,10 +1,11 @@
 // One `gemm` / `gemm_epilogue` instruction on the CUDA backend: its operands
 // as the executable gives them (fp32, or bf16 where the call's mask says:
 // training.bf16_activations), rounded into the planned workspace where
-// the products are 16-bit and the operand is fp32, the result through the
-// workspace in fp32 when it is stored as bf16, then cuBLASLt (with the
-// epilogue) or, when it has no algorithm, cuBLAS and the epilogue as its
-// own kernel.
+// the products are 16-bit and the operand is fp32, a bf16 result written
+// by the library (no epilogue) or through the workspace in fp32 (with an
+// epilogue, whose vector would have to be bf16 for the library), then
+// cuBLASLt (with the epilogue) or, when it has no algorithm, cuBLAS and the
+// epilogue as its own kernel.
 #pragma once
 
 #include "runtime/cuda/LtGemm.h"

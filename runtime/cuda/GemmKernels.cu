@@ -13,7 +13,7 @@ void gemmEx(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
             int64_t m, int64_t n, int64_t k, bool transA, bool transB,
             float alpha, const void *a, int64_t strideA, const void *b,
             int64_t strideB, float beta, float *c, int64_t strideC,
-            int inputType) {
+            int inputType, bool bf16Out) {
   // cuBLAS takes int dimensions: a larger one would wrap.
   for (int64_t v : {batch, m, n, k})
     if (v > 2147483647)
@@ -30,7 +30,8 @@ void gemmEx(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
       transA ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),
       static_cast<int>(m), static_cast<int>(k), &alpha, b, type,
       static_cast<int>(transB ? k : n), strideB, a, type,
-      static_cast<int>(transA ? m : k), strideA, &beta, c, CUDA_R_32F,
+      static_cast<int>(transA ? m : k), strideA, &beta, c,
+      bf16Out ? CUDA_R_16BF : CUDA_R_32F,
       static_cast<int>(n), strideC, static_cast<int>(batch), CUBLAS_COMPUTE_32F,
       CUBLAS_GEMM_DEFAULT);
   if (status != CUBLAS_STATUS_SUCCESS)

@@ -61,7 +61,8 @@ bool LtGemm::run(const GemmCall &g, cudaStream_t stream) {
           g.m,
           g.n,
           g.k,
-          (g.transA ? 1 : 0) | (g.transB ? 2 : 0) | (g.beta != 0 ? 4 : 0),
+          (g.transA ? 1 : 0) | (g.transB ? 2 : 0) | (g.beta != 0 ? 4 : 0) |
+              (g.bf16Out ? 8 : 0),
           g.strideA,
           g.strideB,
           g.strideC,
@@ -119,7 +120,9 @@ bool LtGemm::run(const GemmCall &g, cudaStream_t stream) {
             "layout");
     checkLt(cublasLtMatrixLayoutCreate(&plan->b, in, rowsB, colsB, rowsB),
             "layout");
-    checkLt(cublasLtMatrixLayoutCreate(&plan->c, CUDA_R_32F, g.n, g.m, g.n),
+    checkLt(cublasLtMatrixLayoutCreate(&plan->c,
+                                       g.bf16Out ? CUDA_R_16BF : CUDA_R_32F,
+                                       g.n, g.m, g.n),
             "layout");
     if (g.batch > 1) {
       if (g.batch > INT32_MAX)

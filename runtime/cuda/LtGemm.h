@@ -27,8 +27,10 @@ struct GemmCall {
   float alpha = 1.0f, beta = 0.0f;
   const void *a = nullptr, *b = nullptr; // of `inputType`
   int64_t strideA = 0, strideB = 0;
-  float *c = nullptr;
+  float *c = nullptr; // bf16 words when bf16Out
   int64_t strideC = 0;
+  bool bf16Out = false; // c (and d) bf16: only without an epilogue, whose
+                        // vector would have to be bf16 too
   int inputType = 0; // 0 fp32, 1 bf16, 2 fp16
   int epilogue = 0; // 0 none, 1 bias (vector [n]), 2 bias gradient (vector [m])
   float *vector = nullptr;

@@ -7,6 +7,7 @@
 
 #include <cblas.h>
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <algorithm>
 #include <cstring>
@@ -71,6 +72,32 @@ void gemmColumnMajor(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
               beta == 0.0f ? 0.0f : beta, c, static_cast<int>(ldc));
 }
 
+void gemmColumnMajorTo(bool transA, bool transB, int64_t m, int64_t n,
+                       int64_t k, float alpha, const void *a, int64_t lda,
+                       const void *b, int64_t ldb, cudaDataType_t inputType,
+                       float beta, void *c, int64_t ldc,
+                       cudaDataType_t outputType) {
+  if (outputType == CUDA_R_32F) {
+    gemmColumnMajor(transA, transB, m, n, k, alpha, a, lda, b, ldb, inputType,
+                    beta, static_cast<float *>(c), ldc);
+    return;
+  }
+  std::vector<float> wide(static_cast<size_t>(spanOf(m, n, ldc)));
+  if (beta != 0.0f)
+    for (size_t i = 0; i < wide.size(); ++i)
+      wide[i] = loadAsFloat(c, static_cast<int64_t>(i), outputType);
+  gemmColumnMajor(transA, transB, m, n, k, alpha, a, lda, b, ldb, inputType,
+                  beta, wide.data(), ldc);
+  auto *out = static_cast<uint16_t *>(c);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < m; ++i) {
+      float v = wide[static_cast<size_t>(j * ldc + i)];
+      out[j * ldc + i] = outputType == CUDA_R_16BF
+                             ? __float2bfloat16_rn(v).__x
+                             : __float2half_rn(v).__x;
+    }
+}
+
 namespace {
 std::set<cublasHandle_t> &handles() {
   static std::set<cublasHandle_t> all;
@@ -133,15 +160,17 @@ cublasStatus_t cublasGemmStridedBatchedEx(
       ldc < std::max(1, m))
     return CUBLAS_STATUS_INVALID_VALUE;
   // Types: A and B alike; with CUBLAS_COMPUTE_32F, fp32 C for every input
-  // type ferry uses (the table of cublasGemmEx).
+  // type ferry uses, or C of the inputs' 16-bit type (the table of
+  // cublasGemmEx).
   if (computeType != CUBLAS_COMPUTE_32F || Atype != Btype ||
-      !knownType(Atype) || Ctype != CUDA_R_32F || algo != CUBLAS_GEMM_DEFAULT)
+      !knownType(Atype) || (Ctype != CUDA_R_32F && Ctype != Atype) ||
+      algo != CUBLAS_GEMM_DEFAULT)
     return CUBLAS_STATUS_NOT_SUPPORTED;
   if (m == 0 || n == 0 || batchCount == 0)
     return CUBLAS_STATUS_SUCCESS;
   float a = *static_cast<const float *>(alpha);
   float b = *static_cast<const float *>(beta);
-  size_t in = elementBytes(Atype);
+  size_t in = elementBytes(Atype), outBytes = elementBytes(Ctype);
   // Every matrix of the batch must lie in device memory.
   for (int i = 0; i < batchCount; ++i) {
     if (k > 0) {
@@ -150,15 +179,16 @@ cublasStatus_t cublasGemmStridedBatchedEx(
       requireDevice(static_cast<const char *>(B) + i * strideB * in,
                     spanOf(tb ? n : k, tb ? k : n, ldb) * in, "cuBLAS gemm B");
     }
-    requireDevice(static_cast<char *>(C) + i * strideC * 4,
-                  spanOf(m, n, ldc) * 4, "cuBLAS gemm C");
+    requireDevice(static_cast<char *>(C) + i * strideC * outBytes,
+                  spanOf(m, n, ldc) * outBytes, "cuBLAS gemm C");
   }
   enqueue(handle->stream, "cublasGemmStridedBatchedEx", [=] {
     for (int i = 0; i < batchCount; ++i)
-      gemmColumnMajor(ta, tb, m, n, k, a,
-                      static_cast<const char *>(A) + i * strideA * in, lda,
-                      static_cast<const char *>(B) + i * strideB * in, ldb,
-                      Atype, b, static_cast<float *>(C) + i * strideC, ldc);
+      gemmColumnMajorTo(ta, tb, m, n, k, a,
+                        static_cast<const char *>(A) + i * strideA * in, lda,
+                        static_cast<const char *>(B) + i * strideB * in, ldb,
+                        Atype, b, static_cast<char *>(C) + i * strideC * outBytes,
+                        ldc, Ctype);
   });
   return CUBLAS_STATUS_SUCCESS;
 }

@@ -19,6 +19,15 @@ void gemmColumnMajor(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                      int64_t ldb, cudaDataType_t inputType, float beta,
                      float *c, int64_t ldc);
 
+// gemmColumnMajor into a C of `outputType` (fp32, or a 16-bit type: the
+// fp32 result, C's values expanded into it first when beta is not 0, is
+// rounded to nearest even once, as the library's conversion of D).
+void gemmColumnMajorTo(bool transA, bool transB, int64_t m, int64_t n,
+                       int64_t k, float alpha, const void *a, int64_t lda,
+                       const void *b, int64_t ldb, cudaDataType_t inputType,
+                       float beta, void *c, int64_t ldc,
+                       cudaDataType_t outputType);
+
 // The element count a column-major matrix of `rows` x `cols` with leading
 // dimension `ld` spans.
 inline int64_t spanOf(int64_t rows, int64_t cols, int64_t ld) {

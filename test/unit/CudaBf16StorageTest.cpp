@@ -6,11 +6,13 @@
 // element-by-element path), against the CPU backend's emulation (expand
 // the bf16 inputs, the fp32 kernel, round the result to nearest even).
 // Arithmetic maps equal it word for word; GELU and tanh, whose fp32 values
-// differ from the CPU's by a few ULPs, within one bf16 ULP. (A GEMM reads a
-// bf16 operand where it is stored: the bf16 training tests cover it.)
+// differ from the CPU's by a few ULPs, within one bf16 ULP. The row, indexed
+// and attention kernels with bf16 storage equal their fp32 results rounded,
+// and a GEMM instruction's bf16 operands its fp32 ones.
 #include "CudaKernelsTestUtil.h"
 
 #include "runtime/cpu/Bf16Staging.h"
+#include "runtime/cuda/GemmInstr.h"
 
 #include <functional>
 
@@ -290,5 +292,59 @@ TEST_F(CudaBf16Storage, RowAndAttentionKernelsRoundTheirFp32Results) {
     for (size_t o = 0; o < 3; ++o)
       EXPECT_EQ(g16[o], g32[o])
           << "attention_grad output " << o << ", precision " << precision;
+  }
+}
+
+// A GEMM instruction with bf16 operands (runtime/cuda/GemmInstr): a and b
+// read where they are stored, c written bf16 by the library (no epilogue)
+// or through the workspace (bias epilogue; bias-gradient epilogue while
+// accumulating into c), against the same instruction with fp32 storage of
+// the same values: c within one bf16 ULP of the fp32 result rounded (the
+// library may sum in another order for another output type), the bias
+// gradient within 1e-5.
+TEST_F(CudaBf16Storage, GemmInstrReadsAndWritesBf16Operands) {
+  cuda::LtGemm lt;
+  int64_t m = 48, n = 40, k = 56;
+  auto a = representable(random(m * k)), b = representable(random(k * n)),
+       c0 = representable(random(m * n)), bias = random(n);
+  for (int epilogue : {0, 1, 2}) {
+    bool accumulate = epilogue == 2;
+    auto run = [&](bool half, std::vector<float> &vector) {
+      cuda::GemmInstr g;
+      cuda::GemmCall &call = g.call;
+      call.m = m, call.n = n, call.k = k;
+      // The bias gradient sums a's columns: ferry's a is [k, m] there.
+      call.transA = epilogue == 2;
+      call.strideA = m * k, call.strideB = k * n, call.strideC = m * n;
+      call.beta = accumulate ? 1.0f : 0.0f;
+      call.inputType = 1;
+      call.epilogue = epilogue;
+      float *v = device(epilogue == 1 ? bias : std::vector<float>(m));
+      call.vector = epilogue ? v : nullptr;
+      // a stays fp32 with the bias-gradient epilogue (Kernels.def).
+      g.bf16A = half && epilogue != 2, g.bf16B = half, g.bf16C = half;
+      auto store = [&](const std::vector<float> &x, bool h) -> char * {
+        return h ? reinterpret_cast<char *>(device(words(x)))
+                 : reinterpret_cast<char *>(device(x));
+      };
+      g.a = store(a, g.bf16A), g.b = store(b, g.bf16B), g.c = store(c0, half);
+      std::vector<float> ws(4 * (m * k + k * n + m * n) + (1 << 18));
+      g.workspace = reinterpret_cast<char *>(device(ws));
+      g.workspaceBytes = static_cast<int64_t>(ws.size()) * 4;
+      cuda::runGemmInstr(g, lt, handle, scratch(), stream);
+      if (epilogue == 2)
+        vector = host(v, static_cast<size_t>(m));
+      return half ? host(reinterpret_cast<const uint16_t *>(g.c),
+                         static_cast<size_t>(m * n))
+                  : words(host(reinterpret_cast<const float *>(g.c),
+                               static_cast<size_t>(m * n)));
+    };
+    std::vector<float> v32, v16;
+    auto w32 = run(false, v32), w16 = run(true, v16);
+    for (int64_t i = 0; i < m * n; ++i)
+      ASSERT_LE(std::abs(int(w16[i]) - int(w32[i])), 1)
+          << "epilogue " << epilogue << " element " << i;
+    if (epilogue == 2)
+      expectClose(v16, v32, 1e-5, "bias gradient");
   }
 }

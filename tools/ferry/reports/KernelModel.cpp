@@ -28,9 +28,15 @@ using kernels::Kernel;
 // size: a few microseconds on Hopper.
 constexpr double kKernelFloorSeconds = 2e-6;
 
+// Whether buffer b of the call is stored as bf16 (its bf16 mask).
+bool halfAt(const fxe::Instr &in, size_t b) {
+  return b < 64 && (in.bf16_buffers() >> b & 1) != 0;
+}
+
 // The bytes a call moves by what Kernels.def says it reads and writes: each
-// buffer's elements (its reference's bytes where the table leaves the count
-// open, a workspace), once per read and once per write.
+// buffer's elements (2 bytes each where it is stored as bf16; its
+// reference's bytes where the table leaves the count open, a workspace),
+// once per read and once per write.
 double movedBytes(Kernel k, const fxe::Instr &in,
                   const std::vector<int64_t> &ints) {
   size_t nb = in.buffers() ? in.buffers()->size() : 0;
@@ -38,10 +44,10 @@ double movedBytes(Kernel k, const fxe::Instr &in,
   double bytes = 0;
   for (size_t b = 0; b < r.buffers.size() && b < nb; ++b) {
     const kernels::BufferUse &u = r.buffers[b];
-    double size =
-        u.elements > 0
-            ? static_cast<double>(u.elements) * kernels::elementBytes(u.type)
-            : static_cast<double>(in.buffers()->Get(b)->bytes());
+    double width = halfAt(in, b) ? 2 : kernels::elementBytes(u.type);
+    double size = u.elements > 0
+                      ? static_cast<double>(u.elements) * width
+                      : static_cast<double>(in.buffers()->Get(b)->bytes());
     bytes += size * ((u.reads ? 1 : 0) + (u.writes ? 1 : 0));
   }
   return bytes;
@@ -80,10 +86,23 @@ KernelCost kernelCost(const fxe::Instr &in,
     double out = batch * m * n * (I(9) ? 2 : 1);
     c.flops = 2 * batch * m * n * kk;
     c.tensorCores = I(10) != 0;
-    // 16-bit products: the inputs are read as fp32 and written rounded
-    // (2 bytes), then the GEMM reads the 2-byte copies.
-    double perInput = c.tensorCores ? 4 + 2 + 2 : 4;
-    c.bytes = perInput * (a + b) + 4 * out;
+    // 16-bit products: an fp32 input is read and written rounded (2 bytes),
+    // then the GEMM reads the 2-byte copy; a bf16-stored one is read where
+    // it is. A bf16-stored result (runtime/cuda/GemmInstr.cpp) is written
+    // by the library without an epilogue; with one it goes through the
+    // workspace in fp32, then is read and written rounded (and, when
+    // accumulating, its old values are expanded into the workspace first).
+    auto input = [&](size_t buffer) {
+      return halfAt(in, buffer) ? 2.0 : c.tensorCores ? 4.0 + 2 + 2 : 4.0;
+    };
+    c.bytes = input(0) * a + input(1) * b;
+    double result = batch * m * n;
+    if (!halfAt(in, 2))
+      c.bytes += 4 * out;
+    else if (k == Kernel::Gemm)
+      c.bytes += 2 * out;
+    else
+      c.bytes += result * (4 + 4 + 2) + (I(9) ? result * (2 + 4 + 4) : 0);
     if (k == Kernel::GemmEpilogue)
       c.bytes += 4 * (I(11) == 1 ? n : m + (c.tensorCores ? a : 0));
     return c;
