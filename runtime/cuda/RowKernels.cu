@@ -7,6 +7,7 @@
 #include "runtime/random/Philox.h"
 
 #include <cmath>
+#include <initializer_list>
 
 namespace ferry::cuda {
 namespace {
@@ -321,6 +322,96 @@ __global__ void residualLayerNormKernel(View input, View residual,
     out.set(base + c, (sumAt(c) - mean) * rstd * scale[c] + bias[c]);
 }
 
+// Vectorised rows (cols a multiple of 4, every operand aligned to four of
+// its elements): each thread takes four consecutive columns at a time, one
+// 128-bit access per fp32 operand (64 bits per bf16 one) and one Philox
+// block for the four dropout decisions, and keeps the row's values in
+// registers for the norm, so each input is read once. Rows of up to
+// kRowQuads * 4 * kThreads columns (4,096: BERT-large's 1,024 is one quad a
+// thread); longer rows take the kernels above.
+constexpr int kRowQuads = 4;
+
+// Mean and rstd of a row whose values this thread holds in v[k] for quads
+// k * blockDim.x + threadIdx.x < quads; then out = the norm, stored.
+__device__ void normaliseQuads(const float4 *v, int64_t quads, int64_t q0,
+                               const float *scale, const float *bias,
+                               View out, int64_t cols, float eps,
+                               float *shared) {
+  float s = 0;
+  for (int k = 0; k < kRowQuads; ++k) {
+    int64_t c4 = k * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+    if (c4 < quads)
+      s += (v[k].x + v[k].y) + (v[k].z + v[k].w);
+  }
+  float mean = blockSum(s, shared) / static_cast<float>(cols);
+  float q = 0;
+  for (int k = 0; k < kRowQuads; ++k) {
+    int64_t c4 = k * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+    if (c4 < quads) {
+      float a = v[k].x - mean, b = v[k].y - mean, c = v[k].z - mean,
+            d = v[k].w - mean;
+      q += (a * a + b * b) + (c * c + d * d);
+    }
+  }
+  float rstd = rsqrtf(blockSum(q, shared) / static_cast<float>(cols) + eps);
+  for (int k = 0; k < kRowQuads; ++k) {
+    int64_t c4 = k * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+    if (c4 >= quads)
+      continue;
+    int64_t c = 4 * c4;
+    float4 r;
+    r.x = (v[k].x - mean) * rstd * scale[c] + bias[c];
+    r.y = (v[k].y - mean) * rstd * scale[c + 1] + bias[c + 1];
+    r.z = (v[k].z - mean) * rstd * scale[c + 2] + bias[c + 2];
+    r.w = (v[k].w - mean) * rstd * scale[c + 3] + bias[c + 3];
+    store4(out.p, out.bf16, q0 + c4, r);
+  }
+}
+
+__global__ void layerNormQuads(View x, const float *scale, const float *bias,
+                               View out, int64_t cols, float eps) {
+  __shared__ float shared[32];
+  int64_t quads = cols / 4, q0 = blockIdx.x * quads;
+  float4 v[kRowQuads];
+  for (int k = 0; k < kRowQuads; ++k) {
+    int64_t c4 = k * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+    if (c4 < quads)
+      v[k] = load4(x.p, x.bf16, q0 + c4);
+  }
+  normaliseQuads(v, quads, q0, scale, bias, out, cols, eps, shared);
+}
+
+__global__ void residualLayerNormQuads(View input, View residual,
+                                       const float *scale, const float *bias,
+                                       View sum, View out, int64_t cols,
+                                       float eps, DropoutSite drop) {
+  drop.sampleOffset = drop.sampleOffset.value(); // this run's, read once
+  __shared__ float shared[32];
+  int64_t quads = cols / 4, q0 = blockIdx.x * quads;
+  float4 v[kRowQuads];
+  for (int k = 0; k < kRowQuads; ++k) {
+    int64_t c4 = k * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+    if (c4 >= quads)
+      continue;
+    float4 x = load4(input.p, input.bf16, q0 + c4);
+    float4 r = load4(residual.p, residual.bf16, q0 + c4);
+    float4 d = drop.p == 0.0f ? x : drop.quad(x, 4 * (q0 + c4));
+    v[k] = make_float4(d.x + r.x, d.y + r.y, d.z + r.z, d.w + r.w);
+    store4(sum.p, sum.bf16, q0 + c4, v[k]);
+  }
+  normaliseQuads(v, quads, q0, scale, bias, out, cols, eps, shared);
+}
+
+// Whether a row kernel may take the vectorised form.
+bool quadRows(int64_t cols, std::initializer_list<View> views) {
+  if (cols % 4 != 0 || cols > kRowQuads * 4 * kThreads)
+    return false;
+  for (const View &v : views)
+    if (!alignedQuad(v.p, v.bf16))
+      return false;
+  return true;
+}
+
 } // namespace
 
 void layerNorm(cudaStream_t s, const float *x, const float *scale,
@@ -328,8 +419,13 @@ void layerNorm(cudaStream_t s, const float *x, const float *scale,
                float eps, uint64_t bf16) {
   if (rows <= 0 || cols <= 0)
     return;
-  launchRows(s, "layer_norm", rows, layerNormKernel, viewOf(x, bf16, 0), scale,
-             bias, viewOf(out, bf16, 3), cols, eps);
+  View vx = viewOf(x, bf16, 0), vo = viewOf(out, bf16, 3);
+  if (quadRows(cols, {vx, vo}))
+    launchRows(s, "layer_norm (quads)", rows, layerNormQuads, vx, scale, bias,
+               vo, cols, eps);
+  else
+    launchRows(s, "layer_norm", rows, layerNormKernel, vx, scale, bias, vo,
+               cols, eps);
 }
 
 void layerNormGrad(cudaStream_t s, const float *x, const float *scale,
@@ -430,9 +526,16 @@ void residualLayerNorm(cudaStream_t s, const float *input,
     return;
   DropoutSite drop = DropoutSite::of(rows * cols, perSample, seed, purpose,
                                      layer, sampleOffset, p);
-  launchRows(s, "residual_layer_norm", rows, residualLayerNormKernel,
-             viewOf(input, bf16, 0), viewOf(residual, bf16, 1), scale, bias,
-             viewOf(sum, bf16, 4), viewOf(out, bf16, 5), cols, eps, drop);
+  View vi = viewOf(input, bf16, 0), vr = viewOf(residual, bf16, 1),
+       vs = viewOf(sum, bf16, 4), vo = viewOf(out, bf16, 5);
+  // The quads' dropout takes one Philox block for four elements of one
+  // sample: a sample's elements a multiple of 4.
+  if (quadRows(cols, {vi, vr, vs, vo}) && drop.perSample % 4 == 0)
+    launchRows(s, "residual_layer_norm (quads)", rows, residualLayerNormQuads,
+               vi, vr, scale, bias, vs, vo, cols, eps, drop);
+  else
+    launchRows(s, "residual_layer_norm", rows, residualLayerNormKernel, vi, vr,
+               scale, bias, vs, vo, cols, eps, drop);
 }
 
 void dropoutSoftmaxGrad(cudaStream_t s, const float *y, const float *dy,

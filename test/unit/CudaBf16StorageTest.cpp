@@ -39,7 +39,11 @@ struct MapCase {
 };
 
 // The kernel tests' fixture, as a suite of its own.
-class CudaBf16Storage : public CudaKernels {};
+class CudaBf16Storage : public CudaKernels {
+protected:
+  void rowKernels(int64_t cols);
+  void attentionKernels();
+};
 
 } // namespace
 
@@ -170,7 +174,15 @@ std::vector<float> representable(std::vector<float> v) {
 // kernel with the call's bf16 mask on buffers from `make`, and returns
 // each output as fp32 values or bf16 words.
 TEST_F(CudaBf16Storage, RowAndAttentionKernelsRoundTheirFp32Results) {
-  int64_t rows = 7, cols = 45, n = rows * cols;
+  // 45 columns: the row kernels' element-by-element form; 64: their
+  // vectorised one (four columns a thread).
+  for (int64_t cols : {45, 64})
+    rowKernels(cols);
+  attentionKernels();
+}
+
+void CudaBf16Storage::rowKernels(int64_t cols) {
+  int64_t rows = 7, n = rows * cols;
   auto x = representable(random(n)), y = representable(random(n));
   auto scale = random(cols), bias = random(cols);
   const float *dScale = device(scale), *dBias = device(bias);
@@ -246,8 +258,20 @@ TEST_F(CudaBf16Storage, RowAndAttentionKernelsRoundTheirFp32Results) {
     auto fp32 = c.run(0), bf16 = c.run(c.mask);
     ASSERT_EQ(fp32.size(), bf16.size());
     for (size_t o = 0; o < fp32.size(); ++o)
-      EXPECT_EQ(bf16[o], fp32[o]) << c.name << " output " << o;
+      EXPECT_EQ(bf16[o], fp32[o])
+          << c.name << " output " << o << ", " << cols << " columns";
   }
+}
+
+void CudaBf16Storage::attentionKernels() {
+  auto put = [&](const std::vector<float> &v, bool half) -> float * {
+    return half ? reinterpret_cast<float *>(device(words(v))) : device(v);
+  };
+  auto got = [&](const float *p, int64_t count, bool half) {
+    return half ? host(reinterpret_cast<const uint16_t *>(p),
+                       static_cast<size_t>(count))
+                : words(host(p, static_cast<size_t>(count)));
+  };
 
   // The fused attention, both products' precisions, forward and backward.
   for (int precision : {0, 1}) {

@@ -359,12 +359,15 @@ TEST_F(CudaKernels, OutOfRangeIndicesAreReportedNotFollowed) {
 }
 
 // The fused end of a sublayer against the CPU's dropout, add and layer norm
-// (what the CPU backend runs for it), with and without the dropout.
+// (what the CPU backend runs for it), with and without the dropout, in rows
+// the vectorised kernel takes (768 columns) and rows it does not (45), and
+// the plain layer norm likewise.
 TEST_F(CudaKernels, ResidualLayerNorm) {
-  int64_t rows = 3 * 128, cols = 768, n = rows * cols, perSample = 128 * cols;
-  auto x = random(n), res = random(n), scale = random(cols, 0.5f, 1.5f),
-       bias = random(cols);
-  for (float p : {0.1f, 0.0f}) {
+  for (int64_t cols : {768, 45})
+    for (float p : {0.1f, 0.0f}) {
+    int64_t rows = 3 * 128, n = rows * cols, perSample = 128 * cols;
+    auto x = random(n), res = random(n), scale = random(cols, 0.5f, 1.5f),
+         bias = random(cols);
     std::vector<float> sum(n), out(n);
     cpu::dropout(x.data(), sum.data(), n, perSample, 7, 0x51u, 2, 4, p);
     cpu::binary(cpu::Binary::Add, sum.data(), res.data(), sum.data(), n);
@@ -377,6 +380,12 @@ TEST_F(CudaKernels, ResidualLayerNorm) {
                             perSample, 7, 0x51u, 2, 4, p);
     expectClose(host(dSum, n), sum, 1e-6, "residual_layer_norm (sum)");
     expectClose(host(dOut, n), out, 1e-5, "residual_layer_norm (out)");
+    std::vector<float> norm(n);
+    cpu::layerNorm(x.data(), scale.data(), bias.data(), norm.data(), rows,
+                   cols, 1e-12f);
+    cuda::layerNorm(stream, device(x), device(scale), device(bias), dOut, rows,
+                    cols, 1e-12f);
+    expectClose(host(dOut, n), norm, 1e-5, "layer_norm");
   }
 }
 
