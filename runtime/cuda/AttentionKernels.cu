@@ -110,7 +110,8 @@ __device__ float kept(const AttentionShape &a, int64_t b, int64_t h, int64_t i,
   if (a.p == 0.0f)
     return 1.0f;
   return random::dropoutKeeps(
-             a.seed, a.purpose, a.layer, static_cast<uint64_t>(a.sampleOffset.value() + b),
+             a.seed, a.purpose, a.layer,
+             static_cast<uint64_t>(a.sampleOffset.value() + b),
              static_cast<uint64_t>((h * a.seq + i) * a.seq + j), a.p)
              ? 1.0f / (1.0f - a.p)
              : 0.0f;
@@ -134,9 +135,9 @@ __device__ void keptQuad(const AttentionShape &a, int64_t b, int64_t h,
   }
   uint32_t key[2];
   random::streamKey(a.seed, a.purpose, key);
-  uint32_t counter[4] = {static_cast<uint32_t>(e / 4),
-                         static_cast<uint32_t>(e >> 34),
-                         static_cast<uint32_t>(a.sampleOffset.value() + b), a.layer};
+  uint32_t counter[4] = {
+      static_cast<uint32_t>(e / 4), static_cast<uint32_t>(e >> 34),
+      static_cast<uint32_t>(a.sampleOffset.value() + b), a.layer};
   random::Block bits = random::philox(counter, key);
   for (int w = 0; w < 4; ++w) {
     // random::uniform: (bits >> 8) * 2^-24, kept when >= p.
@@ -346,10 +347,10 @@ template <> struct QueryGradShared<float> {
 };
 
 template <typename T>
-__global__ void
-attentionQueryGrad(View q, View k, View v, const float *mask, const float *lse,
-                   View dout, const float *rowDots, View dq, AttentionShape a,
-                   int dp) {
+__global__ void attentionQueryGrad(View q, View k, View v, const float *mask,
+                                   const float *lse, View dout,
+                                   const float *rowDots, View dq,
+                                   AttentionShape a, int dp) {
   a.sampleOffset = a.sampleOffset.value(); // this run's, read once
   __shared__ __align__(32) QueryGradShared<T> sh;
   const int64_t bh = blockIdx.x, b = bh / a.heads, h = bh % a.heads;

@@ -17,8 +17,7 @@ __global__ void toBf16Kernel(const float *x, __nv_bfloat16 *out, int64_t n) {
   FERRY_FOR(i, n) out[i] = __float2bfloat16_rn(x[i]);
 }
 
-__global__ void fromBf16Kernel(const __nv_bfloat16 *x, float *out,
-                               int64_t n) {
+__global__ void fromBf16Kernel(const __nv_bfloat16 *x, float *out, int64_t n) {
   FERRY_FOR(i, n) out[i] = __bfloat162float(x[i]);
 }
 
@@ -190,8 +189,8 @@ void accumulate(cudaStream_t s, float *dst, const float *src, int64_t n,
   launchMap(s, "accumulate", n, BinaryOp{0}, dst, dst, src, bits);
 }
 
-void scale(cudaStream_t s, const float *x, float *out, int64_t n,
-           float factor, unsigned bf16) {
+void scale(cudaStream_t s, const float *x, float *out, int64_t n, float factor,
+           unsigned bf16) {
   launchMap(s, "scale", n, ScaleOp{factor}, out, x, nullptr, bf16);
 }
 

@@ -41,8 +41,8 @@ __global__ void embeddingKernel(const float *table, const int32_t *ids,
 __global__ void rowKeys(const int32_t *ids, int32_t *keys, int64_t rows,
                         int64_t vocab) {
   FERRY_FOR(r, rows) {
-    keys[r] = inRange(ids[r], vocab, kBadIds) ? ids[r]
-                                               : static_cast<int32_t>(vocab);
+    keys[r] =
+        inRange(ids[r], vocab, kBadIds) ? ids[r] : static_cast<int32_t>(vocab);
   }
 }
 
@@ -50,8 +50,8 @@ __global__ void rowKeys(const int32_t *ids, int32_t *keys, int64_t rows,
 // column by column, in row order onto dtable's value: the CPU's loop, bit
 // for bit, with no two threads writing one element.
 __global__ void sortedSegmentSums(const int32_t *keys, const int32_t *sorted,
-                                  const float *dy, float *dtable,
-                                  int64_t rows, int64_t width, int64_t vocab) {
+                                  const float *dy, float *dtable, int64_t rows,
+                                  int64_t width, int64_t vocab) {
   FERRY_FOR(i, rows * width) {
     int64_t at = i / width, c = i % width;
     int32_t key = keys[sorted[at]];
@@ -245,16 +245,14 @@ void embeddingGrad(cudaStream_t s, const int32_t *ids, const float *dy,
                    float *dtable, int64_t rows, int64_t width, int64_t vocab,
                    bool accumulate, int32_t *workspace) {
   if (!accumulate)
-    checkCall(
-        memsetAsync(dtable, 0, static_cast<size_t>(vocab * width) * 4, s),
-        "embedding_grad (zeroing)");
+    checkCall(memsetAsync(dtable, 0, static_cast<size_t>(vocab * width) * 4, s),
+              "embedding_grad (zeroing)");
   if (rows <= 0 || width <= 0)
     return;
   int32_t *keys = workspace;
-  launchOver(s, "embedding_grad (keys)", rows, rowKeys, ids, keys, rows,
-             vocab);
-  const int32_t *sorted = sortRowsByKey(s, keys, rows,
-                                        static_cast<int32_t>(vocab), keys + rows);
+  launchOver(s, "embedding_grad (keys)", rows, rowKeys, ids, keys, rows, vocab);
+  const int32_t *sorted =
+      sortRowsByKey(s, keys, rows, static_cast<int32_t>(vocab), keys + rows);
   launchOver(s, "embedding_grad", rows * width, sortedSegmentSums,
              static_cast<const int32_t *>(keys), sorted, dy, dtable, rows,
              width, vocab);
@@ -271,9 +269,8 @@ void gatherPositions(cudaStream_t s, const float *x, const int32_t *positions,
 void gatherPositionsGrad(cudaStream_t s, const int32_t *positions,
                          const float *dy, float *dx, int64_t batch, int64_t seq,
                          int64_t predictions, int64_t width) {
-  checkCall(
-      memsetAsync(dx, 0, static_cast<size_t>(batch * seq * width) * 4, s),
-      "gather_positions_grad (zeroing)");
+  checkCall(memsetAsync(dx, 0, static_cast<size_t>(batch * seq * width) * 4, s),
+            "gather_positions_grad (zeroing)");
   launchOver(s, "gather_positions_grad", batch * predictions * width,
              gatherPositionsGradKernel, positions, dy, dx, batch, seq,
              predictions, width);
@@ -289,8 +286,8 @@ void softmaxCrossEntropy(cudaStream_t s, const float *logits,
   }
   launchRows(s, "softmax_cross_entropy", rows, crossEntropyKernel, logits,
              labels, weights, rowLosses, cols, classes);
-  launch("softmax_cross_entropy (sum)", sumInOrder, dim3(1), dim3(kThreads),
-         0, s, static_cast<const double *>(rowLosses), rows, out);
+  launch("softmax_cross_entropy (sum)", sumInOrder, dim3(1), dim3(kThreads), 0,
+         s, static_cast<const double *>(rowLosses), rows, out);
 }
 
 void softmaxCrossEntropyGrad(cudaStream_t s, const float *logits,

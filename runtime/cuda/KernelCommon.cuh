@@ -162,8 +162,8 @@ __device__ inline void store4(void *p, bool bf16, int64_t q, float4 r) {
 }
 
 // Element-wise maps, 128-bit wide: out[i] = op(i, a[i], b[i]) (b unused by
-// one-input ops), each operand fp32 or bf16 (`bf16`, MapBits in CudaKernels.h). Where
-// every operand is aligned to four of its elements (the arena aligns
+// one-input ops), each operand fp32 or bf16 (`bf16`, MapBits in CudaKernels.h).
+// Where every operand is aligned to four of its elements (the arena aligns
 // buffers to 64 bytes; a view into one may not be), each thread loads and
 // stores four consecutive elements at once (a float4, or four bf16 in 64
 // bits) and the last n % 4 go element by element; otherwise every element

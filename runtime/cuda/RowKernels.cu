@@ -41,8 +41,8 @@ __global__ void layerNormKernel(View x, const float *scale, const float *bias,
     orow.set(c, (xr[c] - mean) * rstd * scale[c] + bias[c]);
 }
 
-__global__ void layerNormGradRows(View x, const float *scale, View dy,
-                                  View dx, int64_t cols, float eps) {
+__global__ void layerNormGradRows(View x, const float *scale, View dy, View dx,
+                                  int64_t cols, float eps) {
   __shared__ float shared[32];
   View xr = x.at(blockIdx.x * cols), dyr = dy.at(blockIdx.x * cols),
        dxr = dx.at(blockIdx.x * cols);
@@ -72,9 +72,8 @@ __global__ void layerNormGradRows(View x, const float *scale, View dy,
 // end), by the block's kRowLanes lanes; the result is lane 0's
 // (threadIdx.y == 0). Block-wide: every thread calls it.
 __device__ void layerNormColumnRows(View x, View dy, const float *stats,
-                                    int64_t cols,
-                                    int64_t c, int64_t begin, int64_t end,
-                                    double &s, double &b) {
+                                    int64_t cols, int64_t c, int64_t begin,
+                                    int64_t end, double &s, double &b) {
   __shared__ double ds[kRowLanes][kColumnTile], db[kRowLanes][kColumnTile];
   s = 0, b = 0;
   if (c < cols)
@@ -95,8 +94,8 @@ __device__ void layerNormColumnRows(View x, View dy, const float *stats,
 
 // All rows: one block per tile of columns.
 __global__ void layerNormGradColumns(View x, View dy, float *dscale,
-                                     float *dbias, int64_t rows,
-                                     int64_t cols, const float *stats) {
+                                     float *dbias, int64_t rows, int64_t cols,
+                                     const float *stats) {
   int64_t c = blockIdx.x * static_cast<int64_t>(kColumnTile) + threadIdx.x;
   double s, b;
   layerNormColumnRows(x, dy, stats, cols, c, 0, rows, s, b);
@@ -109,10 +108,9 @@ __global__ void layerNormGradColumns(View x, View dy, float *dscale,
 // Rows [z * chunk, (z + 1) * chunk), z = blockIdx.y: the chunk's sums go
 // to partials[z * cols + c] (dscale) and partials[(chunks + z) * cols + c]
 // (dbias).
-__global__ void layerNormGradColumnChunks(View x, View dy,
-                                          double *partials, int64_t rows,
-                                          int64_t cols, int64_t chunk,
-                                          const float *stats) {
+__global__ void layerNormGradColumnChunks(View x, View dy, double *partials,
+                                          int64_t rows, int64_t cols,
+                                          int64_t chunk, const float *stats) {
   int64_t c = blockIdx.x * static_cast<int64_t>(kColumnTile) + threadIdx.x;
   int64_t z = blockIdx.y, chunks = gridDim.y;
   int64_t end = (z + 1) * chunk < rows ? (z + 1) * chunk : rows;
@@ -194,8 +192,8 @@ struct DropoutSite {
   float p;
   // perSample <= 0: the whole tensor of `count` elements is one sample.
   static DropoutSite of(int64_t count, int64_t perSample, uint64_t seed,
-                        uint32_t purpose, uint32_t layer, StepValue sampleOffset,
-                        float p) {
+                        uint32_t purpose, uint32_t layer,
+                        StepValue sampleOffset, float p) {
     return DropoutSite{perSample > 0 ? perSample : count,
                        seed,
                        purpose,
@@ -334,9 +332,8 @@ constexpr int kRowQuads = 4;
 // Mean and rstd of a row whose values this thread holds in v[k] for quads
 // k * blockDim.x + threadIdx.x < quads; then out = the norm, stored.
 __device__ void normaliseQuads(const float4 *v, int64_t quads, int64_t q0,
-                               const float *scale, const float *bias,
-                               View out, int64_t cols, float eps,
-                               float *shared) {
+                               const float *scale, const float *bias, View out,
+                               int64_t cols, float eps, float *shared) {
   float s = 0;
   for (int k = 0; k < kRowQuads; ++k) {
     int64_t c4 = k * static_cast<int64_t>(blockDim.x) + threadIdx.x;
