@@ -237,6 +237,27 @@ __global__ void attentionRowDots(View out, View dout, float *rowDots,
   }
 }
 
+// kept(a, b, h, qi, kj) for the dk/dv kernel, whose lane pairs hold
+// consecutive keys (row r of the warp's 16, `half` the lane in the pair):
+// with seq a multiple of 4, the first lane pair of each four keys draws the
+// Philox block of the four (keptQuad) and shares its words by warp
+// shuffles, a quarter of the draws. Warp-collective: every lane calls it.
+__device__ float keptAcrossLanes(const AttentionShape &a, int64_t b, int64_t h,
+                                 int64_t qi, int64_t kj, int r, int half) {
+  if (a.p == 0.0f)
+    return 1.0f;
+  if (a.seq % 4 != 0)
+    return qi < a.seq && kj < a.seq ? kept(a, b, h, qi, kj) : 0.0f;
+  float w[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  if (r % 4 == 0) // keys kj .. kj + 3 (kj a multiple of 4: tiles are 16)
+    keptQuad(a, b, h, qi, kj, w);
+  int leader = (r - r % 4) * 2 + half;
+  float d[4];
+  for (int i = 0; i < 4; ++i)
+    d[i] = __shfl_sync(0xffffffffu, w[i], leader);
+  return d[r % 4];
+}
+
 // Shared memory of the dk, dv kernel: grid (batch * heads, key tiles of 32).
 // probs(w) and dscores(w) are warp w's rounded tiles.
 template <typename T> struct KeyGradShared {
@@ -300,11 +321,11 @@ __global__ void attentionKeyGrad(View q, View k, View v, const float *mask,
     for (int cc = 0; cc < kStep / 2; ++cc) {
       int c = half * (kStep / 2) + cc, e = r * kStep + c;
       int64_t qi = q0 + c;
+      float drop = keptAcrossLanes(a, b, h, qi, kj, r, half);
       float pd = 0.0f, ds = 0.0f;
       if (qi < S && kj < S) {
         float p = expf(sh.scores[warp][e] * a.scale +
                        sh.mask[warp * kWarpRows + r] - sh.lse[c]);
-        float drop = kept(a, b, h, qi, kj);
         pd = p * drop;
         ds = a.scale * p * (sh.dprobs[warp][e] * drop - sh.rowDots[c]);
       }
