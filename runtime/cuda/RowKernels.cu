@@ -255,9 +255,12 @@ __global__ void dropoutKernel(View x, View out, int64_t n, DropoutSite drop,
 
 // softmaxKernel, then the dropout of each probability: one block per row,
 // both written in the last pass.
+// `quads` (cols and the sample a multiple of 4): the last pass takes four
+// columns a thread, one Philox block for the four decisions.
 __global__ void softmaxDropoutKernel(const float *x, const float *mask,
                                      float *probs, float *out, int64_t rows,
-                                     int64_t cols, DropoutSite drop) {
+                                     int64_t cols, DropoutSite drop,
+                                     bool quads) {
   drop.sampleOffset = drop.sampleOffset.value(); // this run's, read once
   __shared__ float shared[32];
   int64_t row = blockIdx.x, b = row / rows;
@@ -271,6 +274,20 @@ __global__ void softmaxDropoutKernel(const float *x, const float *mask,
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
     s += expf(xr[c] + mr[c] - m);
   float inv = 1.0f / blockSum(s, shared);
+  if (quads) {
+    for (int64_t c = 4 * threadIdx.x; c < cols; c += 4 * blockDim.x) {
+      int64_t i = row * cols + c;
+      float4 y = make_float4(expf(xr[c] + mr[c] - m) * inv,
+                             expf(xr[c + 1] + mr[c + 1] - m) * inv,
+                             expf(xr[c + 2] + mr[c + 2] - m) * inv,
+                             expf(xr[c + 3] + mr[c + 3] - m) * inv);
+      float4 d = drop.p == 0.0f ? y : drop.quad(y, i);
+      probs[i] = y.x, probs[i + 1] = y.y, probs[i + 2] = y.z,
+      probs[i + 3] = y.w;
+      out[i] = d.x, out[i + 1] = d.y, out[i + 2] = d.z, out[i + 3] = d.w;
+    }
+    return;
+  }
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
     int64_t i = row * cols + c;
     float y = expf(xr[c] + mr[c] - m) * inv;
@@ -281,17 +298,28 @@ __global__ void softmaxDropoutKernel(const float *x, const float *mask,
 
 // softmaxGradKernel of the dropped gradient: the dropped values go to dx
 // first (each thread reads back only what it wrote).
+// `quads`: the first pass takes four columns a thread (one Philox block).
 __global__ void dropoutSoftmaxGradKernel(const float *y, const float *dy,
                                          float *dx, int64_t cols,
-                                         DropoutSite drop) {
+                                         DropoutSite drop, bool quads) {
   drop.sampleOffset = drop.sampleOffset.value(); // this run's, read once
   __shared__ float shared[32];
   int64_t base = blockIdx.x * cols;
   float s = 0;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    float d = drop(dy[base + c], base + c);
-    dx[base + c] = d;
-    s += d * y[base + c];
+  if (quads) {
+    for (int64_t c = 4 * threadIdx.x; c < cols; c += 4 * blockDim.x) {
+      int64_t i = base + c;
+      float4 g = make_float4(dy[i], dy[i + 1], dy[i + 2], dy[i + 3]);
+      float4 d = drop.p == 0.0f ? g : drop.quad(g, i);
+      dx[i] = d.x, dx[i + 1] = d.y, dx[i + 2] = d.z, dx[i + 3] = d.w;
+      s += (d.x * y[i] + d.y * y[i + 1]) + (d.z * y[i + 2] + d.w * y[i + 3]);
+    }
+  } else {
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      float d = drop(dy[base + c], base + c);
+      dx[base + c] = d;
+      s += d * y[base + c];
+    }
   }
   float dot = blockSum(s, shared);
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
@@ -510,7 +538,8 @@ void softmaxDropout(cudaStream_t s, const float *x, const float *mask,
   DropoutSite drop = DropoutSite::of(batch * rows * cols, perSample, seed,
                                      purpose, layer, sampleOffset, p);
   launchRows(s, "softmax_dropout", batch * rows, softmaxDropoutKernel, x, mask,
-             probs, out, rows, cols, drop);
+             probs, out, rows, cols, drop,
+             cols % 4 == 0 && drop.perSample % 4 == 0);
 }
 
 void residualLayerNorm(cudaStream_t s, const float *input,
@@ -544,7 +573,7 @@ void dropoutSoftmaxGrad(cudaStream_t s, const float *y, const float *dy,
   DropoutSite drop = DropoutSite::of(rows * cols, perSample, seed, purpose,
                                      layer, sampleOffset, p);
   launchRows(s, "dropout_softmax_grad", rows, dropoutSoftmaxGradKernel, y, dy,
-             dx, cols, drop);
+             dx, cols, drop, cols % 4 == 0 && drop.perSample % 4 == 0);
 }
 
 } // namespace ferry::cuda

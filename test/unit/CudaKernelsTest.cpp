@@ -173,7 +173,8 @@ TEST_F(CudaKernels, VectorisedKernelsAtEverySizeAndAlignment) {
   for (int64_t n : {1, 3, 4, 5, 8, 1001, 4099})
     for (int64_t offset : {0, 1}) {
       auto x = random(n + 1), y = random(n + 1, 0.5f, 2.0f);
-      std::vector<float> want(n), xs(x.begin() + offset, x.begin() + offset + n),
+      std::vector<float> want(n),
+          xs(x.begin() + offset, x.begin() + offset + n),
           ys(y.begin() + offset, y.begin() + offset + n);
       std::string where =
           "n " + std::to_string(n) + ", offset " + std::to_string(offset);
@@ -302,36 +303,40 @@ TEST_F(CudaKernels, MaskedSoftmaxAndGradient) {
 
 // The fused attention kernels against the CPU's softmax + dropout and
 // dropout + softmax_grad (what the CPU backend runs for them): masks bit
-// for bit, values to 1e-5.
+// for bit, values to 1e-5; rows of 128 (four columns a thread, one Philox
+// block for four) and of 50 (one each).
 TEST_F(CudaKernels, FusedSoftmaxDropoutAndGradient) {
-  int64_t batch = 4, rows = 2 * 128, cols = 128, n = batch * rows * cols;
-  int64_t perSample = rows * cols;
-  auto x = random(n), dy = random(n);
-  std::vector<float> mask(batch * cols, 0.0f);
-  for (int64_t i = 0; i < batch * cols; i += 7)
-    mask[i] = -10000.0f;
-  std::vector<float> probs(n), dropped(n), dyDropped(n), dx(n);
-  cpu::softmax(x.data(), mask.data(), probs.data(), batch, rows, cols);
-  cpu::dropout(probs.data(), dropped.data(), n, perSample, 42, 0x99u, 5, 8,
-               0.1f);
-  float *dProbs = device(std::vector<float>(n));
-  float *dOut = device(std::vector<float>(n));
-  cuda::softmaxDropout(stream, device(x), device(mask), dProbs, dOut, batch,
-                       rows, cols, perSample, 42, 0x99u, 5, 8, 0.1f);
-  expectClose(host(dProbs, n), probs, 1e-5, "softmax_dropout (probs)");
-  auto got = host(dOut, n);
-  for (int64_t i = 0; i < n; ++i)
-    ASSERT_EQ(got[i] == 0.0f, dropped[i] == 0.0f) << "mask differs at " << i;
-  expectClose(got, dropped, 1e-5, "softmax_dropout (dropped)");
+  for (int64_t cols : {128, 50}) {
+    int64_t batch = 4, rows = 2 * 128, n = batch * rows * cols;
+    int64_t perSample = rows * cols;
+    auto x = random(n), dy = random(n);
+    std::vector<float> mask(batch * cols, 0.0f);
+    for (int64_t i = 0; i < batch * cols; i += 7)
+      mask[i] = -10000.0f;
+    std::vector<float> probs(n), dropped(n), dyDropped(n), dx(n);
+    cpu::softmax(x.data(), mask.data(), probs.data(), batch, rows, cols);
+    cpu::dropout(probs.data(), dropped.data(), n, perSample, 42, 0x99u, 5, 8,
+                 0.1f);
+    float *dProbs = device(std::vector<float>(n));
+    float *dOut = device(std::vector<float>(n));
+    cuda::softmaxDropout(stream, device(x), device(mask), dProbs, dOut, batch,
+                         rows, cols, perSample, 42, 0x99u, 5, 8, 0.1f);
+    expectClose(host(dProbs, n), probs, 1e-5, "softmax_dropout (probs)");
+    auto got = host(dOut, n);
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(got[i] == 0.0f, dropped[i] == 0.0f) << "mask differs at " << i;
+    expectClose(got, dropped, 1e-5, "softmax_dropout (dropped)");
 
-  cpu::dropout(dy.data(), dyDropped.data(), n, perSample, 42, 0x99u, 5, 8,
-               0.1f);
-  cpu::softmaxGrad(probs.data(), dyDropped.data(), dx.data(), batch * rows,
-                   cols);
-  float *ddx = device(std::vector<float>(n));
-  cuda::dropoutSoftmaxGrad(stream, device(probs), device(dy), ddx, batch * rows,
-                           cols, perSample, 42, 0x99u, 5, 8, 0.1f);
-  expectClose(host(ddx, n), dx, 1e-5, "dropout_softmax_grad");
+    cpu::dropout(dy.data(), dyDropped.data(), n, perSample, 42, 0x99u, 5, 8,
+                 0.1f);
+    cpu::softmaxGrad(probs.data(), dyDropped.data(), dx.data(), batch * rows,
+                     cols);
+    float *ddx = device(std::vector<float>(n));
+    cuda::dropoutSoftmaxGrad(stream, device(probs), device(dy), ddx,
+                             batch * rows, cols, perSample, 42, 0x99u, 5, 8,
+                             0.1f);
+    expectClose(host(ddx, n), dx, 1e-5, "dropout_softmax_grad");
+  }
 }
 
 // Out-of-range indices are skipped on the device and reported, never read
@@ -365,28 +370,28 @@ TEST_F(CudaKernels, OutOfRangeIndicesAreReportedNotFollowed) {
 TEST_F(CudaKernels, ResidualLayerNorm) {
   for (int64_t cols : {768, 45})
     for (float p : {0.1f, 0.0f}) {
-    int64_t rows = 3 * 128, n = rows * cols, perSample = 128 * cols;
-    auto x = random(n), res = random(n), scale = random(cols, 0.5f, 1.5f),
-         bias = random(cols);
-    std::vector<float> sum(n), out(n);
-    cpu::dropout(x.data(), sum.data(), n, perSample, 7, 0x51u, 2, 4, p);
-    cpu::binary(cpu::Binary::Add, sum.data(), res.data(), sum.data(), n);
-    cpu::layerNorm(sum.data(), scale.data(), bias.data(), out.data(), rows,
-                   cols, 1e-12f);
-    float *dSum = device(std::vector<float>(n));
-    float *dOut = device(std::vector<float>(n));
-    cuda::residualLayerNorm(stream, device(x), device(res), device(scale),
-                            device(bias), dSum, dOut, rows, cols, 1e-12f,
-                            perSample, 7, 0x51u, 2, 4, p);
-    expectClose(host(dSum, n), sum, 1e-6, "residual_layer_norm (sum)");
-    expectClose(host(dOut, n), out, 1e-5, "residual_layer_norm (out)");
-    std::vector<float> norm(n);
-    cpu::layerNorm(x.data(), scale.data(), bias.data(), norm.data(), rows,
-                   cols, 1e-12f);
-    cuda::layerNorm(stream, device(x), device(scale), device(bias), dOut, rows,
-                    cols, 1e-12f);
-    expectClose(host(dOut, n), norm, 1e-5, "layer_norm");
-  }
+      int64_t rows = 3 * 128, n = rows * cols, perSample = 128 * cols;
+      auto x = random(n), res = random(n), scale = random(cols, 0.5f, 1.5f),
+           bias = random(cols);
+      std::vector<float> sum(n), out(n);
+      cpu::dropout(x.data(), sum.data(), n, perSample, 7, 0x51u, 2, 4, p);
+      cpu::binary(cpu::Binary::Add, sum.data(), res.data(), sum.data(), n);
+      cpu::layerNorm(sum.data(), scale.data(), bias.data(), out.data(), rows,
+                     cols, 1e-12f);
+      float *dSum = device(std::vector<float>(n));
+      float *dOut = device(std::vector<float>(n));
+      cuda::residualLayerNorm(stream, device(x), device(res), device(scale),
+                              device(bias), dSum, dOut, rows, cols, 1e-12f,
+                              perSample, 7, 0x51u, 2, 4, p);
+      expectClose(host(dSum, n), sum, 1e-6, "residual_layer_norm (sum)");
+      expectClose(host(dOut, n), out, 1e-5, "residual_layer_norm (out)");
+      std::vector<float> norm(n);
+      cpu::layerNorm(x.data(), scale.data(), bias.data(), norm.data(), rows,
+                     cols, 1e-12f);
+      cuda::layerNorm(stream, device(x), device(scale), device(bias), dOut,
+                      rows, cols, 1e-12f);
+      expectClose(host(dOut, n), norm, 1e-5, "layer_norm");
+    }
 }
 
 TEST_F(CudaKernels, DropoutMasksAreTheCpuBits) {
