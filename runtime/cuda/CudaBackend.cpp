@@ -337,9 +337,21 @@ private:
   }
 
   // Records the program's launches, copies and events into a graph
-  // (nothing runs) and instantiates it.
+  // (nothing runs) and instantiates it. A failure names the program and
+  // the way around it.
   std::unique_ptr<Graph> capture(const fxe::Program &p,
                                  std::vector<int64_t> &registers) {
+    try {
+      return captureOrThrow(p, registers);
+    } catch (const std::runtime_error &e) { // RuntimeError, a launch's
+      throw RuntimeError(fmt::format(
+          "{} (while capturing program {} as a CUDA graph; --set "
+          "execution.cuda_graphs=false launches its kernels directly)",
+          e.what(), p.name()->str()));
+    }
+  }
+  std::unique_ptr<Graph> captureOrThrow(const fxe::Program &p,
+                                        std::vector<int64_t> &registers) {
     auto g = std::make_unique<Graph>();
     uint64_t launches = cuda::launchCount(), linkBytes = hostLinkBytes_;
     checkCuda(cudaStreamBeginCapture(compute_, cudaStreamCaptureModeGlobal),
