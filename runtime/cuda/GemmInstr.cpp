@@ -109,16 +109,27 @@ void runGemmInstr(const GemmInstr &instr, LtGemm &lt, cublasHandle_t cublas,
     g.workspace = workspace + align(used);
     g.workspaceBytes = static_cast<size_t>(workspaceBytes - align(used));
   }
-  // The bias gradient is the sum of the unrounded A (as on the CPU): with
-  // 16-bit inputs, cuBLASLt would sum the rounded copy, so the sum is its
-  // own kernel there (A is never bf16-stored with this epilogue).
-  const auto *fp32A = reinterpret_cast<const float *>(instr.a);
+  // The bias gradient is the sum of A as stored (as on the CPU): an fp32 A
+  // with 16-bit products would be summed by cuBLASLt from its rounded copy,
+  // so that sum is its own kernel; a bf16-stored A is what cuBLASLt reads.
+  auto sumA = [&] {
+    if (!instr.bf16A) {
+      reduce(s, 0, reinterpret_cast<const float *>(instr.a), g.vector, 1, g.k,
+             g.m, scratch);
+      return;
+    }
+    // The product is done with the workspace's copies: A's fp32 values go
+    // where they were (4 bytes an element of A are planned).
+    auto *wide = reinterpret_cast<float *>(workspace);
+    expandBf16(s, instr.a, wide, extentA);
+    reduce(s, 0, wide, g.vector, 1, g.k, g.m, scratch);
+  };
   int epilogue = g.epilogue;
-  if (epilogue == 2 && g.inputType != 0)
+  if (epilogue == 2 && g.inputType != 0 && !instr.bf16A)
     g.epilogue = 0;
   if (lt.run(g, s)) {
     if (epilogue == 2 && g.epilogue == 0)
-      reduce(s, 0, fp32A, g.vector, 1, g.k, g.m, scratch);
+      sumA();
     finish();
     return;
   }
@@ -131,7 +142,7 @@ void runGemmInstr(const GemmInstr &instr, LtGemm &lt, cublasHandle_t cublas,
   if (g.epilogue == 1)
     biasAdd(s, g.c, g.vector, g.c, g.batch * g.m, g.n);
   else if (g.epilogue == 2) // ferry's A is [k, m]: sum its rows
-    reduce(s, 0, fp32A, g.vector, 1, g.k, g.m, scratch);
+    sumA();
   finish();
 }
 

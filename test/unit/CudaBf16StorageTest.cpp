@@ -345,8 +345,7 @@ TEST_F(CudaBf16Storage, GemmInstrReadsAndWritesBf16Operands) {
       call.epilogue = epilogue;
       float *v = device(epilogue == 1 ? bias : std::vector<float>(m));
       call.vector = epilogue ? v : nullptr;
-      // a stays fp32 with the bias-gradient epilogue (Kernels.def).
-      g.bf16A = half && epilogue != 2, g.bf16B = half, g.bf16C = half;
+      g.bf16A = half, g.bf16B = half, g.bf16C = half;
       auto store = [&](const std::vector<float> &x, bool h) -> char * {
         return h ? reinterpret_cast<char *>(device(words(x)))
                  : reinterpret_cast<char *>(device(x));

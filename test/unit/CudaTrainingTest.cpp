@@ -7,7 +7,8 @@
 //   exp/erf differ from the CPU's by a few ULPs, which 20 updates amplify);
 // - bf16 matmuls, bf16 activations and fused attention on the CUDA backend
 //   within 2% of the CPU's fp32 without fusion, and near the CPU's
-//   emulation of the same bf16 program (losses 1e-3, tensors 1e-2);
+//   emulation of the same bf16 program (losses 1e-3, weights 1e-2,
+//   moments 2e-2);
 // - fused attention = the unfused ops on the CUDA backend in fp32 (6
 //   updates, relative 1e-4 for the losses and every tensor: the fused
 //   kernels sum in other orders and recompute the probabilities);
@@ -189,7 +190,7 @@ TEST_F(CudaTraining, Bf16LossesWithinTwoPercentOfCpuFp32) {
 // CUDA kernels read and write the bf16 buffers the compiler planned as the
 // CPU backend's emulation does (fp32 compute on their values, results
 // rounded to nearest even). After 6 updates: losses within relative 1e-3,
-// every tensor within 1e-2. The two backends' fp32 sums differ in order, a
+// every weight within 1e-2, every optimizer moment within 2e-2. The two backends' fp32 sums differ in order, a
 // difference a bf16 rounding boundary sometimes turns into a whole ULP,
 // and Adam scales the small gradients of the biases up to the learning
 // rate: bf16 matmuls alone leave the biases 3.1e-3 apart after 6 updates,
@@ -202,7 +203,9 @@ TEST_F(CudaTraining, Bf16ActivationsEqualTheCpuEmulation) {
             sets + " --set execution.backend=cuda", 6);
   expectClose(gpu.losses, cpu.losses, 1e-3);
   expectSameTensors(gpu, cpu, "model.safetensors", 1e-2, 1e-4);
-  expectSameTensors(gpu, cpu, "optimizer.safetensors", 1e-2, 1e-4);
+  // The moments of the same biases, whose gradients are the smallest (the
+  // query bias's first moment: a norm of 6e-7), 2e-2.
+  expectSameTensors(gpu, cpu, "optimizer.safetensors", 2e-2, 1e-4);
 }
 
 TEST_F(CudaTraining, FusedAttentionEqualsTheUnfusedOps) {

@@ -103,8 +103,10 @@ KernelCost kernelCost(const fxe::Instr &in,
       c.bytes += 2 * out;
     else
       c.bytes += result * (4 + 4 + 2) + (I(9) ? result * (2 + 4 + 4) : 0);
+    // The bias gradient of an fp32 A with 16-bit products is its own pass
+    // over A; of a bf16-stored A, cuBLASLt's epilogue.
     if (k == Kernel::GemmEpilogue)
-      c.bytes += 4 * (I(11) == 1 ? n : m + (c.tensorCores ? a : 0));
+      c.bytes += 4 * (I(11) == 1 ? n : m + (c.tensorCores && !halfAt(in, 0) ? a : 0));
     return c;
   }
   case Kernel::Attention:
