@@ -247,8 +247,10 @@ struct PlanBf16StoragePass
       }
       // A GEMM with an epilogue whose c is bf16 computes its fp32 result in
       // its workspace first, after the rounded inputs
-      // (runtime/cuda/GemmInstr.cpp): 4 bytes per element of c, and 256 for
-      // the alignment. Without an epilogue the library writes bf16.
+      // (runtime/cuda/GemmInstr.cpp): 4 bytes per element of c, and 256
+      // for each of the three regions' alignment (a tiny GEMM's rounded
+      // copies are padded too). Without an epilogue the library writes
+      // bf16.
       std::map<int, int64_t> grow;
       for (const Instr &in : p.instrs)
         if (!in.isLoop() && in.kernel == "gemm_epilogue" &&
@@ -256,7 +258,7 @@ struct PlanBf16StoragePass
           int64_t batch = in.ints[0].c, m = in.ints[1].c, n = in.ints[2].c;
           int64_t extent = (batch - 1) * in.ints[8].c + m * n;
           int ws = in.buffers[wsOf(in)].buffer;
-          grow[ws] = std::max(grow[ws], 4 * extent + 256);
+          grow[ws] = std::max(grow[ws], 4 * extent + 3 * 256);
         }
       for (auto [ws, extra] : grow) {
         int64_t old = p.buffers[ws].bytes;

@@ -108,15 +108,8 @@ public:
     lt_ = std::make_unique<cuda::LtGemm>();
     if (hasCollectives(exe))
       nccl_ = std::make_unique<cuda::NcclGroup>(*group_);
-    // Keep the stream-ordered pool's memory between steps (the few kernels
-    // that take scratch from it would otherwise map it again every step).
-    cudaMemPool_t pool;
-    int device = 0;
-    if (cudaGetDevice(&device) == cudaSuccess &&
-        cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess) {
-      uint64_t keep = UINT64_MAX;
-      cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
-    }
+    // No kernel allocates: every scratch is planned or the backend's own,
+    // which is what lets a program be captured as a CUDA graph.
   }
 
   ~CudaBackend() override {
@@ -182,10 +175,20 @@ public:
     // This run's inputs and the values derived from them, where the
     // kernels (and a captured graph) read them.
     steps_->upload(inputs, compute_);
-    if (replayGraph)
-      launchGraph(p, registers);
-    else
-      replay(*p.instrs(), 0, p.instrs()->size(), registers);
+    try {
+      if (replayGraph)
+        launchGraph(p, registers);
+      else
+        replay(*p.instrs(), 0, p.instrs()->size(), registers);
+    } catch (...) {
+      // What was queued finishes before the error leaves: the next run
+      // rewrites the per-run values' pinned copy and starts from idle
+      // streams (Transfers.h).
+      if (!nccl_)
+        cudaDeviceSynchronize();
+      (void)cudaGetLastError();
+      throw;
+    }
     // With collectives, every stream may wait behind an NCCL call (copies
     // wait on the compute stream): poll them all with the collective
     // timeout, never block.
