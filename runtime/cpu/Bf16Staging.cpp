@@ -45,9 +45,8 @@ void Bf16Staging::stage(const fxe::Instr &in, const kernels::Resolved &use,
       // Expanded whether or not the kernel reads it: a kernel that writes
       // part of the range leaves the rest as it was.
       s->values.resize(static_cast<size_t>(elements));
-      std::vector<uint16_t> words(static_cast<size_t>(elements));
-      std::memcpy(words.data(), buf[b], static_cast<size_t>(elements) * 2);
-      fromBf16Words(words.data(), s->values.data(), elements);
+      fromBf16Words(reinterpret_cast<const uint16_t *>(buf[b]),
+                    s->values.data(), elements);
     }
     s->written = s->written || use.buffers[b].writes;
     buf[b] = reinterpret_cast<char *>(s->values.data());
@@ -58,9 +57,9 @@ void Bf16Staging::finish() {
   for (Staged &s : staged_) {
     if (!s.written)
       continue;
-    std::vector<uint16_t> words(static_cast<size_t>(s.elements));
-    toBf16Words(s.values.data(), words.data(), s.elements);
-    std::memcpy(s.bf16, words.data(), static_cast<size_t>(s.elements) * 2);
+    // The arena holds the words in place (buffers are 64-byte aligned).
+    toBf16Words(s.values.data(), reinterpret_cast<uint16_t *>(s.bf16),
+                s.elements);
   }
   staged_.clear();
 }

@@ -57,14 +57,31 @@ void work(Streams &s, const float *x, const float *factor, float *y, float *z,
   }
 }
 
+// work()'s buffers: x, y, z of n floats and the factor on the device, the
+// copy of y in pinned memory.
+struct Buffers {
+  float *x = nullptr, *factor = nullptr, *y = nullptr, *z = nullptr,
+        *pinned = nullptr;
+  explicit Buffers(int n) {
+    cudaMalloc(&x, n * 4);
+    cudaMalloc(&factor, 4);
+    cudaMalloc(&y, n * 4);
+    cudaMalloc(&z, n * 4);
+    cudaHostAlloc(&pinned, n * 4, 0);
+  }
+  ~Buffers() {
+    cudaDeviceSynchronize();
+    cudaFreeHost(pinned);
+    for (float *p : {x, factor, y, z})
+      cudaFree(p);
+  }
+};
+
 TEST(CudaSimulatorGraph, ReplayEqualsDirectLaunchesAndReadsCurrentMemory) {
   const int n = 50;
-  float *x, *factor, *y, *z, *pinned;
-  cudaMalloc(&x, n * 4);
-  cudaMalloc(&factor, 4);
-  cudaMalloc(&y, n * 4);
-  cudaMalloc(&z, n * 4);
-  cudaHostAlloc(&pinned, n * 4, 0);
+  Buffers buffers(n);
+  float *x = buffers.x, *factor = buffers.factor, *y = buffers.y,
+        *z = buffers.z, *pinned = buffers.pinned;
   std::vector<float> hx(n);
   for (int i = 0; i < n; ++i)
     hx[i] = 0.25f * static_cast<float>(i) - 3.0f;
@@ -129,19 +146,13 @@ TEST(CudaSimulatorGraph, ReplayEqualsDirectLaunchesAndReadsCurrentMemory) {
   EXPECT_EQ(cudaEventSynchronize(captured), cudaSuccess);
   cudaGraphDestroy(graph);
   cudaEventDestroy(captured);
-  cudaFreeHost(pinned);
-  for (float *p : {x, factor, y, z})
-    cudaFree(p);
 }
 
 TEST(CudaSimulatorGraph, AnUnjoinedForkEndsTheCaptureWithAnError) {
   const int n = 8;
-  float *x, *factor, *y, *z, *pinned;
-  cudaMalloc(&x, n * 4);
-  cudaMalloc(&factor, 4);
-  cudaMalloc(&y, n * 4);
-  cudaMalloc(&z, n * 4);
-  cudaHostAlloc(&pinned, n * 4, 0);
+  Buffers buffers(n);
+  float *x = buffers.x, *factor = buffers.factor, *y = buffers.y,
+        *z = buffers.z, *pinned = buffers.pinned;
   Streams s;
   cudaGraph_t graph = nullptr;
   ASSERT_EQ(cudaStreamBeginCapture(s.a, cudaStreamCaptureModeGlobal),
@@ -153,9 +164,6 @@ TEST(CudaSimulatorGraph, AnUnjoinedForkEndsTheCaptureWithAnError) {
   cudaStreamCaptureStatus status;
   cudaStreamIsCapturing(s.b, &status);
   EXPECT_EQ(status, cudaStreamCaptureStatusNone);
-  cudaFreeHost(pinned);
-  for (float *p : {x, factor, y, z})
-    cudaFree(p);
 }
 
 TEST(CudaSimulatorGraphDeathTest, SynchronisingDuringCaptureIsRefused) {

@@ -1,8 +1,8 @@
 // The CPU backend's replay: affine addresses over loop registers, and the
 // checks that turn a damaged program into an error naming the kernel instead
 // of an out-of-bounds access.
-#include "runtime/cpu/Bf16Staging.h"
 #include "runtime/cpu/CpuBackend.h"
+#include "runtime/cpu/Bf16Staging.h"
 #include "runtime/cpu/CpuKernels.h"
 
 #include "ProgramBuilder.h"
@@ -17,16 +17,10 @@ using namespace ferry::test;
 
 namespace {
 
-
-// The message of the RuntimeError running program "p" throws ("" if none).
+// runError on the CPU backend.
 std::string runError(const fxe::Executable &exe) {
   CpuBackend backend(exe, std::nullopt);
-  try {
-    backend.run("p", {});
-  } catch (const RuntimeError &e) {
-    return e.what();
-  }
-  return "";
+  return test::runError(backend);
 }
 
 } // namespace
@@ -234,8 +228,7 @@ TEST(CpuBackend, TransferOutsideHostMemoryIsRefused) {
 // group's says how to start the run.
 TEST(CpuBackend, CollectivesOnOneProcess) {
   const auto allReduce = kAllReduce;
-  const auto reduceScatter =
-      kReduceScatter;
+  const auto reduceScatter = kReduceScatter;
   const auto allGather = kAllGather;
   {
     ProgramBuilder p;
@@ -296,8 +289,8 @@ TEST(Bf16Storage, WordsRoundToNearestEven) {
     return w;
   };
   EXPECT_EQ(word(1.0f), 0x3f80);
-  EXPECT_EQ(word(1.0f + 0x1p-8f), 0x3f80);      // a tie: to the even 1.0
-  EXPECT_EQ(word(1.0f + 3 * 0x1p-8f), 0x3f82);  // a tie: to the even above
+  EXPECT_EQ(word(1.0f + 0x1p-8f), 0x3f80);     // a tie: to the even 1.0
+  EXPECT_EQ(word(1.0f + 3 * 0x1p-8f), 0x3f82); // a tie: to the even above
   EXPECT_EQ(word(1.0f + 0x1p-8f + 0x1p-12f), 0x3f81); // above half: up
   EXPECT_EQ(word(-2.5f), 0xc020);
   EXPECT_EQ(word(std::numeric_limits<float>::infinity()), 0x7f80);

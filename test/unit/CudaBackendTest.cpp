@@ -13,19 +13,6 @@
 using namespace ferry;
 using namespace ferry::test;
 
-namespace {
-
-std::string runError(Backend &backend) {
-  try {
-    backend.run("p", {});
-  } catch (const RuntimeError &e) {
-    return e.what();
-  }
-  return "";
-}
-
-} // namespace
-
 TEST(CudaBackend, AFailedCaptureNamesTheProgramAndLeavesNoCapture) {
   CudaDeviceReport report = queryCudaDevices();
 #ifndef FERRY_CUDA_SIM

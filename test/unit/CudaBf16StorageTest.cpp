@@ -43,6 +43,15 @@ class CudaBf16Storage : public CudaKernels {
 protected:
   void rowKernels(int64_t cols);
   void attentionKernels();
+  // `v` on the device as fp32 or as bf16 words, and back as bf16 words.
+  float *put(const std::vector<float> &v, bool half) {
+    return half ? reinterpret_cast<float *>(device(words(v))) : device(v);
+  }
+  std::vector<uint16_t> got(const float *p, int64_t count, bool half) {
+    return half ? host(reinterpret_cast<const uint16_t *>(p),
+                       static_cast<size_t>(count))
+                : words(host(p, static_cast<size_t>(count)));
+  }
 };
 
 } // namespace
@@ -186,15 +195,6 @@ void CudaBf16Storage::rowKernels(int64_t cols) {
   auto x = representable(random(n)), y = representable(random(n));
   auto scale = random(cols), bias = random(cols);
   const float *dScale = device(scale), *dBias = device(bias);
-  // Stores `v` as fp32 or bf16 words.
-  auto put = [&](const std::vector<float> &v, bool half) -> float * {
-    return half ? reinterpret_cast<float *>(device(words(v))) : device(v);
-  };
-  auto got = [&](const float *p, int64_t count, bool half) {
-    return half ? host(reinterpret_cast<const uint16_t *>(p),
-                       static_cast<size_t>(count))
-                : words(host(p, static_cast<size_t>(count)));
-  };
   struct Case {
     const char *name;
     uint64_t mask;            // the bf16 run's
@@ -264,15 +264,6 @@ void CudaBf16Storage::rowKernels(int64_t cols) {
 }
 
 void CudaBf16Storage::attentionKernels() {
-  auto put = [&](const std::vector<float> &v, bool half) -> float * {
-    return half ? reinterpret_cast<float *>(device(words(v))) : device(v);
-  };
-  auto got = [&](const float *p, int64_t count, bool half) {
-    return half ? host(reinterpret_cast<const uint16_t *>(p),
-                       static_cast<size_t>(count))
-                : words(host(p, static_cast<size_t>(count)));
-  };
-
   // The fused attention, both products' precisions, forward and backward.
   for (int precision : {0, 1}) {
     AttentionShape a;

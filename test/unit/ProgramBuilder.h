@@ -1,8 +1,9 @@
 // Hand-built executables for the backend tests (CpuBackendTest.cpp,
 // CudaBackendTest.cpp): kernel calls on arena byte ranges, loops, states,
-// one program "p", without the compiler.
+// one program "p", without the compiler; and the error running it gives.
 #pragma once
 
+#include "runtime/backend/Backend.h"
 #include "runtime/executable/ExecutableFile.h"
 
 #include <algorithm>
@@ -102,5 +103,15 @@ struct ProgramBuilder {
     return *fxe::GetExecutable(fbb.GetBufferPointer());
   }
 };
+
+// The message of the RuntimeError running program "p" throws ("" if none).
+inline std::string runError(Backend &backend) {
+  try {
+    backend.run("p", {});
+  } catch (const RuntimeError &e) {
+    return e.what();
+  }
+  return "";
+}
 
 } // namespace ferry::test
