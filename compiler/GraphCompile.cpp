@@ -130,6 +130,7 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
                                             : MatmulPrecision::fp32;
   lowering.fusion = config.execution.fusion;
   lowering.bf16Activations = config.training.bf16_activations;
+  lowering.bf16WeightCopies = config.training.bf16_weight_copies;
   // cuBLASLt's scratch per GEMM on cuda: 32 MiB, what NVIDIA recommends on
   // Hopper; ferry-place-buffers shrinks it under a small device budget.
   if (config.execution.backend == "cuda")

@@ -482,6 +482,40 @@ def PlanBf16StoragePass : Pass<"ferry-plan-bf16-storage", "mlir::ModuleOp"> {
   let dependentDialects = ["ferry::rt::RtDialect"];
 }
 
+def PlanBf16WeightCopiesPass
+    : Pass<"ferry-plan-bf16-weight-copies", "mlir::ModuleOp"> {
+  let summary = "GEMMs read a bf16 copy of each weight, rounded once where "
+                "the weight is unchanged";
+  let description = [{
+    Under `training.precision: bf16`: a GEMM operand that is an fp32
+    parameter becomes a bf16 temporary (half the bytes) made by one
+    `scale` by 1 (fp32 in, bf16 out, rounded to nearest even, as the GEMM
+    rounded it), placed before the outermost enclosing loop that neither
+    writes the parameter nor begins or ends a phase. A loop that moves the
+    operand's address (a stacked weight's layer loop) widens the copy to
+    every iteration's range. GEMMs of one
+    block that read the same range share a copy while nothing writes the
+    parameter between them. The products are the same bits; a weight is
+    rounded once per update (resident) or once per phase (phased) instead
+    of in every call. Before `ferry-place-buffers`, so the budget sees the
+    copies.
+
+    ```mlir
+    // before (@w is a parameter; r1 counts micro-batches)
+    rt.loop r 1 count 4 {
+      rt.call "gemm" buffers [array<i64: 4, 64, 0>, array<i64: 1, 256, 0>, ...] ... // precision 1
+    }
+    // after
+    rt.buffer 5 size 128 {bf16, label = "bf16 copy of @w"}
+    rt.call "scale" buffers [array<i64: 1, 256, 0>, array<i64: 5, 128, 0>] ints [array<i64: 64>] floats [1.000000e+00] {bf16 = 2 : i64}
+    rt.loop r 1 count 4 {
+      rt.call "gemm" buffers [array<i64: 4, 64, 0>, array<i64: 5, 128, 0>, ...] ... {bf16 = 2 : i64}
+    }
+    ```
+  }];
+  let dependentDialects = ["ferry::rt::RtDialect"];
+}
+
 def PlaceBuffersPass : Pass<"ferry-place-buffers", "mlir::ModuleOp"> {
   let summary = "Places each state on the device or in host memory and "
                 "chooses the prefetch, under the device budget";

@@ -124,6 +124,13 @@ void ferry::buildLowerToRtPipeline(mlir::OpPassManager &pm,
   if (options.bf16Activations &&
       options.matmulPrecision == MatmulPrecision::bf16)
     pm.addPass(createPlanBf16StoragePass());
+  // training.precision: bf16 (and training.bf16_weight_copies): each GEMM
+  // reads a bf16 copy of its weight, made once where the weight is
+  // unchanged, instead of rounding it in every call. Adds temporaries, so
+  // before anything sizes the plan.
+  if (options.bf16WeightCopies &&
+      options.matmulPrecision == MatmulPrecision::bf16)
+    pm.addPass(createPlanBf16WeightCopiesPass());
   // execution.device_memory_limit and execution.prefetch: which states live
   // in host memory and what is double-buffered. It judges each candidate by
   // the plan the two passes below make, so it runs them on a copy.
@@ -209,6 +216,11 @@ struct LowerToRtFlagsBase : public mlir::PassPipelineOptions<Flags> {
       llvm::cl::desc("with matmul-precision=bf16: store activations as bf16 "
                      "(training.bf16_activations)"),
       llvm::cl::init(true)};
+  Option<bool> bf16WeightCopies{
+      *this, "bf16-weight-copies",
+      llvm::cl::desc("with matmul-precision=bf16: GEMMs read a bf16 copy of "
+                     "each weight (training.bf16_weight_copies)"),
+      llvm::cl::init(true)};
 
   ferry::LoweringPipelineOptions toOptions() const {
     ferry::LoweringPipelineOptions o;
@@ -218,6 +230,7 @@ struct LowerToRtFlagsBase : public mlir::PassPipelineOptions<Flags> {
     o.matmulPrecision = matmulPrecision;
     o.gemmWorkspace = gemmWorkspace;
     o.bf16Activations = bf16Activations;
+    o.bf16WeightCopies = bf16WeightCopies;
     return o;
   }
 };

@@ -40,6 +40,7 @@ struct LoweringPipelineOptions {
   bool prefetch = true;              // execution.prefetch
   MatmulPrecision matmulPrecision = MatmulPrecision::fp32; // training.precision
   bool bf16Activations = true; // with bf16: training.bf16_activations
+  bool bf16WeightCopies = true; // with bf16: training.bf16_weight_copies
   bool fusion = true;        // execution.fusion
   int64_t gemmWorkspace = 0; // cuBLASLt scratch per GEMM (cuda)
 };

@@ -103,6 +103,7 @@ const std::vector<KeyDef> &schema() {
       {"training.seed", KeyStage::Compile, Kind::Int, "42", {}, FERRY_INT(training.seed)},
       {"training.precision", KeyStage::Compile, Kind::Choice, "auto", {"auto", "fp32", "bf16", "fp16"}, FERRY_STRING(training.precision)},
       {"training.bf16_activations", KeyStage::Compile, Kind::Bool, "true", {}, FERRY_BOOL(training.bf16_activations)},
+      {"training.bf16_weight_copies", KeyStage::Compile, Kind::Bool, "true", {}, FERRY_BOOL(training.bf16_weight_copies)},
       {"training.loss_scale_initial", KeyStage::Compile, Kind::PositiveFloat, "65536", {}, FERRY_FLOAT(training.loss_scale_initial)},
       {"training.loss_scale_growth_interval", KeyStage::Compile, Kind::PositiveInt, "2000", {}, FERRY_INT(training.loss_scale_growth_interval)},
       {"training.loss_scale_min", KeyStage::Compile, Kind::PositiveFloat, "1", {}, FERRY_FLOAT(training.loss_scale_min)},

@@ -67,6 +67,10 @@ struct TrainingConfig {
   // bf16 (ferry-plan-bf16-storage); false keeps them fp32 (GEMM inputs
   // are still rounded).
   bool bf16_activations = true;
+  // With bf16: each GEMM reads a bf16 copy of its weight, rounded once per
+  // update (per phase when phased) instead of in every call
+  // (ferry-plan-bf16-weight-copies); the same products, fewer bytes.
+  bool bf16_weight_copies = true;
   // fp16 dynamic loss scaling: start, doubling after this many clean
   // updates, and the floor below which training stops.
   double loss_scale_initial = 65536;

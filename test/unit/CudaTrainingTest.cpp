@@ -305,6 +305,31 @@ TEST_F(CudaTraining, GraphReplayEqualsDirectLaunches) {
   }
 }
 
+// bf16 weight copies (training.bf16_weight_copies, the default with bf16):
+// each GEMM reads a bf16 copy of its weight that a `scale` by 1 wrote
+// (rounded to nearest even by the bf16 store) instead of rounding the fp32
+// weight into its workspace; the same rounding, so the same bits after 3
+// updates, resident and phased (kShape's two micro-batches: a copy serves
+// several GEMM calls).
+TEST_F(CudaTraining, Bf16WeightCopiesGiveTheSameBits) {
+  std::string sets = "--set execution.backend=cuda "
+                     "--set training.precision=bf16";
+  std::string phased = " --set execution.mode=phased --set "
+                       "execution.recompute=layer --set "
+                       "execution.device_memory_limit=800KiB";
+  for (const std::string &mode : {std::string(), phased}) {
+    std::string tag = mode.empty() ? "resident" : "phased";
+    TrainingRun copies = train(FERRY_CLI, "copies-" + tag, sets + mode, 3);
+    TrainingRun rounded =
+        train(FERRY_CLI, "rounded-" + tag,
+              sets + mode + " --set training.bf16_weight_copies=false", 3);
+    ASSERT_EQ(copies.losses.size(), 3u) << tag;
+    EXPECT_EQ(copies.losses, rounded.losses) << tag;
+    expectSameBytes(copies, rounded, "model.safetensors");
+    expectSameBytes(copies, rounded, "optimizer.safetensors");
+  }
+}
+
 // `ferry train --profile` on the CUDA backend, phased so that the copy
 // streams work: its report, as the file `text` holds it.
 std::string profile(const std::string &name, const std::string &sets) {
