@@ -1,4 +1,5 @@
-//===- PlanBf16WeightCopies.cpp - one bf16 copy of each weight -------------===//
+//===- PlanBf16WeightCopies.cpp - one bf16 copy of each weight
+//-------------===//
 //
 // ferry-plan-bf16-weight-copies, on rt calls over virtual buffers: under
 // training.precision bf16, a GEMM whose operand is an fp32 parameter (a
@@ -236,10 +237,9 @@ struct PlanBf16WeightCopiesPass
   // positions), growing the bodies of the loops that contain it.
   static void insertBefore(Program &p,
                            std::vector<std::pair<int64_t, Instr>> &inserts) {
-    std::stable_sort(inserts.begin(), inserts.end(),
-                     [](const auto &x, const auto &y) {
-                       return x.first < y.first;
-                     });
+    std::stable_sort(
+        inserts.begin(), inserts.end(),
+        [](const auto &x, const auto &y) { return x.first < y.first; });
     std::vector<Instr> out;
     out.reserve(p.instrs.size() + inserts.size());
     std::vector<int64_t> newIndex(p.instrs.size());

@@ -687,10 +687,10 @@ private:
                           scratch_, bf16);
       break;
     case Kernel::Softmax:
-      cuda::softmax(s, f(0), f(1), f(2), I(0), I(1), I(2));
+      cuda::softmax(s, f(0), f(1), f(2), I(0), I(1), I(2), bf16);
       break;
     case Kernel::SoftmaxGrad:
-      cuda::softmaxGrad(s, f(0), f(1), f(2), I(0), I(1));
+      cuda::softmaxGrad(s, f(0), f(1), f(2), I(0), I(1), bf16);
       break;
     case Kernel::Dropout:
       cuda::dropout(s, f(0), f(1), I(0), I(1), static_cast<uint64_t>(I(2)),
@@ -701,7 +701,7 @@ private:
       cuda::softmaxDropout(
           s, f(0), f(1), f(2), f(3), I(0), I(1), I(2), I(4),
           static_cast<uint64_t>(I(5)), static_cast<uint32_t>(I(6)),
-          static_cast<uint32_t>(I(7)), S(8), static_cast<float>(F(0)));
+          static_cast<uint32_t>(I(7)), S(8), static_cast<float>(F(0)), bf16);
       break;
     case Kernel::ResidualLayerNorm:
       cuda::residualLayerNorm(
@@ -714,7 +714,7 @@ private:
       cuda::dropoutSoftmaxGrad(
           s, f(0), f(1), f(2), I(0), I(1), I(3), static_cast<uint64_t>(I(4)),
           static_cast<uint32_t>(I(5)), static_cast<uint32_t>(I(6)), S(7),
-          static_cast<float>(F(0)));
+          static_cast<float>(F(0)), bf16);
       break;
     case Kernel::Transpose: {
       int64_t rank = I(0), dims[6], perm[6];
@@ -722,7 +722,8 @@ private:
         dims[d] = I(1 + d);
         perm[d] = I(1 + rank + d);
       }
-      cuda::transpose(s, f(0), f(1), static_cast<int32_t>(rank), dims, perm);
+      cuda::transpose(s, f(0), f(1), static_cast<int32_t>(rank), dims, perm,
+                      bf16);
       break;
     }
     case Kernel::Reduce:

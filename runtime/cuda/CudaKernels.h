@@ -128,9 +128,9 @@ void layerNormGrad(cudaStream_t s, const float *x, const float *scale,
                    int64_t rows, int64_t cols, float eps, float *stats,
                    double *scratch = nullptr, uint64_t bf16 = 0);
 void softmax(cudaStream_t s, const float *x, const float *mask, float *out,
-             int64_t batch, int64_t rows, int64_t cols);
+             int64_t batch, int64_t rows, int64_t cols, uint64_t bf16 = 0);
 void softmaxGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
-                 int64_t rows, int64_t cols);
+                 int64_t rows, int64_t cols, uint64_t bf16 = 0);
 void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
              int64_t perSample, uint64_t seed, uint32_t purpose, uint32_t layer,
              StepValue sampleOffset, float p, uint64_t bf16 = 0);
@@ -141,7 +141,7 @@ void softmaxDropout(cudaStream_t s, const float *x, const float *mask,
                     float *probs, float *out, int64_t batch, int64_t rows,
                     int64_t cols, int64_t perSample, uint64_t seed,
                     uint32_t purpose, uint32_t layer, StepValue sampleOffset,
-                    float p);
+                    float p, uint64_t bf16 = 0);
 // sum = dropout(input) + residual (p 0: no dropout), out = layer_norm(sum):
 // the end of a sublayer (ferry-fuse-residual-norm).
 void residualLayerNorm(cudaStream_t s, const float *input,
@@ -153,9 +153,10 @@ void residualLayerNorm(cudaStream_t s, const float *input,
 void dropoutSoftmaxGrad(cudaStream_t s, const float *y, const float *dy,
                         float *dx, int64_t rows, int64_t cols,
                         int64_t perSample, uint64_t seed, uint32_t purpose,
-                        uint32_t layer, StepValue sampleOffset, float p);
+                        uint32_t layer, StepValue sampleOffset, float p,
+                        uint64_t bf16 = 0);
 void transpose(cudaStream_t s, const float *x, float *out, int32_t rank,
-               const int64_t *dims, const int64_t *perm);
+               const int64_t *dims, const int64_t *perm, uint64_t bf16 = 0);
 // kind: 0 sum, 1 mean, 2 max, 3 sum of squares (cpu::Reduce).
 // With the backend's scratch, few columns over many rows (a bias gradient)
 // split their rows across more blocks and add the chunks in order.

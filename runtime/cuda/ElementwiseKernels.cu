@@ -104,15 +104,14 @@ struct Shape6 {
   int32_t rank;
 };
 
-__global__ void transposeKernel(const float *x, float *out, int64_t total,
-                                Shape6 shape) {
+__global__ void transposeKernel(View x, View out, int64_t total, Shape6 shape) {
   FERRY_FOR(i, total) {
     int64_t rest = i, offset = 0;
     for (int32_t d = shape.rank - 1; d >= 0; --d) {
       offset += (rest % shape.dims[d]) * shape.strides[d];
       rest /= shape.dims[d];
     }
-    out[i] = x[offset];
+    out.set(i, x[offset]);
   }
 }
 
@@ -215,7 +214,7 @@ void tanhGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
 }
 
 void transpose(cudaStream_t s, const float *x, float *out, int32_t rank,
-               const int64_t *dims, const int64_t *perm) {
+               const int64_t *dims, const int64_t *perm, uint64_t bf16) {
   Shape6 shape{};
   shape.rank = rank;
   int64_t inStrides[6], total = 1, stride = 1;
@@ -230,7 +229,8 @@ void transpose(cudaStream_t s, const float *x, float *out, int32_t rank,
   }
   if (total <= 0)
     return;
-  launchOver(s, "transpose", total, transposeKernel, x, out, total, shape);
+  launchOver(s, "transpose", total, transposeKernel, viewOf(x, bf16, 0),
+             viewOf(out, bf16, 1), total, shape);
 }
 
 void broadcast(cudaStream_t s, const float *x, float *out, int64_t outer,

@@ -150,12 +150,11 @@ __global__ void rowStats(View x, float *stats, int64_t cols, float eps) {
 }
 
 // One block per row of x viewed as [batch, rows, cols].
-__global__ void softmaxKernel(const float *x, const float *mask, float *out,
-                              int64_t rows, int64_t cols) {
+__global__ void softmaxKernel(View x, const float *mask, View out, int64_t rows,
+                              int64_t cols) {
   __shared__ float shared[32];
   int64_t row = blockIdx.x, b = row / rows;
-  const float *xr = x + row * cols;
-  float *orow = out + row * cols;
+  View xr = x.at(row * cols), orow = out.at(row * cols);
   const float *mr = mask ? mask + b * cols : nullptr;
   float m = -INFINITY;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
@@ -166,20 +165,19 @@ __global__ void softmaxKernel(const float *x, const float *mask, float *out,
     s += expf(xr[c] + (mr ? mr[c] : 0.0f) - m);
   float inv = 1.0f / blockSum(s, shared);
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-    orow[c] = expf(xr[c] + (mr ? mr[c] : 0.0f) - m) * inv;
+    orow.set(c, expf(xr[c] + (mr ? mr[c] : 0.0f) - m) * inv);
 }
 
-__global__ void softmaxGradKernel(const float *y, const float *dy, float *dx,
-                                  int64_t cols) {
+__global__ void softmaxGradKernel(View y, View dy, View dx, int64_t cols) {
   __shared__ float shared[32];
-  const float *yr = y + blockIdx.x * cols;
-  const float *dyr = dy + blockIdx.x * cols;
+  View yr = y.at(blockIdx.x * cols), dyr = dy.at(blockIdx.x * cols),
+       dxr = dx.at(blockIdx.x * cols);
   float s = 0;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
     s += dyr[c] * yr[c];
   float dot = blockSum(s, shared);
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-    dx[blockIdx.x * cols + c] = yr[c] * (dyr[c] - dot);
+    dxr.set(c, yr[c] * (dyr[c] - dot));
 }
 
 // The dropout of element i of a tensor with `perSample` elements per sample,
@@ -257,14 +255,13 @@ __global__ void dropoutKernel(View x, View out, int64_t n, DropoutSite drop,
 // both written in the last pass.
 // `quads` (cols and the sample a multiple of 4): the last pass takes four
 // columns a thread, one Philox block for the four decisions.
-__global__ void softmaxDropoutKernel(const float *x, const float *mask,
-                                     float *probs, float *out, int64_t rows,
-                                     int64_t cols, DropoutSite drop,
-                                     bool quads) {
+__global__ void softmaxDropoutKernel(View x, const float *mask, View probs,
+                                     View out, int64_t rows, int64_t cols,
+                                     DropoutSite drop, bool quads) {
   drop.sampleOffset = drop.sampleOffset.value(); // this run's, read once
   __shared__ float shared[32];
   int64_t row = blockIdx.x, b = row / rows;
-  const float *xr = x + row * cols;
+  View xr = x.at(row * cols);
   const float *mr = mask + b * cols;
   float m = -INFINITY;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
@@ -282,48 +279,57 @@ __global__ void softmaxDropoutKernel(const float *x, const float *mask,
                              expf(xr[c + 2] + mr[c + 2] - m) * inv,
                              expf(xr[c + 3] + mr[c + 3] - m) * inv);
       float4 d = drop.p == 0.0f ? y : drop.quad(y, i);
-      probs[i] = y.x, probs[i + 1] = y.y, probs[i + 2] = y.z,
-      probs[i + 3] = y.w;
-      out[i] = d.x, out[i + 1] = d.y, out[i + 2] = d.z, out[i + 3] = d.w;
+      probs.set(i, y.x), probs.set(i + 1, y.y), probs.set(i + 2, y.z),
+          probs.set(i + 3, y.w);
+      out.set(i, d.x), out.set(i + 1, d.y), out.set(i + 2, d.z),
+          out.set(i + 3, d.w);
     }
     return;
   }
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
     int64_t i = row * cols + c;
     float y = expf(xr[c] + mr[c] - m) * inv;
-    probs[i] = y;
-    out[i] = drop(y, i);
+    probs.set(i, y);
+    out.set(i, drop(y, i));
   }
 }
 
-// softmaxGradKernel of the dropped gradient: the dropped values go to dx
-// first (each thread reads back only what it wrote).
+// softmaxGradKernel of the dropped gradient. An fp32 dx holds the dropped
+// values between the passes (each thread reads back only what it wrote); a
+// bf16 dx would round them, so then the second pass draws them again (the
+// same Philox words: a function of the element alone).
 // `quads`: the first pass takes four columns a thread (one Philox block).
-__global__ void dropoutSoftmaxGradKernel(const float *y, const float *dy,
-                                         float *dx, int64_t cols,
+__global__ void dropoutSoftmaxGradKernel(View y, View dy, View dx, int64_t cols,
                                          DropoutSite drop, bool quads) {
   drop.sampleOffset = drop.sampleOffset.value(); // this run's, read once
   __shared__ float shared[32];
   int64_t base = blockIdx.x * cols;
+  bool keep = !dx.bf16; // the dropped values kept in dx between the passes
   float s = 0;
   if (quads) {
     for (int64_t c = 4 * threadIdx.x; c < cols; c += 4 * blockDim.x) {
       int64_t i = base + c;
       float4 g = make_float4(dy[i], dy[i + 1], dy[i + 2], dy[i + 3]);
       float4 d = drop.p == 0.0f ? g : drop.quad(g, i);
-      dx[i] = d.x, dx[i + 1] = d.y, dx[i + 2] = d.z, dx[i + 3] = d.w;
+      if (keep)
+        dx.set(i, d.x), dx.set(i + 1, d.y), dx.set(i + 2, d.z),
+            dx.set(i + 3, d.w);
       s += (d.x * y[i] + d.y * y[i + 1]) + (d.z * y[i + 2] + d.w * y[i + 3]);
     }
   } else {
     for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
       float d = drop(dy[base + c], base + c);
-      dx[base + c] = d;
+      if (keep)
+        dx.set(base + c, d);
       s += d * y[base + c];
     }
   }
   float dot = blockSum(s, shared);
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-    dx[base + c] = y[base + c] * (dx[base + c] - dot);
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    int64_t i = base + c;
+    float d = keep ? dx[i] : drop(dy[i], i);
+    dx.set(i, y[i] * (d - dot));
+  }
 }
 
 // The end of a sublayer, one block per row: sum = dropout(input) + residual,
@@ -493,18 +499,19 @@ void layerNormGrad(cudaStream_t s, const float *x, const float *scale,
 }
 
 void softmax(cudaStream_t s, const float *x, const float *mask, float *out,
-             int64_t batch, int64_t rows, int64_t cols) {
+             int64_t batch, int64_t rows, int64_t cols, uint64_t bf16) {
   if (batch * rows <= 0 || cols <= 0)
     return;
-  launchRows(s, "softmax", batch * rows, softmaxKernel, x, mask, out, rows,
-             cols);
+  launchRows(s, "softmax", batch * rows, softmaxKernel, viewOf(x, bf16, 0),
+             mask, viewOf(out, bf16, 2), rows, cols);
 }
 
 void softmaxGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
-                 int64_t rows, int64_t cols) {
+                 int64_t rows, int64_t cols, uint64_t bf16) {
   if (rows <= 0 || cols <= 0)
     return;
-  launchRows(s, "softmax_grad", rows, softmaxGradKernel, y, dy, dx, cols);
+  launchRows(s, "softmax_grad", rows, softmaxGradKernel, viewOf(y, bf16, 0),
+             viewOf(dy, bf16, 1), viewOf(dx, bf16, 2), cols);
 }
 
 void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
@@ -532,13 +539,14 @@ void softmaxDropout(cudaStream_t s, const float *x, const float *mask,
                     float *probs, float *out, int64_t batch, int64_t rows,
                     int64_t cols, int64_t perSample, uint64_t seed,
                     uint32_t purpose, uint32_t layer, StepValue sampleOffset,
-                    float p) {
+                    float p, uint64_t bf16) {
   if (batch * rows <= 0 || cols <= 0)
     return;
   DropoutSite drop = DropoutSite::of(batch * rows * cols, perSample, seed,
                                      purpose, layer, sampleOffset, p);
-  launchRows(s, "softmax_dropout", batch * rows, softmaxDropoutKernel, x, mask,
-             probs, out, rows, cols, drop,
+  launchRows(s, "softmax_dropout", batch * rows, softmaxDropoutKernel,
+             viewOf(x, bf16, 0), mask, viewOf(probs, bf16, 2),
+             viewOf(out, bf16, 3), rows, cols, drop,
              cols % 4 == 0 && drop.perSample % 4 == 0);
 }
 
@@ -567,13 +575,15 @@ void residualLayerNorm(cudaStream_t s, const float *input,
 void dropoutSoftmaxGrad(cudaStream_t s, const float *y, const float *dy,
                         float *dx, int64_t rows, int64_t cols,
                         int64_t perSample, uint64_t seed, uint32_t purpose,
-                        uint32_t layer, StepValue sampleOffset, float p) {
+                        uint32_t layer, StepValue sampleOffset, float p,
+                        uint64_t bf16) {
   if (rows <= 0 || cols <= 0)
     return;
   DropoutSite drop = DropoutSite::of(rows * cols, perSample, seed, purpose,
                                      layer, sampleOffset, p);
-  launchRows(s, "dropout_softmax_grad", rows, dropoutSoftmaxGradKernel, y, dy,
-             dx, cols, drop, cols % 4 == 0 && drop.perSample % 4 == 0);
+  launchRows(s, "dropout_softmax_grad", rows, dropoutSoftmaxGradKernel,
+             viewOf(y, bf16, 0), viewOf(dy, bf16, 1), viewOf(dx, bf16, 2), cols,
+             drop, cols % 4 == 0 && drop.perSample % 4 == 0);
 }
 
 } // namespace ferry::cuda

@@ -9,8 +9,9 @@
 //   joins its ends and its length halves;
 // * the GEMM's c (temporary 6) stays fp32: softmax writes it too, and a
 //   GEMM without a workspace cannot round its result into bf16;
-// * temporary 7 and the loss-sized temporary 8 stay fp32: 7 is read by
-//   softmax, which takes no bf16, and 8, a scalar, feeds no matmul;
+// * temporary 7 and the loss-sized temporary 8 stay fp32: 7 is also
+//   softmax's additive mask, which stays fp32, and 8, a scalar, feeds no
+//   matmul;
 // * the input @x and the parameter @w stay fp32 whatever reads them.
 // The masks: gelu's out (bit 1), the GEMM's a (bit 0), scale's x and out.
 

@@ -6,9 +6,11 @@
 // element-by-element path), against the CPU backend's emulation (expand
 // the bf16 inputs, the fp32 kernel, round the result to nearest even).
 // Arithmetic maps equal it word for word; GELU and tanh, whose fp32 values
-// differ from the CPU's by a few ULPs, within one bf16 ULP. The row, indexed
-// and attention kernels with bf16 storage equal their fp32 results rounded,
-// and a GEMM instruction's bf16 operands its fp32 ones.
+// differ from the CPU's by a few ULPs, within one bf16 ULP. The row (layer
+// norm, softmax, their gradients, the fused softmax-dropout both ways),
+// transpose, indexed and attention kernels with bf16 storage equal their
+// fp32 results rounded, and a GEMM instruction's bf16 operands its fp32
+// ones.
 #include "CudaKernelsTestUtil.h"
 
 #include "runtime/cpu/Bf16Staging.h"
@@ -195,6 +197,12 @@ void CudaBf16Storage::rowKernels(int64_t cols) {
   auto x = representable(random(n)), y = representable(random(n));
   auto scale = random(cols), bias = random(cols);
   const float *dScale = device(scale), *dBias = device(bias);
+  const float *dMask = device(random(n)); // softmax's, one row per sample
+  // Probabilities (each row positive, summing to about 1), representable.
+  std::vector<float> probs(n);
+  for (int64_t i = 0; i < n; ++i)
+    probs[i] = (1.0f + x[i] * 0.5f) / static_cast<float>(cols);
+  probs = representable(probs);
   struct Case {
     const char *name;
     uint64_t mask;            // the bf16 run's
@@ -243,6 +251,52 @@ void CudaBf16Storage::rowKernels(int64_t cols) {
          float *out = put(std::vector<float>(n), m & 2);
          cuda::dropout(stream, put(x, m & 1), out, n, cols, 5, 9, 2, 3, 0.2f,
                        m);
+         return std::vector<std::vector<uint16_t>>{got(out, n, m & 2)};
+       }},
+      {"softmax",
+       0b101,
+       {2},
+       [&](uint64_t m) {
+         float *out = put(std::vector<float>(n), m & 4);
+         cuda::softmax(stream, put(x, m & 1), dMask, out, rows, 1, cols, m);
+         return std::vector<std::vector<uint16_t>>{got(out, n, m & 4)};
+       }},
+      {"softmax_grad",
+       0b111,
+       {2},
+       [&](uint64_t m) {
+         float *dx = put(std::vector<float>(n), m & 4);
+         cuda::softmaxGrad(stream, put(probs, m & 1), put(y, m & 2), dx, rows,
+                           cols, m);
+         return std::vector<std::vector<uint16_t>>{got(dx, n, m & 4)};
+       }},
+      {"softmax_dropout",
+       0b1101,
+       {2, 3},
+       [&](uint64_t m) {
+         float *kept = put(std::vector<float>(n), m & 4),
+               *out = put(std::vector<float>(n), m & 8);
+         cuda::softmaxDropout(stream, put(x, m & 1), dMask, kept, out, rows, 1,
+                              cols, cols, 5, 9, 2, 3, 0.2f, m);
+         return std::vector<std::vector<uint16_t>>{got(kept, n, m & 4),
+                                                   got(out, n, m & 8)};
+       }},
+      {"dropout_softmax_grad",
+       0b111,
+       {2},
+       [&](uint64_t m) {
+         float *dx = put(std::vector<float>(n), m & 4);
+         cuda::dropoutSoftmaxGrad(stream, put(probs, m & 1), put(y, m & 2), dx,
+                                  rows, cols, cols, 5, 9, 2, 3, 0.2f, m);
+         return std::vector<std::vector<uint16_t>>{got(dx, n, m & 4)};
+       }},
+      {"transpose",
+       0b11,
+       {1},
+       [&](uint64_t m) {
+         float *out = put(std::vector<float>(n), m & 2);
+         int64_t dims[2] = {rows, cols}, perm[2] = {1, 0};
+         cuda::transpose(stream, put(x, m & 1), out, 2, dims, perm, m);
          return std::vector<std::vector<uint16_t>>{got(out, n, m & 2)};
        }},
       {"take",
