@@ -167,9 +167,10 @@ public:
     const fxe::Program &p = program(name, inputs, registers);
     current_ = &p;
     prepare(p, registers);
-    // Replicated runs launch directly: NCCL calls inside a captured graph
-    // are not simulated, so that path could not be tested here.
-    bool replayGraph = graphReplay_ && !nccl_;
+    // Replicated runs too: NCCL's collectives are captured with the kernels
+    // (NCCL 2.9 and later), as nodes of the compute stream, in the order
+    // every rank issues them.
+    bool replayGraph = graphReplay_;
     if (profiling_)
       profile_.programStart(name, compute_, replayGraph);
     // This run's inputs and the values derived from them, where the

@@ -418,6 +418,30 @@ TEST_F(CudaTraining, DataParallelEqualsOneProcess) {
   expectReplicasEqualOneProcess("dp", kFp32Cuda, "");
 }
 
+// Replicas replay their programs as CUDA graphs too, NCCL's collectives
+// captured with the kernels: the same bits as direct launches (2 replicas,
+// sharded and phased, so the graph holds reduce-scatters, all-gathers and
+// the copy streams' forks).
+TEST_F(CudaTraining, ReplicasReplayEqualsDirectLaunches) {
+  ASSERT_EQ(std::system("command -v mpirun > /dev/null 2>&1"), 0)
+      << "no mpirun: install openmpi-bin (scripts/install-deps.sh)";
+  std::string sets =
+      std::string(kFp32Cuda) +
+      " --set execution.data_parallel=2 --set "
+      "execution.replicated_tensor_sharding=true --set "
+      "execution.rts_min_elements=64 --set execution.mode=phased --set "
+      "execution.recompute=layer --set execution.device_memory_limit=2MiB";
+  const char *mpirun = "mpirun --allow-run-as-root --oversubscribe -np 2 ";
+  TrainingRun graph = train(FERRY_CLI, "replicas-graph", sets, 3, mpirun);
+  TrainingRun direct =
+      train(FERRY_CLI, "replicas-direct",
+            sets + " --set execution.cuda_graphs=false", 3, mpirun);
+  ASSERT_EQ(graph.losses.size(), 3u);
+  EXPECT_EQ(graph.losses, direct.losses);
+  expectSameBytes(graph, direct, "model.safetensors");
+  expectSameBytes(graph, direct, "optimizer.safetensors");
+}
+
 TEST_F(CudaTraining, ShardedPhasedEqualsOneProcess) {
   expectReplicasEqualOneProcess(
       "rts", kFp32Cuda,
