@@ -18,6 +18,8 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev libssl-dev libxxhash-dev
   # data: MLPerf HDF5 and TFRecord (tf.Example via protobuf)
   libhdf5-dev libprotobuf-dev protobuf-compiler
+  # text: the BERT tokenizer's Unicode normalisation and character categories
+  libutf8proc-dev
   # the CPU backend's GEMMs and collectives
   libopenblas-dev libopenmpi-dev openmpi-bin
   # tests and benchmarks

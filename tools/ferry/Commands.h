@@ -19,5 +19,6 @@ Runner addInspectCommand(CLI::App &app);
 Runner addPlanCommand(CLI::App &app);
 Runner addCacheCommand(CLI::App &app);
 Runner addReportCommand(CLI::App &app);
+Runner addTokenizeCommand(CLI::App &app);
 
 } // namespace ferry::cli

@@ -56,6 +56,7 @@ int main(int argc, char **argv) {
   ferry::cli::Runner plan = ferry::cli::addPlanCommand(app);
   ferry::cli::Runner cache = ferry::cli::addCacheCommand(app);
   ferry::cli::Runner report = ferry::cli::addReportCommand(app);
+  ferry::cli::Runner tokenize = ferry::cli::addTokenizeCommand(app);
   CLI::App *devices = app.add_subcommand(
       "devices", "List the devices each backend can use (opens the CUDA "
                  "backend, so it maps the CUDA libraries)");
@@ -89,6 +90,8 @@ int main(int argc, char **argv) {
     return cache();
   if (app.got_subcommand("report"))
     return report();
+  if (app.got_subcommand("tokenize"))
+    return tokenize();
   std::fputs(app.help().c_str(), stdout);
   return 0;
 }
