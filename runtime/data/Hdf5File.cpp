@@ -495,6 +495,11 @@ void writeHdf5(const std::string &path, const HostBatch &batch,
              H5Fclose);
     if (!file.valid())
       fail("creating " + temp + ": " + hdf5Error());
+    // No modification times in the object headers: the same samples give
+    // the same bytes (ferry-datagen is deterministic for a seed).
+    Hid create(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    if (!create.valid() || H5Pset_obj_track_times(create.get(), 0) < 0)
+      fail("a dataset creation property list: " + hdf5Error());
     for (const ColumnSpec &spec : kColumns) {
       const char *name = detail::fieldName(spec.field);
       hsize_t width = spec.perSample       ? 1
@@ -506,7 +511,7 @@ void writeHdf5(const std::string &path, const HostBatch &batch,
       Hid dataset;
       if (space.valid())
         dataset = Hid(H5Dcreate2(file.get(), name, H5T_STD_I32LE, space.get(),
-                                 H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                                 H5P_DEFAULT, create.get(), H5P_DEFAULT),
                       H5Dclose);
       if (!dataset.valid())
         fail(std::string("creating dataset ") + name + ": " + hdf5Error());

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks on `ferry train --metrics` JSON lines, for the e2e lit tests.
 
-  metrics.py falls FILE FACTOR        last loss <= first loss * FACTOR
+  metrics.py falls FILE FACTOR [KEY]  last KEY (loss) <= first KEY * FACTOR
   metrics.py equal A B RTOL KEYS      per step, |a - b| <= RTOL * |b| for KEYS
   metrics.py values FILE KEY STEP=V.. KEY at STEP equals V (relative 1e-6)
   metrics.py atmost FILE KEY LIMIT    KEY <= LIMIT at every step
@@ -22,10 +22,11 @@ def main():
     if mode == "falls":
         rows = load(sys.argv[2])
         factor = float(sys.argv[3])
-        first, last = rows[0]["loss"], rows[-1]["loss"]
-        print(f"first loss {first:.4f}, last loss {last:.4f} after {len(rows)} steps")
+        key = sys.argv[4] if len(sys.argv) > 4 else "loss"
+        first, last = rows[0][key], rows[-1][key]
+        print(f"first {key} {first:.4f}, last {key} {last:.4f} after {len(rows)} steps")
         if not last <= first * factor:
-            print(f"FAIL: last loss {last} > {factor} x first loss {first}")
+            print(f"FAIL: last {key} {last} > {factor} x first {key} {first}")
             return 1
         return 0
     if mode == "equal":
