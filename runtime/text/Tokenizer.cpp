@@ -1,6 +1,8 @@
 // BERT's basic tokenizer and WordPiece (Tokenizer.h).
 #include "runtime/text/Tokenizer.h"
 
+#include "runtime/text/Unicode.h"
+
 #include "runtime/data/DataError.h"
 
 #include <fmt/format.h>
@@ -11,41 +13,6 @@
 
 namespace ferry::text {
 namespace {
-
-using Codepoints = std::vector<int32_t>;
-
-Codepoints decode(std::string_view text) {
-  Codepoints out;
-  out.reserve(text.size());
-  const auto *p = reinterpret_cast<const utf8proc_uint8_t *>(text.data());
-  utf8proc_ssize_t n = static_cast<utf8proc_ssize_t>(text.size()), at = 0;
-  while (at < n) {
-    utf8proc_int32_t cp;
-    utf8proc_ssize_t used = utf8proc_iterate(p + at, n - at, &cp);
-    if (used <= 0 || cp < 0)
-      throw data::DataError(fmt::format(
-          "the text is not UTF-8 at byte {}; convert it to UTF-8 (iconv -t "
-          "UTF-8)",
-          at + 1));
-    out.push_back(cp);
-    at += used;
-  }
-  return out;
-}
-
-void append(std::string &out, int32_t cp) {
-  utf8proc_uint8_t buf[4];
-  utf8proc_ssize_t n = utf8proc_encode_char(cp, buf);
-  out.append(reinterpret_cast<const char *>(buf), static_cast<size_t>(n));
-}
-
-std::string encode(const Codepoints &cps) {
-  std::string out;
-  out.reserve(cps.size());
-  for (int32_t cp : cps)
-    append(out, cp);
-  return out;
-}
 
 utf8proc_category_t category(int32_t cp) { return utf8proc_category(cp); }
 
@@ -92,89 +59,9 @@ bool isCjk(int32_t cp) {
          (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
 }
 
-// Python's str.isspace(), which str.split() splits on: bidirectional class
-// WS, B or S, or category Zs.
-bool isPythonSpace(int32_t cp) {
-  if (cp < 128)
-    return cp == ' ' || (cp >= 9 && cp <= 13) || (cp >= 28 && cp <= 31);
-  if (category(cp) == UTF8PROC_CATEGORY_ZS)
-    return true;
-  utf8proc_propval_t bidi = utf8proc_get_property(cp)->bidi_class;
-  return bidi == UTF8PROC_BIDI_CLASS_WS || bidi == UTF8PROC_BIDI_CLASS_B ||
-         bidi == UTF8PROC_BIDI_CLASS_S;
-}
-
-bool isCased(int32_t cp) {
-  utf8proc_category_t c = category(cp);
-  return c == UTF8PROC_CATEGORY_LU || c == UTF8PROC_CATEGORY_LL ||
-         c == UTF8PROC_CATEGORY_LT || utf8proc_tolower(cp) != cp ||
-         utf8proc_toupper(cp) != cp;
-}
-
-// Approximates Unicode's Case_Ignorable (Python's final-sigma rule skips
-// these): Mn, Me, Cf, Lm, Sk and word-break MidLetter, MidNumLet and
-// Single_Quote characters.
-bool isCaseIgnorable(int32_t cp) {
-  switch (category(cp)) {
-  case UTF8PROC_CATEGORY_MN:
-  case UTF8PROC_CATEGORY_ME:
-  case UTF8PROC_CATEGORY_CF:
-  case UTF8PROC_CATEGORY_LM:
-  case UTF8PROC_CATEGORY_SK:
-    return true;
-  default:
-    break;
-  }
-  switch (cp) {
-  case 0x27:
-  case 0x2E:
-  case 0x3A:
-  case 0xB7:
-  case 0x387:
-  case 0x55F:
-  case 0x5F4:
-  case 0x2018:
-  case 0x2019:
-  case 0x2024:
-  case 0x2027:
-  case 0xFE13:
-  case 0xFE52:
-  case 0xFE55:
-  case 0xFF07:
-  case 0xFF0E:
-  case 0xFF1A:
-    return true;
-  default:
-    return false;
-  }
-}
-
-// Python's str.lower() of one whitespace-separated token: simple lowercase
-// mappings (its one unconditional multi-character mapping, U+0130, differs
-// only by a combining dot that accent stripping removes), and capital sigma
-// as final sigma at the end of a word.
-void lower(Codepoints &word) {
-  Codepoints original = word;
-  int64_t n = static_cast<int64_t>(word.size());
-  for (int64_t i = 0; i < n; ++i) {
-    if (original[i] != 0x3A3) {
-      word[i] = utf8proc_tolower(original[i]);
-      continue;
-    }
-    int64_t before = i - 1, after = i + 1;
-    while (before >= 0 && isCaseIgnorable(original[before]))
-      --before;
-    while (after < n && isCaseIgnorable(original[after]))
-      ++after;
-    bool final = before >= 0 && isCased(original[before]) &&
-                 !(after < n && isCased(original[after]));
-    word[i] = final ? 0x3C2 : 0x3C3;
-  }
-}
-
 // NFD, then without the nonspacing marks (category Mn).
 Codepoints stripAccents(const Codepoints &word) {
-  std::string utf8 = encode(word);
+  std::string utf8 = encodeUtf8(word);
   std::vector<utf8proc_int32_t> buffer(word.size() * 4 + 4);
   utf8proc_option_t options =
       static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_DECOMPOSE);
@@ -201,7 +88,7 @@ Codepoints stripAccents(const Codepoints &word) {
 
 // NFC (Hugging Face normalises before splitting on whitespace).
 Codepoints composed(const Codepoints &text) {
-  std::string utf8 = encode(text);
+  std::string utf8 = encodeUtf8(text);
   utf8proc_uint8_t *out = nullptr;
   utf8proc_ssize_t n = utf8proc_map(
       reinterpret_cast<const utf8proc_uint8_t *>(utf8.data()),
@@ -212,15 +99,15 @@ Codepoints composed(const Codepoints &text) {
                           utf8proc_errmsg(n));
   std::unique_ptr<utf8proc_uint8_t, decltype(&std::free)> owned(out,
                                                                 &std::free);
-  return decode(std::string_view(reinterpret_cast<const char *>(out),
-                                 static_cast<size_t>(n)));
+  return decodeUtf8(std::string_view(reinterpret_cast<const char *>(out),
+                                     static_cast<size_t>(n)));
 }
 
 } // namespace
 
 std::vector<std::string> BasicTokenizer::tokenize(std::string_view text) const {
   Codepoints cleaned;
-  for (int32_t cp : decode(text)) {
+  for (int32_t cp : decodeUtf8(text)) {
     if (cp == 0 || cp == 0xFFFD || isControl(cp))
       continue;
     if (isWhitespace(cp)) {
@@ -237,7 +124,7 @@ std::vector<std::string> BasicTokenizer::tokenize(std::string_view text) const {
   std::vector<std::string> tokens;
   auto emitWord = [&](Codepoints word) {
     if (lowerCase) {
-      lower(word);
+      pythonLower(word);
       word = stripAccents(word);
     }
     // Each punctuation character on its own; the runs between them whole.
@@ -245,15 +132,15 @@ std::vector<std::string> BasicTokenizer::tokenize(std::string_view text) const {
     for (int32_t cp : word) {
       if (isPunctuation(cp)) {
         if (!run.empty())
-          tokens.push_back(encode(run));
+          tokens.push_back(encodeUtf8(run));
         run.clear();
-        tokens.push_back(encode(Codepoints{cp}));
+        tokens.push_back(encodeUtf8(Codepoints{cp}));
       } else {
         run.push_back(cp);
       }
     }
     if (!run.empty())
-      tokens.push_back(encode(run));
+      tokens.push_back(encodeUtf8(run));
   };
   Codepoints word;
   for (int32_t cp : normal) {

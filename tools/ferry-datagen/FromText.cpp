@@ -8,6 +8,7 @@
 #include "runtime/Progress.h"
 #include "runtime/data/DataError.h"
 #include "runtime/data/MlperfData.h"
+#include "runtime/text/Packing.h"
 #include "runtime/text/PretrainingData.h"
 
 #include <fmt/format.h>
@@ -61,6 +62,7 @@ struct Totals {
   text::CorpusCounts corpus;
   int64_t files = 0, samples = 0, realTokens = 0, maskedSlots = 0;
   int64_t randomNext = 0;
+  int64_t packedRows = 0;       // the rows packing would fill (3 a row)
   std::vector<int64_t> lengths; // histogram: 8 equal bins up to seq
 };
 
@@ -88,6 +90,15 @@ void printStatistics(const Totals &t, const FromTextOptions &o) {
               t.samples ? 100.0 * static_cast<double>(t.randomNext) /
                               static_cast<double>(t.samples)
                         : 0.0);
+  if (t.packedRows > 0)
+    std::printf(
+        "  packed (up to 3 sequences a row, shortest-pack-first "
+        "histogram packing) these samples would fill %lld rows "
+        "instead of %lld: %.2fx fewer, padding %.1f%%\n",
+        static_cast<long long>(t.packedRows), static_cast<long long>(t.samples),
+        static_cast<double>(t.samples) / static_cast<double>(t.packedRows),
+        100.0 * (1.0 - static_cast<double>(t.realTokens) /
+                           static_cast<double>(t.packedRows * o.samples.seq)));
   std::printf("  sample lengths:\n");
   int64_t bins = static_cast<int64_t>(t.lengths.size());
   int64_t most = *std::max_element(t.lengths.begin(), t.lengths.end());
@@ -154,6 +165,11 @@ int runFromText(const FromTextOptions &o) {
       totals.lengths[std::min<int64_t>(7, (length - 1) * 8 / so.seq)] += 1;
     }
     totals.samples += static_cast<int64_t>(samples.size());
+    std::vector<int64_t> lengths;
+    for (const text::Sample &s : samples)
+      lengths.push_back(static_cast<int64_t>(s.ids.size()));
+    totals.packedRows +=
+        static_cast<int64_t>(text::packSamples(lengths, so.seq, 3).size());
     data::HostBatch batch;
     text::toBatch(samples, so.seq, so.predictions, batch);
     std::string out =

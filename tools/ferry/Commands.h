@@ -20,5 +20,6 @@ Runner addPlanCommand(CLI::App &app);
 Runner addCacheCommand(CLI::App &app);
 Runner addReportCommand(CLI::App &app);
 Runner addTokenizeCommand(CLI::App &app);
+Runner addSquadCommand(CLI::App &app);
 
 } // namespace ferry::cli

@@ -57,6 +57,7 @@ int main(int argc, char **argv) {
   ferry::cli::Runner cache = ferry::cli::addCacheCommand(app);
   ferry::cli::Runner report = ferry::cli::addReportCommand(app);
   ferry::cli::Runner tokenize = ferry::cli::addTokenizeCommand(app);
+  ferry::cli::Runner squad = ferry::cli::addSquadCommand(app);
   CLI::App *devices = app.add_subcommand(
       "devices", "List the devices each backend can use (opens the CUDA "
                  "backend, so it maps the CUDA libraries)");
@@ -92,6 +93,8 @@ int main(int argc, char **argv) {
     return report();
   if (app.got_subcommand("tokenize"))
     return tokenize();
+  if (app.got_subcommand("squad"))
+    return squad();
   std::fputs(app.help().c_str(), stdout);
   return 0;
 }
