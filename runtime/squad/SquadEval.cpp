@@ -2,6 +2,7 @@
 #include "runtime/squad/SquadEval.h"
 
 #include "runtime/data/DataError.h"
+#include "runtime/squad/SquadJson.h"
 #include "runtime/text/Unicode.h"
 
 #include <fmt/format.h>
@@ -38,38 +39,6 @@ std::vector<std::string> pythonSplit(const Codepoints &cps) {
   if (!word.empty())
     words.push_back(text::encodeUtf8(word));
   return words;
-}
-
-nlohmann::json readJson(const std::string &path, const char *what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw data::DataError(fmt::format("{}: cannot open the {}", path, what));
-  std::ostringstream whole;
-  whole << in.rdbuf();
-  try {
-    return nlohmann::json::parse(whole.str());
-  } catch (const nlohmann::json::parse_error &e) {
-    throw data::DataError(fmt::format("{}: the {} is not JSON (byte {}): {}",
-                                      path, what, e.byte, e.what()));
-  }
-}
-
-const nlohmann::json &member(const nlohmann::json &object, const char *key,
-                             nlohmann::json::value_t type,
-                             const std::string &path,
-                             const std::string &where) {
-  if (!object.is_object() || !object.contains(key) ||
-      object.at(key).type() != type)
-    throw data::DataError(fmt::format(
-        "{}: {} has no {} \"{}\"; a SQuAD v1.1 file is {{\"data\": [{{"
-        "\"paragraphs\": [{{\"context\": ..., \"qas\": [{{\"id\": ..., "
-        "\"answers\": [{{\"text\": ..., \"answer_start\": ...}}]}}]}}]}}]}}",
-        path, where,
-        type == nlohmann::json::value_t::array    ? "list"
-        : type == nlohmann::json::value_t::string ? "string"
-                                                  : "value",
-        key));
-  return object.at(key);
 }
 
 } // namespace

@@ -1,0 +1,21 @@
+// Reading SQuAD's JSON files with errors that name the file and the place:
+// shared by the evaluation (SquadEval) and the examples (SquadData).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace ferry::squad {
+
+// The parsed file; `what` names it in errors ("SQuAD dataset").
+nlohmann::json readJson(const std::string &path, const char *what);
+
+// object[key], which must have `type`; `where` is the JSON path of object
+// ("data[0].paragraphs[2]"). Throws data::DataError naming the file, the
+// path, the key and SQuAD's layout.
+const nlohmann::json &member(const nlohmann::json &object, const char *key,
+                             nlohmann::json::value_t type,
+                             const std::string &path, const std::string &where);
+
+} // namespace ferry::squad

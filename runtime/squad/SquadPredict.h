@@ -1,0 +1,44 @@
+// SQuAD answers from the span head's logits, as run_squad.py's
+// write_predictions chooses them: for every window of a question, the
+// `nBest` best start and end tokens; pairs that lie in the context, in
+// order, at most `maxAnswerLength` tokens long, and start where the window
+// has the most context; ranked by start + end logit over all windows; each
+// mapped back to the original context's text (the WordPiece text aligned
+// to the basic tokenizer's, spaces aside, so case and accents come back);
+// the first `nBest` distinct texts with their softmax probabilities.
+#pragma once
+
+#include "runtime/squad/SquadData.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ferry::squad {
+
+struct Candidate {
+  std::string text;
+  double startLogit = 0, endLogit = 0, probability = 0;
+};
+
+struct PredictOptions {
+  int64_t nBest = 20, maxAnswerLength = 30;
+  bool lowerCase = true; // the tokenizer's: an uncased vocabulary
+};
+
+// startLogits[f] and endLogits[f] hold one logit per token of features[f].
+// Returns each question id's candidates, best first (never empty: "" when
+// no span qualifies).
+std::map<std::string, std::vector<Candidate>>
+predictAnswers(const std::vector<Example> &examples,
+               const std::vector<Feature> &features,
+               const std::vector<std::vector<float>> &startLogits,
+               const std::vector<std::vector<float>> &endLogits,
+               const text::Vocab &vocab, const PredictOptions &options);
+
+// run_squad.py's get_final_text: the part of `original` (a span of context
+// words) that `predicted` (the WordPiece text, "##" joined) covers.
+std::string finalText(const std::string &predicted, const std::string &original,
+                      bool lowerCase);
+
+} // namespace ferry::squad
