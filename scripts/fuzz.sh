@@ -8,7 +8,7 @@
 #
 # Environment: FERRY_FUZZ_SECONDS per target (default 30), or FERRY_FUZZ_RUNS
 # executions per target instead; FERRY_FUZZ_SEED (default: a new one each run)
-# makes a run of FERRY_FUZZ_RUNS repeatable, as the test command's is; FERRY_FUZZ_TARGETS (default all seven);
+# makes a run of FERRY_FUZZ_RUNS repeatable, as the test command's is; FERRY_FUZZ_TARGETS (default all nine);
 # TOOLS_DIR (default build/bin: a full build's ferry and ferry-datagen);
 # FUZZ_BUILD_DIR (default build-fuzz). Prints one line per target with its
 # executions, time and rate (docs/reliability.md records long runs).
@@ -20,7 +20,7 @@ fuzz_dir=${FUZZ_BUILD_DIR:-build-fuzz}
 seconds=${FERRY_FUZZ_SECONDS:-30}
 runs=${FERRY_FUZZ_RUNS:-}
 seed=${FERRY_FUZZ_SEED:-0}
-targets=${FERRY_FUZZ_TARGETS:-safetensors hdf5 tfrecord executable config checkpoint cache-entry}
+targets=${FERRY_FUZZ_TARGETS:-safetensors hdf5 tfrecord executable config checkpoint cache-entry text squad}
 
 for tool in ferry ferry-datagen; do
   if [[ ! -x $tools/$tool ]]; then
@@ -40,7 +40,7 @@ cmake --build "$fuzz_dir" -j "${JOBS:-2}" --target ferry-fuzzers >/dev/null
 
 echo "== seeds =="
 seeds=$fuzz_dir/seeds
-rm -rf "$seeds" && mkdir -p "$seeds"/{safetensors,hdf5,tfrecord,executable,config,checkpoint,cache-entry}
+rm -rf "$seeds" && mkdir -p "$seeds"/{safetensors,hdf5,tfrecord,executable,config,checkpoint,cache-entry,text,squad}
 micro=test/fuzz/micro.yaml
 export FERRY_CACHE_DIR=$seeds/cache
 "$tools/ferry" compile "$micro" -o "$seeds/micro.fxe" >/dev/null
@@ -67,6 +67,9 @@ with open(out, "wb") as f:  # the packing CheckpointFuzzer.cpp reads
     f.write(parts[2])
 PY
 cp configs/*.yaml test/tools/Inputs/*.yaml "$micro" "$seeds/config/"
+head -c 4000 /usr/share/common-licenses/Apache-2.0 > "$seeds/text/apache.txt"
+cp test/e2e/Inputs/unicode-lines.txt "$seeds/text/"
+cp test/e2e/Inputs/squad/*.json "$seeds/squad/"
 export FERRY_FUZZ_EXECUTABLE=$seeds/micro.fxe
 
 if [[ -n $runs ]]; then

@@ -17,8 +17,10 @@ using text::Codepoints;
 std::vector<int64_t> best(const std::vector<float> &logits, int64_t n) {
   std::vector<int64_t> order(logits.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t a, int64_t b) { return logits[a] > logits[b]; });
+  // Python's stable sort: ties keep the lower index first.
+  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+  });
   if (static_cast<int64_t>(order.size()) > n)
     order.resize(static_cast<size_t>(n));
   return order;
@@ -102,6 +104,7 @@ predictAnswers(const std::vector<Example> &examples,
     size_t feature;
     int64_t start, end;
     double startLogit, endLogit;
+    size_t order; // when it was found
   };
   std::vector<std::vector<size_t>> featuresOf(examples.size());
   for (size_t f = 0; f < features.size(); ++f)
@@ -118,13 +121,15 @@ predictAnswers(const std::vector<Example> &examples,
           if (s >= n || t >= n || feature.word[s] < 0 || feature.word[t] < 0 ||
               !feature.maxContext[s] || t < s || t - s + 1 > o.maxAnswerLength)
             continue;
-          spans.push_back({f, s, t, startLogits[f][s], endLogits[f][t]});
+          spans.push_back(
+              {f, s, t, startLogits[f][s], endLogits[f][t], spans.size()});
         }
     }
-    std::stable_sort(
-        spans.begin(), spans.end(), [](const Span &a, const Span &b) {
-          return a.startLogit + a.endLogit > b.startLogit + b.endLogit;
-        });
+    // By total logit, ties in the order found (Python's stable sort).
+    std::sort(spans.begin(), spans.end(), [](const Span &a, const Span &b) {
+      double x = a.startLogit + a.endLogit, y = b.startLogit + b.endLogit;
+      return x > y || (x == y && a.order < b.order);
+    });
     std::vector<Candidate> nbest;
     std::set<std::string> seen;
     for (const Span &span : spans) {
