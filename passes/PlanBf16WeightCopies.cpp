@@ -1,5 +1,4 @@
-//===- PlanBf16WeightCopies.cpp - one bf16 copy of each weight
-//-------------===//
+//===- PlanBf16WeightCopies.cpp - one bf16 copy of each weight ------------===//
 //
 // ferry-plan-bf16-weight-copies, on rt calls over virtual buffers: under
 // training.precision bf16, a GEMM whose operand is an fp32 parameter (a
@@ -89,14 +88,19 @@ bool writtenIn(const std::vector<Instr> &instrs, int64_t from, int64_t to,
   return false;
 }
 
+// Whether positions [from, to] begin or end a phase.
+bool phaseMarkerIn(const std::vector<Instr> &instrs, int64_t from, int64_t to) {
+  for (int64_t q = from; q <= to; ++q)
+    if (instrs[q].kernel == "phase_begin" || instrs[q].kernel == "phase_end")
+      return true;
+  return false;
+}
+
 // A loop whose body begins or ends a phase: a copy made outside it would
 // read a weight outside the phases (pinning it to the device) and live
 // across them.
 bool crossesPhase(const std::vector<Instr> &instrs, int64_t loop) {
-  for (int64_t q = loop + 1; q <= loop + instrs[loop].loopBody; ++q)
-    if (instrs[q].kernel == "phase_begin" || instrs[q].kernel == "phase_end")
-      return true;
-  return false;
+  return phaseMarkerIn(instrs, loop + 1, loop + instrs[loop].loopBody);
 }
 
 // Without trailing zero coefficients (how the IR prints it).
@@ -172,6 +176,10 @@ struct PlanBf16WeightCopiesPass
             r.buffers[b].type != kernels::ElementType::F32 ||
             ref.bytes % 4 != 0 || ref.bytes == 0)
           continue;
+        // A bias-gradient epilogue sums the unrounded a (Kernels.def).
+        if (b == 0 && in.kernel == "gemm_epilogue" && in.ints.size() > 11 &&
+            in.ints[11].c == 2)
+          continue;
         // Out of every loop that keeps the weight and stays in one phase.
         // A loop that moves the address (a stacked weight's layer loop)
         // widens the copy to every iteration's range.
@@ -180,8 +188,9 @@ struct PlanBf16WeightCopiesPass
         int64_t span = ref.bytes;
         for (int64_t l = parent[q]; l >= 0; l = parent[l]) {
           const Instr &loop = p.instrs[l];
-          if ((loop.parityRegister >= 0 &&
-               source.usesRegister(loop.parityRegister)) ||
+          // (A loop that may not run would widen the range below zero
+          // iterations.)
+          if (loop.loopCount < 1 ||
               writtenIn(p.instrs, l + 1, l + loop.loopBody, ref.buffer) ||
               crossesPhase(p.instrs, l))
             break;
@@ -203,8 +212,11 @@ struct PlanBf16WeightCopiesPass
         std::vector<Copy> &made =
             copies[Key{ref.buffer, offset, span, parent[site]}];
         int copy = -1;
+        // Shared while nothing writes the parameter and no phase begins or
+        // ends in between (a copy lives in one phase).
         if (!made.empty() &&
-            !writtenIn(p.instrs, made.back().site, q, ref.buffer))
+            !writtenIn(p.instrs, made.back().site, q, ref.buffer) &&
+            !phaseMarkerIn(p.instrs, made.back().site, q))
           copy = made.back().buffer;
         if (copy < 0) {
           copy = static_cast<int>(p.buffers.size());

@@ -28,8 +28,8 @@
 
 #include <cstring>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <vector>
 
 using namespace ferry;
@@ -169,8 +169,11 @@ public:
     prepare(p, registers);
     // Replicated runs too: NCCL's collectives are captured with the kernels
     // (NCCL 2.9 and later), as nodes of the compute stream, in the order
-    // every rank issues them.
-    bool replayGraph = graphReplay_;
+    // every rank issues them. Their first run launches directly, so NCCL
+    // sets up its connections outside a capture.
+    bool replayGraph = graphReplay_ && (!nccl_ || ranDirectly_.count(&p));
+    if (nccl_)
+      ranDirectly_.insert(&p);
     if (profiling_)
       profile_.programStart(name, compute_, replayGraph);
     // This run's inputs and the values derived from them, where the
@@ -281,10 +284,9 @@ private:
     auto F = [&](size_t k) { return in.floats()->Get(k); };
     switch (static_cast<Kernel>(in.kernel())) {
     case Kernel::LearningRate:
-      return steps_->learningRate(static_cast<int32_t>(I(0)), F(0), I(1),
-                                  I(2), F(1), I(3),
-                                  stepValue(in.ints()->Get(4), registers),
-                                  add);
+      return steps_->learningRate(static_cast<int32_t>(I(0)), F(0), I(1), I(2),
+                                  F(1), I(3),
+                                  stepValue(in.ints()->Get(4), registers), add);
     case Kernel::OptimizerUpdate:
     case Kernel::LambMoments:
     case Kernel::LambApply: { // t = step + 1, betas as the kernels take them
@@ -316,7 +318,7 @@ private:
     cudaGraphExec_t exec = nullptr;
     std::vector<std::pair<int, int64_t>> baked;
     size_t nodes = 0;
-    uint64_t hostLinkBytes = 0;
+    uint64_t hostLinkBytes = 0, collectiveBytes = 0;
     ~Graph() {
       if (exec)
         cudaGraphExecDestroy(exec);
@@ -336,6 +338,7 @@ private:
     checkCuda(cudaGraphLaunch(g->exec, compute_), "CUDA graph launch");
     ++cuda::launchCount();
     hostLinkBytes_ += g->hostLinkBytes;
+    collectiveBytes_ += g->collectiveBytes;
     if (profiling_)
       profile_.graphLaunched(compute_, g->nodes);
   }
@@ -357,7 +360,8 @@ private:
   std::unique_ptr<Graph> captureOrThrow(const fxe::Program &p,
                                         std::vector<int64_t> &registers) {
     auto g = std::make_unique<Graph>();
-    uint64_t launches = cuda::launchCount(), linkBytes = hostLinkBytes_;
+    uint64_t launches = cuda::launchCount(), linkBytes = hostLinkBytes_,
+             sent = collectiveBytes_;
     checkCuda(cudaStreamBeginCapture(compute_, cudaStreamCaptureModeGlobal),
               "stream capture");
     capturing_ = true;
@@ -376,12 +380,16 @@ private:
       transfers_->abandonCapture();
       cuda::launchCount() = launches;
       hostLinkBytes_ = linkBytes;
+      collectiveBytes_ = sent;
       throw;
     }
     capturing_ = false;
     cuda::launchCount() = launches; // captured calls launch nothing
+    // What the captured copies and collectives move, counted at each launch.
     g->hostLinkBytes = hostLinkBytes_ - linkBytes;
     hostLinkBytes_ = linkBytes;
+    g->collectiveBytes = collectiveBytes_ - sent;
+    collectiveBytes_ = sent;
     checkCuda(cudaStreamEndCapture(compute_, &graph), "stream capture");
     cudaError_t e = cudaGraphInstantiate(&g->exec, graph, 0);
     if (e == cudaSuccess)
@@ -489,12 +497,12 @@ private:
         continue;
       }
       auto *scratch = reinterpret_cast<char *>(scratch_);
-      checkCuda(cuda::memcpyAsync(scratch, src + at, n,
-                                  cudaMemcpyDeviceToDevice, s),
-                "copy");
-      checkCuda(cuda::memcpyAsync(dst + at, scratch, n,
-                                  cudaMemcpyDeviceToDevice, s),
-                "copy");
+      checkCuda(
+          cuda::memcpyAsync(scratch, src + at, n, cudaMemcpyDeviceToDevice, s),
+          "copy");
+      checkCuda(
+          cuda::memcpyAsync(dst + at, scratch, n, cudaMemcpyDeviceToDevice, s),
+          "copy");
     }
   }
 
@@ -557,16 +565,16 @@ private:
       const float *whole = f(0);
       if (count < shard * replicas) { // padded with zeros in the workspace
         checkCuda(cuda::memcpyAsync(f(2), f(0), count * 4,
-                                  cudaMemcpyDeviceToDevice, s),
+                                    cudaMemcpyDeviceToDevice, s),
                   "reduce-scatter padding");
         checkCuda(cuda::memsetAsync(f(2) + count, 0,
-                                  (shard * replicas - count) * 4, s),
+                                    (shard * replicas - count) * 4, s),
                   "reduce-scatter padding");
         whole = f(2);
       }
-      nccl_->reduceScatter(whole, f(1), shard, s,
-                           describeCollective(in, count,
-                                              current_->name()->str()));
+      nccl_->reduceScatter(
+          whole, f(1), shard, s,
+          describeCollective(in, count, current_->name()->str()));
       break;
     }
     case Kernel::AllGather: {
@@ -577,7 +585,7 @@ private:
                        describeCollective(in, count, current_->name()->str()));
       if (padded)
         checkCuda(cuda::memcpyAsync(f(1), f(2), count * 4,
-                                  cudaMemcpyDeviceToDevice, s),
+                                    cudaMemcpyDeviceToDevice, s),
                   "all-gather unpadding");
       break;
     }
@@ -735,9 +743,9 @@ private:
       cuda::broadcast(s, f(0), f(1), I(0), I(1), I(2));
       break;
     case Kernel::SoftmaxCrossEntropy:
-      cuda::softmaxCrossEntropy(s, f(0), i32(1), f(2), f(3), I(0), I(1), I(2),
-                                reinterpret_cast<double *>(
-                                    f(needWorkspace(4))));
+      cuda::softmaxCrossEntropy(
+          s, f(0), i32(1), f(2), f(3), I(0), I(1), I(2),
+          reinterpret_cast<double *>(f(needWorkspace(4))));
       break;
     case Kernel::SoftmaxCrossEntropyGrad:
       cuda::softmaxCrossEntropyGrad(s, f(0), i32(1), f(2), f(3), f(4), I(0),
@@ -822,6 +830,9 @@ private:
   std::set<const fxe::Program *> prepared_;
   std::map<const fxe::Program *, std::unique_ptr<Graph>> graphs_;
   cuda::KernelProfile profile_;
+  // Programs run once without a graph (replicated runs capture from the
+  // second run on).
+  std::set<const fxe::Program *> ranDirectly_;
   std::unique_ptr<cuda::NcclGroup> nccl_; // when the program has collectives
 };
 

@@ -136,7 +136,7 @@ std::vector<Example> readExamples(const std::string &path, bool training,
           int64_t offset = start.get<int64_t>();
           int64_t length = static_cast<int64_t>(answer.size());
           if (offset < 0 || length == 0 ||
-              offset + length > static_cast<int64_t>(context.size()) ||
+              offset > static_cast<int64_t>(context.size()) - length ||
               !std::equal(answer.begin(), answer.end(),
                           context.begin() + offset)) {
             Codepoints there;
@@ -156,6 +156,13 @@ std::vector<Example> readExamples(const std::string &path, bool training,
           e.answer = text::encodeUtf8(answer);
           e.startWord = wordOf[offset];
           e.endWord = wordOf[offset + length - 1];
+          // An answer that starts in the context's leading whitespace has
+          // no first word (the reference reads a garbage span): skipped.
+          if (e.startWord < 0) {
+            if (skipped)
+              *skipped += 1;
+            continue;
+          }
           // The reference scripts skip an answer whose words do not hold
           // it once whitespace is normalised (a few in SQuAD's train file).
           std::string words;
@@ -177,6 +184,12 @@ std::vector<Example> readExamples(const std::string &path, bool training,
 std::vector<Feature> makeFeatures(const std::vector<Example> &examples,
                                   const text::Tokenizer &tokenizer,
                                   const FeatureOptions &o, bool training) {
+  if (o.seq < 4 || o.docStride < 1 || o.maxQueryLength < 0)
+    throw data::DataError(fmt::format(
+        "SQuAD features: sequence length {} (at least 4), document stride {} "
+        "(at least 1) and maximum query length {} (at least 0) cannot make "
+        "windows",
+        o.seq, o.docStride, o.maxQueryLength));
   const text::Vocab &vocab = tokenizer.vocab();
   std::vector<Feature> out;
   for (size_t x = 0; x < examples.size(); ++x) {

@@ -1,7 +1,10 @@
 // SQuAD answers from the span head's logits (SquadPredict.h).
 #include "runtime/squad/SquadPredict.h"
 
+#include "runtime/data/DataError.h"
 #include "runtime/text/Unicode.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -100,6 +103,11 @@ predictAnswers(const std::vector<Example> &examples,
                const std::vector<std::vector<float>> &startLogits,
                const std::vector<std::vector<float>> &endLogits,
                const text::Vocab &vocab, const PredictOptions &o) {
+  if (o.nBest < 1 || o.maxAnswerLength < 1)
+    throw data::DataError(fmt::format(
+        "SQuAD answers: --n-best-size {} and --max-answer-length {} must be "
+        "at least 1",
+        o.nBest, o.maxAnswerLength));
   struct Span {
     size_t feature;
     int64_t start, end;
@@ -164,7 +172,7 @@ predictAnswers(const std::vector<Example> &examples,
       nbest.push_back({answer, span.startLogit, span.endLogit, 0});
     }
     if (nbest.empty())
-      nbest.push_back({"", 0, 0, 0});
+      nbest.push_back({"empty", 0, 0, 0}); // the reference's text
     double top = nbest[0].startLogit + nbest[0].endLogit, sum = 0;
     for (Candidate &c : nbest) {
       c.probability = std::exp(c.startLogit + c.endLogit - top);

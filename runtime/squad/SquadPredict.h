@@ -26,9 +26,12 @@ struct PredictOptions {
   bool lowerCase = true; // the tokenizer's: an uncased vocabulary
 };
 
-// startLogits[f] and endLogits[f] hold one logit per token of features[f].
-// Returns each question id's candidates, best first (never empty: "" when
-// no span qualifies).
+// startLogits[f] and endLogits[f] hold a logit per position of feature f's
+// row: its tokens, and may go on over the row's padding (the reference
+// ranks the whole padded row; a padding position is never an answer).
+// Returns each question id's candidates, best first (never empty: the
+// reference's "empty" when no span qualifies). Throws data::DataError for
+// an n-best size or answer length under 1.
 std::map<std::string, std::vector<Candidate>>
 predictAnswers(const std::vector<Example> &examples,
                const std::vector<Feature> &features,

@@ -2,6 +2,7 @@
 #include "runtime/text/PretrainingData.h"
 
 #include "runtime/data/DataError.h"
+#include "runtime/text/Unicode.h"
 
 #include <fmt/format.h>
 
@@ -33,10 +34,10 @@ private:
   std::mt19937_64 g_;
 };
 
+// Python's line.strip() == "": every character whitespace.
 bool blank(const std::string &line) {
-  return std::all_of(line.begin(), line.end(), [](char c) {
-    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-  });
+  Codepoints cps = decodeUtf8(line);
+  return std::all_of(cps.begin(), cps.end(), isPythonSpace);
 }
 
 // Shortens the pair to `maxTokens`, a token at a time from the longer one,
@@ -176,17 +177,17 @@ readDocuments(const std::string &path, const Tokenizer &tokenizer,
     bytes += static_cast<int64_t>(line.size()) + 1;
     if (progress && number % 1024 == 0)
       progress(bytes);
-    if (blank(line)) {
-      if (!documents.back().empty())
-        documents.emplace_back();
-      continue;
-    }
     int64_t bad = 0;
     if (!isUtf8(line, bad))
       throw data::DataError(fmt::format(
           "{}:{}: the text is not UTF-8 (byte {} of the line); convert the "
           "file to UTF-8 (iconv -f ENCODING -t UTF-8)",
           path, number, bad + 1));
+    if (blank(line)) {
+      if (!documents.back().empty())
+        documents.emplace_back();
+      continue;
+    }
     std::vector<int32_t> ids = tokenizer.encode(line);
     if (ids.empty())
       continue;

@@ -8,7 +8,10 @@
 //
 // Where the two reference tokenizers differ, this follows Hugging Face: the
 // text is NFC-normalised before the whitespace split (only cased
-// vocabularies can tell). Python's `str.lower()` is matched including the
+// vocabularies can tell), and every character of a C category is dropped
+// (Google drops Cc and Cf only, so private-use and unassigned code points
+// become [UNK] there). Like Google's, it has no special tokens in the text:
+// a literal "[MASK]" is split as punctuation and a word. Python's `str.lower()` is matched including the
 // final-sigma rule; its "case-ignorable" set is approximated by the
 // categories Mn, Me, Cf, Lm, Sk and the apostrophes, periods and colons
 // of Unicode's word-break classes.

@@ -100,3 +100,38 @@ module {
     }
   }
 }
+
+// -----
+
+// One block, two phases reading the same weight: each phase makes its own
+// copy (a copy never lives across phases). A bias-gradient epilogue sums
+// its unrounded a, so a parameter there stays fp32.
+
+// CHECK-LABEL: rt.program @q
+// CHECK: rt.buffer 4 size 128 {bf16, label = "bf16 copy of @w"}
+// CHECK: rt.buffer 5 size 128 {bf16, label = "bf16 copy of @w"}
+// CHECK: rt.call "phase_begin" buffers [] ints [array<i64: 0>]
+// CHECK-NEXT: rt.call "scale" buffers [array<i64: 1, 256, 0>, array<i64: 4, 128, 0>]
+// CHECK-NEXT: rt.call "gemm" buffers [array<i64: 0, 64, 0>, array<i64: 4, 128, 0>, array<i64: 2, 64, 0>]
+// CHECK-NEXT: rt.call "phase_end"
+// CHECK-NEXT: rt.call "phase_begin" buffers [] ints [array<i64: 1>]
+// CHECK-NEXT: rt.call "scale" buffers [array<i64: 1, 256, 0>, array<i64: 5, 128, 0>]
+// CHECK-NEXT: rt.call "gemm" buffers [array<i64: 0, 64, 0>, array<i64: 5, 128, 0>, array<i64: 2, 64, 0>]
+// CHECK-NEXT: rt.call "gemm_epilogue" buffers [array<i64: 1, 256, 0>, array<i64: 0, 64, 0>, array<i64: 2, 64, 0>, array<i64: 3, 32, 0>] {{.*}} floats [1.000000e+00]{{$}}
+// CHECK-NEXT: rt.call "phase_end"
+
+module {
+  rt.state @x : tensor<2x8xf32> role "input" at 0 size 64 {hf = "x", init = "zeros", init_std = 0.0 : f64}
+  rt.state @w : tensor<8x8xf32> role "parameter" at 0 size 256 {hf = "w", init = "zeros", init_std = 0.0 : f64}
+  rt.program @q inputs [] registers 0 transient 0 attributes {rt.phase_names = ["a", "b"]} {
+    rt.buffer 2 size 64
+    rt.buffer 3 size 32
+    rt.call "phase_begin" buffers [] ints [array<i64: 0>] floats []
+    rt.call "gemm" buffers [array<i64: 0, 64, 0>, array<i64: 1, 256, 0>, array<i64: 2, 64, 0>] ints [array<i64: 1>, array<i64: 2>, array<i64: 8>, array<i64: 8>, array<i64: 0>, array<i64: 0>, array<i64: 16>, array<i64: 64>, array<i64: 16>, array<i64: 0>, array<i64: 1>] floats [1.0]
+    rt.call "phase_end" buffers [] ints [array<i64: 0>] floats []
+    rt.call "phase_begin" buffers [] ints [array<i64: 1>] floats []
+    rt.call "gemm" buffers [array<i64: 0, 64, 0>, array<i64: 1, 256, 0>, array<i64: 2, 64, 0>] ints [array<i64: 1>, array<i64: 2>, array<i64: 8>, array<i64: 8>, array<i64: 0>, array<i64: 0>, array<i64: 16>, array<i64: 64>, array<i64: 16>, array<i64: 0>, array<i64: 1>] floats [1.0]
+    rt.call "gemm_epilogue" buffers [array<i64: 1, 256, 0>, array<i64: 0, 64, 0>, array<i64: 2, 64, 0>, array<i64: 3, 32, 0>] ints [array<i64: 1>, array<i64: 8>, array<i64: 2>, array<i64: 8>, array<i64: 1>, array<i64: 1>, array<i64: 64>, array<i64: 16>, array<i64: 16>, array<i64: 0>, array<i64: 1>, array<i64: 2>] floats [1.0]
+    rt.call "phase_end" buffers [] ints [array<i64: 1>] floats []
+  }
+}

@@ -74,6 +74,7 @@ std::vector<double> losses(const std::string &path) {
 struct TrainingRun {
   std::vector<double> losses;
   std::string checkpoint; // the last step's directory
+  std::string output;     // what the command printed (stdout)
 };
 
 // Trains with `binary` (ferry for the CPU backend, FERRY_CLI for CUDA),
@@ -91,13 +92,15 @@ TrainingRun train(const std::string &binary, const std::string &name,
       " train " + FERRY_SOURCE_DIR +
       "/configs/bert-tiny.yaml --log-every 0 --no-cache " + kShape + sets +
       " --steps " + std::to_string(steps) + " --save " + dir + " --metrics " +
-      metrics + " > /dev/null";
+      metrics + " > " + dir + ".out";
   if (fresh)
     std::remove(metrics.c_str());
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
   char step[32];
   std::snprintf(step, sizeof step, "/step-%08d", steps);
-  return {losses(metrics), dir + step};
+  std::ifstream printed(dir + ".out");
+  std::string output((std::istreambuf_iterator<char>(printed)), {});
+  return {losses(metrics), dir + step, output};
 }
 
 void expectClose(const std::vector<double> &a, const std::vector<double> &b,
@@ -440,6 +443,15 @@ TEST_F(CudaTraining, ReplicasReplayEqualsDirectLaunches) {
   EXPECT_EQ(graph.losses, direct.losses);
   expectSameBytes(graph, direct, "model.safetensors");
   expectSameBytes(graph, direct, "optimizer.safetensors");
+  // A replayed graph's collectives count at every launch, not once at its
+  // capture: the bytes each replica sent are the direct run's.
+  auto sent = [](const std::string &out) {
+    size_t at = out.find("collectives: ");
+    return at == std::string::npos ? std::string("(none)")
+                                   : out.substr(at, out.find('\n', at) - at);
+  };
+  EXPECT_NE(sent(direct.output), "(none)") << direct.output;
+  EXPECT_EQ(sent(graph.output), sent(direct.output));
 }
 
 TEST_F(CudaTraining, ShardedPhasedEqualsOneProcess) {

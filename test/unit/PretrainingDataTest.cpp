@@ -211,8 +211,9 @@ TEST(PretrainingData, ASeedGivesTheSameSamples) {
 
 TEST(PretrainingData, DocumentsAreBlankLineSeparatedAndUtf8) {
   std::string path = "/tmp/ferry-corpus-" + std::to_string(getpid()) + ".txt";
+  // A line of an ideographic space (U+3000) is blank too (Python's strip).
   ferry::test::writeFile(path, "\n\nfirst line.\nsecond line.\n \t\n\nthird "
-                               "one.\n\n\n");
+                               "one.\n\xe3\x80\x80\nthird one.\n\n");
   Vocab vocab =
       Vocab::fromTokens({"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "first",
                          "second", "third", "line", "one", "."},
@@ -220,13 +221,14 @@ TEST(PretrainingData, DocumentsAreBlankLineSeparatedAndUtf8) {
   Tokenizer tokenizer(vocab, true);
   CorpusCounts counts;
   std::vector<Document> docs = readDocuments(path, tokenizer, counts);
-  ASSERT_EQ(docs.size(), 2u);
+  ASSERT_EQ(docs.size(), 3u);
   EXPECT_EQ(docs[0].size(), 2u);
   EXPECT_EQ(docs[1].size(), 1u);
+  EXPECT_EQ(docs[2].size(), 1u);
   EXPECT_EQ(docs[0][1], (std::vector<int32_t>{6, 8, 10}));
-  EXPECT_EQ(counts.documents, 2);
-  EXPECT_EQ(counts.sentences, 3);
-  EXPECT_EQ(counts.tokens, 9);
+  EXPECT_EQ(counts.documents, 3);
+  EXPECT_EQ(counts.sentences, 4);
+  EXPECT_EQ(counts.tokens, 12);
   ferry::test::writeFile(path, "fine.\nnot \xe9t\xe9 UTF-8\n");
   try {
     readDocuments(path, tokenizer, counts);

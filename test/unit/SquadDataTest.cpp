@@ -71,6 +71,18 @@ TEST(SquadData, AnAnswerNotAtItsOffsetIsAnError) {
                                 {"text": "Denver", "answer_start": 0})");
   EXPECT_THROW(readExamples(two, true), ferry::data::DataError);
   EXPECT_EQ(readExamples(two, false).size(), 1u);
+  // An offset past any context (no overflow on the way) is the same error.
+  std::string far =
+      writeSquad("Denver Broncos won.",
+                 R"({"text": "Broncos", "answer_start": 9223372036854775800})");
+  EXPECT_THROW(readExamples(far, true), ferry::data::DataError);
+  // An answer that starts in the context's leading spaces has no first
+  // word: skipped and counted, as the reference cannot place it either.
+  std::string lead =
+      writeSquad("  Denver won.", R"({"text": " Denver", "answer_start": 1})");
+  int64_t skipped = 0;
+  EXPECT_TRUE(readExamples(lead, true, &skipped).empty());
+  EXPECT_EQ(skipped, 1);
   std::remove(path.c_str());
 }
 
@@ -98,6 +110,10 @@ TEST(SquadData, WindowsMaxContextAndAnswerTokens) {
   o.docStride = 4;
   std::vector<Feature> f = makeFeatures(ex, tokenizer, o, true);
   ASSERT_EQ(f.size(), 6u);
+  FeatureOptions still = o;
+  still.docStride = 0; // would never move on
+  EXPECT_THROW(makeFeatures(ex, tokenizer, still, true),
+               ferry::data::DataError);
   for (size_t w = 0; w < f.size(); ++w) {
     int64_t start = 4 * static_cast<int64_t>(w);
     int64_t length = w < 5 ? 11 : 10;

@@ -6,6 +6,7 @@
 // softmax probabilities over the distinct answers.
 #include "TestFiles.h"
 
+#include "runtime/data/DataError.h"
 #include "runtime/squad/SquadPredict.h"
 
 #include <gtest/gtest.h>
@@ -78,11 +79,15 @@ TEST(SquadPredict, BestSpanWhereItsWindowHasTheMostContext) {
   // Softmax over the totals 10 and 9.
   EXPECT_NEAR(c[0].probability, 1 / (1 + std::exp(-1.0)), 1e-12);
   EXPECT_NEAR(c[1].probability, std::exp(-1.0) / (1 + std::exp(-1.0)), 1e-12);
-  // Without the answer's logits no span qualifies: one empty answer.
+  // Without the answer's logits no span qualifies: the reference's
+  // "empty" answer.
   start[2][pos(12, 2)] = 0, end[2][pos(13, 2)] = 0, end[2][pos(12, 2)] = 0;
   auto none = predictAnswers({e}, f, start, end, vocab, po);
   ASSERT_EQ(none["x1"].size(), 1u);
-  EXPECT_EQ(none["x1"][0].text, "");
+  EXPECT_EQ(none["x1"][0].text, "empty");
+  po.nBest = 0;
+  EXPECT_THROW(predictAnswers({e}, f, start, end, vocab, po),
+               ferry::data::DataError);
 }
 
 } // namespace

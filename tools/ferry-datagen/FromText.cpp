@@ -130,7 +130,8 @@ int runFromText(const FromTextOptions &o) {
   for (size_t k = 0; k < files.size(); ++k)
     if (static_cast<int64_t>(k % static_cast<size_t>(o.shards)) == o.shard) {
       mine.push_back(k);
-      bytes += fs::file_size(files[k], ec);
+      uintmax_t size = fs::file_size(files[k], ec);
+      bytes += ec ? 0 : size;
     }
   Totals totals;
   totals.lengths.assign(8, 0);
@@ -145,7 +146,8 @@ int runFromText(const FromTextOptions &o) {
         text::readDocuments(file, tokenizer, totals.corpus, [&](int64_t read) {
           progress.update(before + static_cast<double>(read), file);
         });
-    before += static_cast<double>(fs::file_size(file, ec));
+    uintmax_t size = fs::file_size(file, ec);
+    before += ec ? 0.0 : static_cast<double>(size);
     totals.files += 1;
     if (documents.empty()) {
       std::fprintf(stderr,

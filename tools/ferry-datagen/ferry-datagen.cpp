@@ -97,6 +97,11 @@ int main(int argc, char **argv) {
   CLI11_PARSE(app, argc, argv);
   if (!text.inputs.empty()) {
     try {
+      if (app.count("--samples") || app.count("--first"))
+        throw std::invalid_argument(
+            "--samples and --first are for synthetic samples; --from-text "
+            "makes every sample its text holds (--dupe-factor sets how many "
+            "passes)");
       int64_t i = -1, n = -1;
       char extra;
       if (std::sscanf(shard.c_str(), "%lld/%lld%c",
