@@ -53,10 +53,12 @@ void rowKeepFactors(const AttentionShape &a, int64_t bh, int64_t i,
   const int64_t skip = static_cast<int64_t>(e0 - 4 * first);
   const int64_t blocks = (skip + S + 3) / 4;
   uint32_t *words = scratch<uint32_t>(static_cast<size_t>(4 * blocks));
-  philoxBlocks(static_cast<uint32_t>(a.seed),
-               static_cast<uint32_t>(a.seed >> 32) ^ a.purpose, first,
-               static_cast<uint32_t>(static_cast<uint64_t>(a.sampleOffset.value()) + static_cast<uint64_t>(b)),
-               a.layer, blocks, words);
+  philoxBlocks(
+      static_cast<uint32_t>(a.seed),
+      static_cast<uint32_t>(a.seed >> 32) ^ a.purpose, first,
+      static_cast<uint32_t>(static_cast<uint64_t>(a.sampleOffset.value()) +
+                            static_cast<uint64_t>(b)),
+      a.layer, blocks, words);
   const float p = a.p, kept = 1.0f / (1.0f - a.p);
 #pragma omp simd
   for (int64_t j = 0; j < S; ++j) {
@@ -127,10 +129,20 @@ void attention(const float *q, const float *k, const float *v,
       float *row = scores + t * S;
       const float *m = mask + (bh / a.heads) * S;
       float high = -std::numeric_limits<float>::infinity();
+      if (a.sequenceIds) { // packed rows: other sequences' keys are out
+        for (int64_t j = 0; j < S; ++j)
+          row[j] = a.sameSequence(bh / a.heads, i, j)
+                       ? row[j] + m[j]
+                       : -std::numeric_limits<float>::infinity();
 #pragma omp simd reduction(max : high)
-      for (int64_t j = 0; j < S; ++j) {
-        row[j] += m[j];
-        high = std::max(high, row[j]);
+        for (int64_t j = 0; j < S; ++j)
+          high = std::max(high, row[j]);
+      } else {
+#pragma omp simd reduction(max : high)
+        for (int64_t j = 0; j < S; ++j) {
+          row[j] += m[j];
+          high = std::max(high, row[j]);
+        }
       }
       float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
@@ -218,6 +230,10 @@ void attentionGrad(const float *q, const float *k, const float *v,
         p[j] = prob * factor[j];
         ds[j] = a.scale * prob * (ds[j] * factor[j] - rowDot);
       }
+      if (a.sequenceIds) // packed rows: other sequences' keys are out
+        for (int64_t j = 0; j < S; ++j)
+          if (!a.sameSequence(bh / a.heads, i, j))
+            p[j] = ds[j] = 0.0f;
       if (bf16) {
         roundToBf16(p, p, S);
         roundToBf16(ds, ds, S);

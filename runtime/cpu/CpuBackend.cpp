@@ -486,14 +486,22 @@ void CpuBackend::execute(const fxe::Instr &in,
                  static_cast<uint64_t>(I(7)), static_cast<float>(F(0)));
     cpu::softmaxGrad(f(0), f(2), f(2), I(0), I(1));
     break;
-  case Kernel::Attention: // [q, k, v, mask, out, lse]
-    cpu::attention(f(0), f(1), f(2), f(3), f(4), f(5),
-                   attentionShape(I, F, in.ints()->size()));
+  case Kernel::Attention: { // [q, k, v, mask, out, lse, (sequence_ids)]
+    AttentionShape a = attentionShape(I, F, in.ints()->size());
+    if (in.buffers()->size() > 6)
+      a.sequenceIds = i32(6);
+    cpu::attention(f(0), f(1), f(2), f(3), f(4), f(5), a);
     break;
-  case Kernel::AttentionGrad: // [q, k, v, mask, out, lse, dout, dq, dk, dv]
+  }
+  case Kernel::AttentionGrad: { // [q, k, v, mask, out, lse, dout, dq, dk, dv,
+                                //  workspace, (sequence_ids)]
+    AttentionShape a = attentionShape(I, F, in.ints()->size());
+    if (in.buffers()->size() > 11)
+      a.sequenceIds = i32(11);
     cpu::attentionGrad(f(0), f(1), f(2), f(3), f(4), f(5), f(6), f(7), f(8),
-                       f(9), attentionShape(I, F, in.ints()->size()));
+                       f(9), a);
     break;
+  }
   case Kernel::Transpose: {
     int64_t rank = I(0);
     if (rank < 1 || rank > 6 || in.ints()->size() < 1 + 2 * rank)

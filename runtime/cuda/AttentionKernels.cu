@@ -188,6 +188,10 @@ __global__ void attentionForward(View q, View k, View v, const float *mask,
     for (int jj = 0; jj < kKeyTile / 2; ++jj) {
       int j = half * (kKeyTile / 2) + jj;
       s[jj] = sh.scores[warp][r * kKeyTile + j] * a.scale + sh.mask[j];
+      // Packed rows: another sequence's key is out, as a padded one.
+      if (a.sequenceIds && qi < S && k0 + j < S &&
+          !a.sameSequence(b, qi, k0 + j))
+        s[jj] = -INFINITY;
       tileHigh = fmaxf(tileHigh, s[jj]);
     }
     tileHigh = fmaxf(tileHigh, __shfl_xor_sync(0xffffffffu, tileHigh, 1));
@@ -323,7 +327,7 @@ __global__ void attentionKeyGrad(View q, View k, View v, const float *mask,
       int64_t qi = q0 + c;
       float drop = keptAcrossLanes(a, b, h, qi, kj, r, half);
       float pd = 0.0f, ds = 0.0f;
-      if (qi < S && kj < S) {
+      if (qi < S && kj < S && a.sameSequence(b, qi, kj)) {
         float p = expf(sh.scores[warp][e] * a.scale +
                        sh.mask[warp * kWarpRows + r] - sh.lse[c]);
         pd = p * drop;
@@ -404,7 +408,7 @@ __global__ void attentionQueryGrad(View q, View k, View v, const float *mask,
       if (cc % 4 == 0)
         keptQuad(a, b, h, qi, kj, drop);
       float ds = 0.0f;
-      if (qi < S && kj < S) {
+      if (qi < S && kj < S && a.sameSequence(b, qi, kj)) {
         float p = expf(sh.scores[warp][e] * a.scale + sh.mask[c] - rowLse);
         ds = a.scale * p * (sh.dprobs[warp][e] * drop[cc % 4] - rowDot);
       }

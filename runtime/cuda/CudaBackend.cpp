@@ -620,6 +620,9 @@ private:
       auto notOffset = [&](size_t k) { return k == 7 ? 0 : I(k); };
       AttentionShape a = attentionShape(notOffset, F, in.ints()->size());
       a.sampleOffset = S(7);
+      size_t ids = kernel == Kernel::Attention ? 6 : 11; // optional
+      if (in.buffers()->size() > ids)
+        a.sequenceIds = i32(ids);
       if (kernel == Kernel::Attention)
         cuda::attention(s, f(0), f(1), f(2), f(3), f(4), f(5), a, bf16);
       else

@@ -30,6 +30,17 @@ struct AttentionShape {
   // q, k, v, out (and their gradients) are [batch, seq, heads, headDim]
   // instead of [batch, heads, seq, headDim]; lse is [batch, heads, seq].
   bool sequenceMajor = false;
+  // Packed rows (several sequences a row): each token's sequence, [batch,
+  // seq], in the memory the kernel runs in; a query sees only the keys of
+  // its own sequence. Null: one sequence a row.
+  const int32_t *sequenceIds = nullptr;
+
+  // Whether query i of sample b sees key j (packed rows: the same
+  // sequence).
+  FERRY_ATTENTION_HOST_DEVICE bool sameSequence(int64_t b, int64_t i,
+                                                int64_t j) const {
+    return !sequenceIds || sequenceIds[b * seq + i] == sequenceIds[b * seq + j];
+  }
 
   // Where row `s` of head (b, h) starts, and the elements between rows.
   FERRY_ATTENTION_HOST_DEVICE int64_t rowStride() const {

@@ -22,10 +22,10 @@ struct AttentionReference {
   std::vector<double> out, lse, dq, dk, dv;
 };
 
-inline AttentionReference attentionReference(
-    const std::vector<float> &q, const std::vector<float> &k,
-    const std::vector<float> &v, const std::vector<float> &mask,
-    const std::vector<float> &dout, const AttentionShape &a) {
+inline AttentionReference
+attentionReference(const std::vector<float> &q, const std::vector<float> &k,
+                   const std::vector<float> &v, const std::vector<float> &mask,
+                   const std::vector<float> &dout, const AttentionShape &a) {
   const int64_t S = a.seq, D = a.headDim, slice = S * D;
   AttentionReference r;
   size_t n = static_cast<size_t>(a.batch * a.heads * slice);
@@ -41,7 +41,8 @@ inline AttentionReference attentionReference(
         double s = 0;
         for (int64_t c = 0; c < D; ++c)
           s += double(q[base + i * D + c]) * k[base + j * D + c];
-        P[i * S + j] = s * a.scale + mask[b * S + j];
+        P[i * S + j] = a.sameSequence(b, i, j) ? s * a.scale + mask[b * S + j]
+                                               : -INFINITY; // packed rows
         high = std::max(high, P[i * S + j]);
       }
       double sum = 0;
@@ -51,9 +52,10 @@ inline AttentionReference attentionReference(
       for (int64_t j = 0; j < S; ++j) {
         P[i * S + j] = std::exp(P[i * S + j] - high) / sum;
         bool kept = a.p == 0.0f ||
-                    random::dropoutKeeps(a.seed, a.purpose, a.layer,
-                                         static_cast<uint64_t>(a.sampleOffset.value() + b),
-                                         (h * S + i) * S + j, a.p);
+                    random::dropoutKeeps(
+                        a.seed, a.purpose, a.layer,
+                        static_cast<uint64_t>(a.sampleOffset.value() + b),
+                        (h * S + i) * S + j, a.p);
         keep[i * S + j] = kept ? 1.0 / (1.0 - a.p) : 0.0;
         for (int64_t c = 0; c < D; ++c)
           r.out[base + i * D + c] +=
@@ -115,6 +117,38 @@ inline std::vector<float> swapHeads(const std::vector<float> &x,
             out[headMajor] = x[seqMajor];
         }
   return out;
+}
+
+// Packed rows: sample b's tokens in sequences 1, 2, 3 of about a quarter,
+// a third and the rest of the row before its last `padded` tokens (with b
+// more), which are sequence 0 (padding: the mask takes them out).
+inline std::vector<int32_t> packedSequenceIds(int64_t batch, int64_t seq,
+                                              int64_t padded) {
+  std::vector<int32_t> ids(static_cast<size_t>(batch * seq), 0);
+  for (int64_t b = 0; b < batch; ++b) {
+    int64_t real = std::max<int64_t>(seq - padded - b, 3);
+    int64_t first = std::max<int64_t>(real / 4, 1),
+            second = std::max<int64_t>(real / 3, 1);
+    for (int64_t j = 0; j < real; ++j)
+      ids[b * seq + j] = j < first ? 1 : j < first + second ? 2 : 3;
+  }
+  return ids;
+}
+
+// Zeroes the rows of padding tokens (sequence 0) in both tensors, head-
+// major [batch, heads, seq, width] (width headDim, or 1 for lse).
+inline void dropPadding(const std::vector<int32_t> &ids,
+                        const AttentionShape &a, std::vector<float> &got,
+                        std::vector<double> &want, int64_t width = -1) {
+  if (width < 0)
+    width = a.headDim;
+  for (int64_t bh = 0; bh < a.batch * a.heads; ++bh)
+    for (int64_t s = 0; s < a.seq; ++s)
+      if (ids[(bh / a.heads) * a.seq + s] == 0)
+        for (int64_t c = 0; c < width; ++c) {
+          got[(bh * a.seq + s) * width + c] = 0.0f;
+          want[(bh * a.seq + s) * width + c] = 0.0;
+        }
 }
 
 // A padding mask: the last `padded` keys of each sample get `fill`.

@@ -61,3 +61,110 @@ TEST(CpuAttention, EqualsTheDoubleReference) {
       EXPECT_LE(test::relativeError(dv, want.dv), tol) << "dv, " << what;
     }
 }
+
+// Packed rows (attention's sequence_ids): three sequences and padding in
+// each row, against the reference with the same ids (dropout on, both
+// precisions), and, without dropout, every sequence against itself alone
+// in a row of its own (the rest padding): the same out, lse, dq, dk and dv
+// for its tokens within 1e-5. Other sequences' keys are out exactly (-inf,
+// a probability of 0), so only the sums' order differs.
+TEST(CpuAttention, PackedRowsEqualEachSequenceAlone) {
+  std::mt19937 rng(9);
+  const int64_t B = 2, H = 2, S = 48, D = 24, padded = 5;
+  std::vector<int32_t> ids = test::packedSequenceIds(B, S, padded);
+  auto mask = test::paddingMask(B, S, padded);
+  size_t n = static_cast<size_t>(B * H * S * D);
+  auto q = randomFloats(n, rng), k = randomFloats(n, rng),
+       v = randomFloats(n, rng), dout = randomFloats(n, rng);
+  for (int precision : {0, 1}) {
+    AttentionShape a;
+    a.batch = B, a.heads = H, a.seq = S, a.headDim = D;
+    a.seed = 42, a.purpose = 7, a.layer = 3, a.sampleOffset = 11, a.p = 0.1f;
+    a.scale = 1.0f / std::sqrt(float(D)), a.precision = precision;
+    a.sequenceIds = ids.data();
+    test::AttentionReference want =
+        test::attentionReference(q, k, v, mask, dout, a);
+    std::vector<float> out(n), lse(want.lse.size()), dq(n), dk(n), dv(n);
+    cpu::attention(q.data(), k.data(), v.data(), mask.data(), out.data(),
+                   lse.data(), a);
+    cpu::attentionGrad(q.data(), k.data(), v.data(), mask.data(), out.data(),
+                       lse.data(), dout.data(), dq.data(), dk.data(), dv.data(),
+                       a);
+    // Padding tokens (sequence 0) see only padding keys, all at -10000,
+    // where a float score keeps 3 digits: their rows, which nothing uses,
+    // are left out of the comparison.
+    test::dropPadding(ids, a, out, want.out);
+    test::dropPadding(ids, a, lse, want.lse, 1);
+    test::dropPadding(ids, a, dq, want.dq);
+    test::dropPadding(ids, a, dk, want.dk);
+    test::dropPadding(ids, a, dv, want.dv);
+    double tol = precision ? 1e-2 : 1e-5;
+    EXPECT_LE(test::relativeError(out, want.out), tol) << precision;
+    EXPECT_LE(test::relativeError(lse, want.lse), precision ? 1e-2 : 1e-6);
+    EXPECT_LE(test::relativeError(dq, want.dq), tol) << precision;
+    EXPECT_LE(test::relativeError(dk, want.dk), tol) << precision;
+    EXPECT_LE(test::relativeError(dv, want.dv), tol) << precision;
+  }
+  // Each sequence alone: its tokens first in a row of S, the rest padding.
+  AttentionShape packed;
+  packed.batch = B, packed.heads = H, packed.seq = S, packed.headDim = D;
+  packed.scale = 1.0f / std::sqrt(float(D)), packed.sequenceIds = ids.data();
+  std::vector<float> out(n), lse(static_cast<size_t>(B * H * S)), dq(n), dk(n),
+      dv(n);
+  cpu::attention(q.data(), k.data(), v.data(), mask.data(), out.data(),
+                 lse.data(), packed);
+  cpu::attentionGrad(q.data(), k.data(), v.data(), mask.data(), out.data(),
+                     lse.data(), dout.data(), dq.data(), dk.data(), dv.data(),
+                     packed);
+  int checked = 0;
+  for (int64_t b = 0; b < B; ++b)
+    for (int32_t id = 1; id <= 3; ++id) {
+      std::vector<int64_t> tokens;
+      for (int64_t j = 0; j < S; ++j)
+        if (ids[b * S + j] == id)
+          tokens.push_back(j);
+      const int64_t L = static_cast<int64_t>(tokens.size());
+      AttentionShape alone = packed;
+      alone.batch = 1, alone.sequenceIds = nullptr;
+      size_t m = static_cast<size_t>(H * S * D);
+      std::vector<float> q1(m), k1(m), v1(m), d1(m), mask1(S, -10000.0f);
+      for (int64_t t = 0; t < L; ++t)
+        mask1[t] = 0.0f;
+      auto at = [&](int64_t bb, int64_t h, int64_t s) {
+        return ((bb * H + h) * S + s) * D;
+      };
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t t = 0; t < L; ++t)
+          for (int64_t c = 0; c < D; ++c) {
+            q1[at(0, h, t) + c] = q[at(b, h, tokens[t]) + c];
+            k1[at(0, h, t) + c] = k[at(b, h, tokens[t]) + c];
+            v1[at(0, h, t) + c] = v[at(b, h, tokens[t]) + c];
+            d1[at(0, h, t) + c] = dout[at(b, h, tokens[t]) + c];
+          }
+      std::vector<float> o1(m), l1(static_cast<size_t>(H * S)), dq1(m), dk1(m),
+          dv1(m);
+      cpu::attention(q1.data(), k1.data(), v1.data(), mask1.data(), o1.data(),
+                     l1.data(), alone);
+      cpu::attentionGrad(q1.data(), k1.data(), v1.data(), mask1.data(),
+                         o1.data(), l1.data(), d1.data(), dq1.data(),
+                         dk1.data(), dv1.data(), alone);
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t t = 0; t < L; ++t) {
+          EXPECT_NEAR(lse[(b * H + h) * S + tokens[t]], l1[h * S + t],
+                      1e-5 * std::abs(l1[h * S + t]) + 1e-6);
+          for (int64_t c = 0; c < D; ++c) {
+            const std::vector<float> *got[4] = {&out, &dq, &dk, &dv};
+            const std::vector<float> *want[4] = {&o1, &dq1, &dk1, &dv1};
+            for (int g = 0; g < 4; ++g) {
+              float x = (*got[g])[at(b, h, tokens[t]) + c],
+                    y = (*want[g])[at(0, h, t) + c];
+              ASSERT_NEAR(x, y, 1e-5f * (1.0f + std::abs(y)))
+                  << "tensor " << g << ", sample " << b << ", sequence " << id
+                  << ", token " << t;
+              ++checked;
+            }
+          }
+        }
+    }
+  EXPECT_GT(checked, 0);
+}

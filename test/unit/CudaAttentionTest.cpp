@@ -87,6 +87,78 @@ TEST_F(CudaAttention, EqualsTheReferenceAndTheCpu) {
     }
 }
 
+// Packed rows (sequence_ids): three sequences and padding a row; the CUDA
+// kernels against the double reference with the same ids and against the
+// CPU kernels (which PackedRowsEqualEachSequenceAlone checks against each
+// sequence alone), forward and backward, with dropout, fp32 and bf16
+// products, at a length that is not a multiple of the tiles and one that
+// is. Padding tokens' rows (sequence 0: only padding keys, all at -10000)
+// are left out, as nothing uses them.
+TEST_F(CudaAttention, PackedRowsEqualTheReferenceAndTheCpu) {
+  for (test::AttentionCase c : {test::AttentionCase{2, 2, 50, 24, 5, 0.1f},
+                                test::AttentionCase{1, 2, 128, 64, 9, 0.1f}})
+    for (int precision : {0, 1}) {
+      AttentionShape a;
+      a.batch = c.batch, a.heads = c.heads, a.seq = c.seq, a.headDim = c.dim;
+      a.seed = 42, a.purpose = 7, a.layer = 3, a.sampleOffset = 11, a.p = c.p;
+      a.scale = 1.0f / std::sqrt(float(c.dim)), a.precision = precision;
+      std::vector<int32_t> ids =
+          test::packedSequenceIds(c.batch, c.seq, c.padded);
+      size_t n = static_cast<size_t>(c.batch * c.heads * c.seq * c.dim);
+      size_t rows = static_cast<size_t>(c.batch * c.heads * c.seq);
+      auto q = random(n, -1.5f, 1.5f), k = random(n, -1.5f, 1.5f),
+           v = random(n, -1.5f, 1.5f), dout = random(n, -1.5f, 1.5f);
+      auto mask = test::paddingMask(c.batch, c.seq, c.padded);
+      AttentionShape onHost = a;
+      onHost.sequenceIds = ids.data();
+      test::AttentionReference want =
+          test::attentionReference(q, k, v, mask, dout, onHost);
+      std::vector<float> out(n), lse(rows), dq(n), dk(n), dv(n);
+      cpu::attention(q.data(), k.data(), v.data(), mask.data(), out.data(),
+                     lse.data(), onHost);
+      cpu::attentionGrad(q.data(), k.data(), v.data(), mask.data(), out.data(),
+                         lse.data(), dout.data(), dq.data(), dk.data(),
+                         dv.data(), onHost);
+      AttentionShape onDevice = a;
+      onDevice.sequenceIds = device(ids);
+      float *gOut = device(std::vector<float>(n)),
+            *gLse = device(std::vector<float>(rows)),
+            *gDq = device(std::vector<float>(n)),
+            *gDk = device(std::vector<float>(n)),
+            *gDv = device(std::vector<float>(n)),
+            *work = device(std::vector<float>(rows));
+      const float *dQ = device(q), *dK = device(k), *dV = device(v),
+                  *dMask = device(mask), *dDout = device(dout);
+      cuda::attention(stream, dQ, dK, dV, dMask, gOut, gLse, onDevice);
+      cuda::attentionGrad(stream, dQ, dK, dV, dMask, gOut, gLse, dDout, gDq,
+                          gDk, gDv, work, onDevice);
+      std::vector<float> got[5] = {host(gOut, n), host(gLse, rows),
+                                   host(gDq, n), host(gDk, n), host(gDv, n)};
+      std::vector<double> *reference[5] = {&want.out, &want.lse, &want.dq,
+                                           &want.dk, &want.dv};
+      std::vector<float> *cpuResult[5] = {&out, &lse, &dq, &dk, &dv};
+      const char *names[5] = {"out", "lse", "dq", "dk", "dv"};
+      std::string what =
+          "seq " + std::to_string(c.seq) + (precision ? ", bf16" : ", fp32");
+      for (int t = 0; t < 5; ++t) {
+        int64_t width = t == 1 ? 1 : -1;
+        std::vector<double> cpuAsDouble(cpuResult[t]->begin(),
+                                        cpuResult[t]->end());
+        std::vector<float> forCpu = got[t];
+        test::dropPadding(ids, a, got[t], *reference[t], width);
+        test::dropPadding(ids, a, forCpu, cpuAsDouble, width);
+        double tolRef = precision ? 1e-2 : 1e-5,
+               tolCpu = precision ? 5e-3 : 1e-5;
+        if (t == 1)
+          tolRef = tolCpu = precision ? 1e-2 : 1e-6;
+        EXPECT_LE(test::relativeError(got[t], *reference[t]), tolRef)
+            << names[t] << " against the reference, " << what;
+        EXPECT_LE(test::relativeError(forCpu, cpuAsDouble), tolCpu)
+            << names[t] << " against the CPU, " << what;
+      }
+    }
+}
+
 // Keys masked with -inf at the start of the row (a whole first key tile of
 // 32 and more): the running maximum stays -inf over them, and the result
 // is the reference's, finite, not NaN.
