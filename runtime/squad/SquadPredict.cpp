@@ -1,10 +1,12 @@
 // SQuAD answers from the span head's logits (SquadPredict.h).
 #include "runtime/squad/SquadPredict.h"
 
+#include "runtime/AtomicFile.h"
 #include "runtime/data/DataError.h"
 #include "runtime/text/Unicode.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -183,6 +185,31 @@ predictAnswers(const std::vector<Example> &examples,
     out[e.id] = std::move(nbest);
   }
   return out;
+}
+
+void writePredictions(
+    const std::map<std::string, std::vector<Candidate>> &answers,
+    const std::string &predictionsPath, const std::string &nbestPath) {
+  nlohmann::ordered_json best = nlohmann::ordered_json::object(),
+                         nbest = nlohmann::ordered_json::object();
+  for (const auto &[id, candidates] : answers) {
+    best[id] = candidates.empty() ? std::string("empty") : candidates[0].text;
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const Candidate &c : candidates)
+      list.push_back({{"text", c.text},
+                      {"probability", c.probability},
+                      {"start_logit", c.startLogit},
+                      {"end_logit", c.endLogit}});
+    nbest[id] = std::move(list);
+  }
+  auto write = [](const std::string &path, const nlohmann::ordered_json &j) {
+    if (std::optional<std::string> error =
+            writeFileAtomically(path, j.dump(4) + "\n"))
+      throw data::DataError(*error);
+  };
+  write(predictionsPath, best);
+  if (!nbestPath.empty())
+    write(nbestPath, nbest);
 }
 
 } // namespace ferry::squad

@@ -39,6 +39,15 @@ predictAnswers(const std::vector<Example> &examples,
                const std::vector<std::vector<float>> &endLogits,
                const text::Vocab &vocab, const PredictOptions &options);
 
+// Writes predictions.json ({"id": "best answer"}) and, when `nbestPath` is
+// not empty, nbest_predictions.json ({"id": [{"text", "probability",
+// "start_logit", "end_logit"}, ...]}), the reference's two files, each
+// atomically (a temporary renamed over the target). Throws
+// data::DataError naming the file when it cannot be written.
+void writePredictions(
+    const std::map<std::string, std::vector<Candidate>> &answers,
+    const std::string &predictionsPath, const std::string &nbestPath = "");
+
 // run_squad.py's get_final_text: the part of `original` (a span of context
 // words) that `predicted` (the WordPiece text, "##" joined) covers.
 std::string finalText(const std::string &predicted, const std::string &original,

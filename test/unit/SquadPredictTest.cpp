@@ -7,11 +7,13 @@
 #include "TestFiles.h"
 
 #include "runtime/data/DataError.h"
+#include "runtime/squad/SquadEval.h"
 #include "runtime/squad/SquadPredict.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <unistd.h>
 
 namespace {
@@ -88,6 +90,28 @@ TEST(SquadPredict, BestSpanWhereItsWindowHasTheMostContext) {
   po.nBest = 0;
   EXPECT_THROW(predictAnswers({e}, f, start, end, vocab, po),
                ferry::data::DataError);
+}
+
+// The reference's two files, written atomically, read back by the
+// evaluation: predictions.json scores as its answers do.
+TEST(SquadPredict, WritesPredictionsTheEvaluationReads) {
+  std::string dir = "/tmp/ferry-squad-out-" + std::to_string(getpid());
+  std::map<std::string, std::vector<Candidate>> answers = {
+      {"q1", {{"Denver Broncos", 5, 4, 0.7}, {"Broncos", 4, 4, 0.3}}},
+      {"q2", {{"Santa Clara", 3, 2, 1.0}}}};
+  writePredictions(answers, dir + "/predictions.json",
+                   dir + "/nbest_predictions.json");
+  std::map<std::string, std::string> read =
+      readPredictions(dir + "/predictions.json");
+  EXPECT_EQ(read, (std::map<std::string, std::string>{{"q1", "Denver Broncos"},
+                                                      {"q2", "Santa Clara"}}));
+  std::string nbest = ferry::test::readFile(dir + "/nbest_predictions.json");
+  EXPECT_NE(nbest.find("\"probability\": 0.3"), std::string::npos) << nbest;
+  EXPECT_NE(nbest.find("\"start_logit\": 4.0"), std::string::npos) << nbest;
+  Scores s =
+      evaluate({{"q1", {"the Denver Broncos"}}, {"q2", {"Santa Clara"}}}, read);
+  EXPECT_DOUBLE_EQ(s.exactMatch, 100.0);
+  std::filesystem::remove_all(dir);
 }
 
 } // namespace
