@@ -53,28 +53,11 @@ struct UnionFind {
   void join(Key a, Key b) { parent[find(a)] = find(b); }
 };
 
-bool halvable(const Affine &a) {
-  if (a.c % 4 != 0)
-    return false;
-  for (int64_t c : a.coeffs)
-    if (c % 4 != 0)
-      return false;
-  return true;
-}
-
 bool isGemm(const Instr &in) {
   return in.kernel == "gemm" || in.kernel == "gemm_epilogue";
 }
 // A GEMM call's workspace buffer (Kernels.def order).
 size_t wsOf(const Instr &in) { return in.kernel == "gemm" ? 3 : 4; }
-
-Affine halved(const Affine &a) {
-  Affine h = a;
-  h.c /= 2;
-  for (int64_t &c : h.coeffs)
-    c /= 2;
-  return h;
-}
 
 struct PlanBf16StoragePass
     : public ferry::impl::PlanBf16StoragePassBase<PlanBf16StoragePass> {

@@ -110,25 +110,6 @@ Affine trimmed(Affine a) {
   return a;
 }
 
-// Offsets in a bf16 copy are half the fp32 ones: they must stay whole
-// elements.
-bool halvable(const Affine &a) {
-  if (a.c % 4 != 0)
-    return false;
-  for (int64_t c : a.coeffs)
-    if (c % 4 != 0)
-      return false;
-  return true;
-}
-
-Affine halved(const Affine &a) {
-  Affine h = a;
-  h.c /= 2;
-  for (int64_t &c : h.coeffs)
-    c /= 2;
-  return h;
-}
-
 struct Copy {
   int buffer;   // the bf16 temporary
   int64_t site; // the instruction it is made before

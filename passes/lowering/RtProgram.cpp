@@ -261,23 +261,40 @@ void lowering::writeProgram(rt::ProgramOp op, const Program &p) {
 void lowering::writeArenaProgram(rt::ProgramOp op, const Program &p) {
   setProgramAttrs(op, p);
   Block *block = resetBody(op);
-  writeInstrs(block, p, 0, p.instrs.size(), op.getLoc(),
-              [&](OpBuilder &ib, const Instr &in) {
-                SmallVector<Attribute> bufs, ints;
-                for (const Ref &r : in.buffers) {
-                  Affine a =
-                      r.offset + Affine::constant(p.buffers[r.buffer].address);
-                  bufs.push_back(a.attr(ib, {r.bytes}));
-                }
-                for (const Affine &a : in.ints)
-                  ints.push_back(a.attr(ib));
-                auto call = rt::KernelOp::create(
-                    ib, op.getLoc(), in.kernel, ib.getArrayAttr(bufs),
-                    ib.getArrayAttr(ints), ib.getDenseF64ArrayAttr(in.floats));
-                if (in.bf16)
-                  call->setAttr("bf16", ib.getI64IntegerAttr(
-                                            static_cast<int64_t>(in.bf16)));
-              });
+  writeInstrs(
+      block, p, 0, p.instrs.size(), op.getLoc(),
+      [&](OpBuilder &ib, const Instr &in) {
+        SmallVector<Attribute> bufs, ints;
+        for (const Ref &r : in.buffers) {
+          Affine a = r.offset + Affine::constant(p.buffers[r.buffer].address);
+          bufs.push_back(a.attr(ib, {r.bytes}));
+        }
+        for (const Affine &a : in.ints)
+          ints.push_back(a.attr(ib));
+        auto call = rt::KernelOp::create(
+            ib, op.getLoc(), in.kernel, ib.getArrayAttr(bufs),
+            ib.getArrayAttr(ints), ib.getDenseF64ArrayAttr(in.floats));
+        if (in.bf16)
+          call->setAttr("bf16",
+                        ib.getI64IntegerAttr(static_cast<int64_t>(in.bf16)));
+      });
+}
+
+bool lowering::halvable(const Affine &a) {
+  if (a.c % 4 != 0)
+    return false;
+  for (int64_t c : a.coeffs)
+    if (c % 4 != 0)
+      return false;
+  return true;
+}
+
+Affine lowering::halved(const Affine &a) {
+  Affine h = a;
+  h.c /= 2;
+  for (int64_t &c : h.coeffs)
+    c /= 2;
+  return h;
 }
 
 void lowering::accessOf(const Instr &in, size_t b, bool &reads, bool &writes) {

@@ -119,6 +119,11 @@ void writeProgram(rt::ProgramOp op, const Program &p);
 // buffer at its `address`.
 void writeArenaProgram(rt::ProgramOp op, const Program &p);
 
+// An fp32 byte offset as a bf16 one (half): whether every term is a whole
+// fp32 element (a multiple of 4), and the halved expression.
+bool halvable(const Affine &a);
+Affine halved(const Affine &a);
+
 // Whether instruction `in` reads / writes its buffer `b`: the roles
 // Kernels.def declares, resolved against the call's constant parameters.
 void accessOf(const Instr &in, size_t b, bool &reads, bool &writes);

@@ -19,28 +19,6 @@ bool isContextSpace(int32_t cp) {
   return cp == ' ' || cp == '\t' || cp == '\r' || cp == '\n' || cp == 0x202F;
 }
 
-// Python's " ".join(s.split()).
-std::string collapsed(const Codepoints &cps) {
-  std::string out;
-  Codepoints word;
-  auto flush = [&] {
-    if (word.empty())
-      return;
-    if (!out.empty())
-      out += ' ';
-    out += text::encodeUtf8(word);
-    word.clear();
-  };
-  for (int32_t cp : cps) {
-    if (text::isPythonSpace(cp))
-      flush();
-    else
-      word.push_back(cp);
-  }
-  flush();
-  return out;
-}
-
 // Whether this window has the most context around token `position` of
 // all windows that hold it: min(left, right) + 0.01 * window length, the
 // first window on a tie.
@@ -71,57 +49,54 @@ std::vector<Example> readExamples(const std::string &path, bool training,
   using T = nlohmann::json::value_t;
   nlohmann::json root = readJson(path, "SQuAD dataset");
   std::vector<Example> out;
-  const nlohmann::json &articles =
-      member(root, "data", T::array, path, "the file");
-  for (size_t a = 0; a < articles.size(); ++a) {
-    std::string at = fmt::format("data[{}]", a);
-    const nlohmann::json &paragraphs =
-        member(articles[a], "paragraphs", T::array, path, at);
-    for (size_t p = 0; p < paragraphs.size(); ++p) {
-      std::string pat = fmt::format("{}.paragraphs[{}]", at, p);
-      Codepoints context = text::decodeUtf8(
-          member(paragraphs[p], "context", T::string, path, pat)
-              .get<std::string>());
-      // Words, and the word of each character.
-      std::vector<std::string> words;
-      std::vector<int64_t> wordOf;
-      Codepoints word;
-      bool afterSpace = true;
-      for (int32_t cp : context) {
-        if (isContextSpace(cp)) {
-          afterSpace = true;
-        } else {
-          if (afterSpace && !word.empty()) {
-            words.push_back(text::encodeUtf8(word));
-            word.clear();
+  // The current paragraph's context, its words and each character's word.
+  Codepoints context;
+  std::vector<std::string> words;
+  std::vector<int64_t> wordOf;
+  forEachQuestion(
+      root, path,
+      [&](const nlohmann::json &paragraph, const std::string &at) {
+        context =
+            text::decodeUtf8(member(paragraph, "context", T::string, path, at)
+                                 .get<std::string>());
+        // Words, and the word of each character.
+        words.clear();
+        wordOf.clear();
+        Codepoints word;
+        bool afterSpace = true;
+        for (int32_t cp : context) {
+          if (isContextSpace(cp)) {
+            afterSpace = true;
+          } else {
+            if (afterSpace && !word.empty()) {
+              words.push_back(text::encodeUtf8(word));
+              word.clear();
+            }
+            word.push_back(cp);
+            afterSpace = false;
           }
-          word.push_back(cp);
-          afterSpace = false;
+          wordOf.push_back(static_cast<int64_t>(words.size()) +
+                           (word.empty() ? 0 : 1) - 1);
         }
-        wordOf.push_back(static_cast<int64_t>(words.size()) +
-                         (word.empty() ? 0 : 1) - 1);
-      }
-      if (!word.empty())
-        words.push_back(text::encodeUtf8(word));
-      const nlohmann::json &qas =
-          member(paragraphs[p], "qas", T::array, path, pat);
-      for (size_t q = 0; q < qas.size(); ++q) {
-        std::string qat = fmt::format("{}.qas[{}]", pat, q);
+        if (!word.empty())
+          words.push_back(text::encodeUtf8(word));
+      },
+      [&](const nlohmann::json &qa, const std::string &at) {
         Example e;
-        e.id = member(qas[q], "id", T::string, path, qat).get<std::string>();
+        e.id = member(qa, "id", T::string, path, at).get<std::string>();
         e.question =
-            member(qas[q], "question", T::string, path, qat).get<std::string>();
+            member(qa, "question", T::string, path, at).get<std::string>();
         e.words = words;
         if (training) {
           const nlohmann::json &answers =
-              member(qas[q], "answers", T::array, path, qat);
+              member(qa, "answers", T::array, path, at);
           if (answers.size() != 1)
             throw data::DataError(fmt::format(
                 "{}: {} (question {}) has {} answers; for training each "
                 "question needs exactly one (SQuAD v1.1's train file has "
                 "one; a dev file's several are for evaluation)",
-                path, qat, e.id, answers.size()));
-          std::string aat = qat + ".answers[0]";
+                path, at, e.id, answers.size()));
+          std::string aat = at + ".answers[0]";
           Codepoints answer =
               text::decodeUtf8(member(answers[0], "text", T::string, path, aat)
                                    .get<std::string>());
@@ -161,23 +136,22 @@ std::vector<Example> readExamples(const std::string &path, bool training,
           if (e.startWord < 0) {
             if (skipped)
               *skipped += 1;
-            continue;
+            return;
           }
           // The reference scripts skip an answer whose words do not hold
           // it once whitespace is normalised (a few in SQuAD's train file).
-          std::string words;
+          std::string spanText;
           for (int64_t w = e.startWord; w <= e.endWord; ++w)
-            words += (w > e.startWord ? " " : "") + e.words[w];
-          if (words.find(collapsed(answer)) == std::string::npos) {
+            spanText += (w > e.startWord ? " " : "") + e.words[w];
+          if (spanText.find(text::pythonCollapse(answer)) ==
+              std::string::npos) {
             if (skipped)
               *skipped += 1;
-            continue;
+            return;
           }
         }
         out.push_back(std::move(e));
-      }
-    }
-  }
+      });
   return out;
 }
 

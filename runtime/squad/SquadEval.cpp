@@ -18,27 +18,12 @@ namespace {
 
 using text::Codepoints;
 
-// Python's string.punctuation: the ASCII ones only.
-bool isAsciiPunctuation(int32_t cp) {
-  return (cp >= 33 && cp <= 47) || (cp >= 58 && cp <= 64) ||
-         (cp >= 91 && cp <= 96) || (cp >= 123 && cp <= 126);
-}
-
-std::vector<std::string> pythonSplit(const Codepoints &cps) {
-  std::vector<std::string> words;
-  Codepoints word;
-  for (int32_t cp : cps) {
-    if (text::isPythonSpace(cp)) {
-      if (!word.empty())
-        words.push_back(text::encodeUtf8(word));
-      word.clear();
-    } else {
-      word.push_back(cp);
-    }
-  }
-  if (!word.empty())
-    words.push_back(text::encodeUtf8(word));
-  return words;
+// Python's str.split() of `text`, each word as UTF-8.
+std::vector<std::string> words(const std::string &s) {
+  std::vector<std::string> out;
+  for (const Codepoints &w : text::pythonSplit(text::decodeUtf8(s)))
+    out.push_back(text::encodeUtf8(w));
+  return out;
 }
 
 } // namespace
@@ -48,7 +33,7 @@ std::string normalizeAnswer(const std::string &answer) {
   text::pythonLower(cps);
   Codepoints kept;
   for (int32_t cp : cps)
-    if (!isAsciiPunctuation(cp))
+    if (!text::isAsciiPunctuation(cp))
       kept.push_back(cp);
   // \b(a|an|the)\b -> " ": a run of word characters that is one of them.
   Codepoints out;
@@ -70,10 +55,7 @@ std::string normalizeAnswer(const std::string &answer) {
       out.insert(out.end(), word.begin(), word.end());
     i = end;
   }
-  std::string joined;
-  for (const std::string &w : pythonSplit(out))
-    joined += (joined.empty() ? "" : " ") + w;
-  return joined;
+  return text::pythonCollapse(out);
 }
 
 double exactMatch(const std::string &prediction, const std::string &truth) {
@@ -81,10 +63,8 @@ double exactMatch(const std::string &prediction, const std::string &truth) {
 }
 
 double f1Score(const std::string &prediction, const std::string &truth) {
-  std::vector<std::string> p =
-      pythonSplit(text::decodeUtf8(normalizeAnswer(prediction)));
-  std::vector<std::string> t =
-      pythonSplit(text::decodeUtf8(normalizeAnswer(truth)));
+  std::vector<std::string> p = words(normalizeAnswer(prediction));
+  std::vector<std::string> t = words(normalizeAnswer(truth));
   std::unordered_map<std::string, int64_t> counts;
   for (const std::string &w : t)
     counts[w] += 1;
@@ -107,30 +87,19 @@ std::vector<GoldQuestion> readGoldQuestions(const std::string &path) {
   using T = nlohmann::json::value_t;
   nlohmann::json root = readJson(path, "SQuAD dataset");
   std::vector<GoldQuestion> out;
-  const nlohmann::json &articles =
-      member(root, "data", T::array, path, "the file");
-  for (size_t a = 0; a < articles.size(); ++a) {
-    std::string at = fmt::format("data[{}]", a);
-    const nlohmann::json &paragraphs =
-        member(articles[a], "paragraphs", T::array, path, at);
-    for (size_t p = 0; p < paragraphs.size(); ++p) {
-      std::string pat = fmt::format("{}.paragraphs[{}]", at, p);
-      const nlohmann::json &qas =
-          member(paragraphs[p], "qas", T::array, path, pat);
-      for (size_t q = 0; q < qas.size(); ++q) {
-        std::string qat = fmt::format("{}.qas[{}]", pat, q);
+  forEachQuestion(
+      root, path, [](const nlohmann::json &, const std::string &) {},
+      [&](const nlohmann::json &qa, const std::string &at) {
         GoldQuestion g;
-        g.id = member(qas[q], "id", T::string, path, qat).get<std::string>();
+        g.id = member(qa, "id", T::string, path, at).get<std::string>();
         const nlohmann::json &answers =
-            member(qas[q], "answers", T::array, path, qat);
+            member(qa, "answers", T::array, path, at);
         for (size_t k = 0; k < answers.size(); ++k)
           g.answers.push_back(member(answers[k], "text", T::string, path,
-                                     fmt::format("{}.answers[{}]", qat, k))
+                                     fmt::format("{}.answers[{}]", at, k))
                                   .get<std::string>());
         out.push_back(std::move(g));
-      }
-    }
-  }
+      });
   return out;
 }
 

@@ -42,4 +42,24 @@ const nlohmann::json &member(const nlohmann::json &object, const char *key,
   return object.at(key);
 }
 
+void forEachQuestion(const nlohmann::json &root, const std::string &path,
+                     const JsonVisit &paragraph, const JsonVisit &question) {
+  using T = nlohmann::json::value_t;
+  const nlohmann::json &articles =
+      member(root, "data", T::array, path, "the file");
+  for (size_t a = 0; a < articles.size(); ++a) {
+    std::string at = fmt::format("data[{}]", a);
+    const nlohmann::json &paragraphs =
+        member(articles[a], "paragraphs", T::array, path, at);
+    for (size_t p = 0; p < paragraphs.size(); ++p) {
+      std::string pat = fmt::format("{}.paragraphs[{}]", at, p);
+      paragraph(paragraphs[p], pat);
+      const nlohmann::json &qas =
+          member(paragraphs[p], "qas", T::array, path, pat);
+      for (size_t q = 0; q < qas.size(); ++q)
+        question(qas[q], fmt::format("{}.qas[{}]", pat, q));
+    }
+  }
+}
+
 } // namespace ferry::squad

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <string>
 
 namespace ferry::squad {
@@ -17,5 +18,14 @@ nlohmann::json readJson(const std::string &path, const char *what);
 const nlohmann::json &member(const nlohmann::json &object, const char *key,
                              nlohmann::json::value_t type,
                              const std::string &path, const std::string &where);
+
+// Walks a SQuAD file's data[].paragraphs[].qas[]: `paragraph` hears each
+// paragraph with its JSON path ("data[0].paragraphs[2]"), then `question`
+// each of its questions with theirs ("...qas[1]"). Throws data::DataError
+// (member's) where a list is missing.
+using JsonVisit =
+    std::function<void(const nlohmann::json &, const std::string &)>;
+void forEachQuestion(const nlohmann::json &root, const std::string &path,
+                     const JsonVisit &paragraph, const JsonVisit &question);
 
 } // namespace ferry::squad

@@ -44,23 +44,6 @@ Codepoints withoutSpaces(const Codepoints &text, std::vector<int64_t> &at) {
   return out;
 }
 
-// Python's " ".join(s.split()) on code points.
-Codepoints collapsed(const Codepoints &s) {
-  Codepoints out;
-  bool space = false;
-  for (int32_t cp : s) {
-    if (text::isPythonSpace(cp)) {
-      space = !out.empty();
-      continue;
-    }
-    if (space)
-      out.push_back(' ');
-    space = false;
-    out.push_back(cp);
-  }
-  return out;
-}
-
 } // namespace
 
 std::string finalText(const std::string &predicted, const std::string &original,
@@ -162,8 +145,7 @@ predictAnswers(const std::vector<Example> &examples,
         }
         joined += pieces[i];
       }
-      std::string predicted =
-          text::encodeUtf8(collapsed(text::decodeUtf8(joined)));
+      std::string predicted = text::pythonCollapse(text::decodeUtf8(joined));
       std::string original;
       for (int64_t w = feature.word[span.start]; w <= feature.word[span.end];
            ++w)

@@ -42,8 +42,7 @@ bool isControl(int32_t cp) {
 // _is_punctuation: ASCII's non-alphanumeric printables (so "$", "^", "`"
 // split too) and every P category.
 bool isPunctuation(int32_t cp) {
-  if ((cp >= 33 && cp <= 47) || (cp >= 58 && cp <= 64) ||
-      (cp >= 91 && cp <= 96) || (cp >= 123 && cp <= 126))
+  if (isAsciiPunctuation(cp))
     return true;
   utf8proc_category_t c = category(cp);
   return c >= UTF8PROC_CATEGORY_PC && c <= UTF8PROC_CATEGORY_PO;
@@ -142,17 +141,7 @@ std::vector<std::string> BasicTokenizer::tokenize(std::string_view text) const {
     if (!run.empty())
       tokens.push_back(encodeUtf8(run));
   };
-  Codepoints word;
-  for (int32_t cp : normal) {
-    if (isPythonSpace(cp)) {
-      if (!word.empty())
-        emitWord(std::move(word));
-      word.clear();
-    } else {
-      word.push_back(cp);
-    }
-  }
-  if (!word.empty())
+  for (Codepoints &word : pythonSplit(normal))
     emitWord(std::move(word));
   return tokens;
 }

@@ -128,4 +128,32 @@ void pythonLower(Codepoints &word) {
   }
 }
 
+bool isAsciiPunctuation(int32_t cp) {
+  return (cp >= 33 && cp <= 47) || (cp >= 58 && cp <= 64) ||
+         (cp >= 91 && cp <= 96) || (cp >= 123 && cp <= 126);
+}
+
+std::vector<Codepoints> pythonSplit(const Codepoints &text) {
+  std::vector<Codepoints> words(1);
+  for (int32_t cp : text) {
+    if (!isPythonSpace(cp))
+      words.back().push_back(cp);
+    else if (!words.back().empty())
+      words.emplace_back();
+  }
+  if (words.back().empty())
+    words.pop_back();
+  return words;
+}
+
+std::string pythonCollapse(const Codepoints &text) {
+  std::string out;
+  for (const Codepoints &word : pythonSplit(text)) {
+    if (!out.empty())
+      out += ' ';
+    out += encodeUtf8(word);
+  }
+  return out;
+}
+
 } // namespace ferry::text

@@ -33,4 +33,12 @@ bool isPythonSpace(int32_t cp);
 // A character of Python's re \w: letters (L*), numbers (N*) and '_'.
 bool isPythonWordChar(int32_t cp);
 
+// Python's string.punctuation: ASCII's printable non-alphanumerics.
+bool isAsciiPunctuation(int32_t cp);
+
+// Python's str.split(): the runs between isPythonSpace characters.
+std::vector<Codepoints> pythonSplit(const Codepoints &text);
+// Python's " ".join(text.split()), as UTF-8.
+std::string pythonCollapse(const Codepoints &text);
+
 } // namespace ferry::text
