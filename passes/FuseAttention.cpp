@@ -5,7 +5,7 @@
 //
 //   %s = graph.matmul %q, %k {transpose_rhs}        [batch, heads, seq, seq]
 //   %t = graph.scale %s {factor}                     (optional)
-//   %p = graph.softmax %t, %mask
+//   %p = graph.softmax %t, %mask [sequences %ids]
 //   %d = graph.dropout %p, %seed, %l, %off {...}     (optional)
 //   %o = graph.matmul %d, %v                         [batch, heads, seq, dim]
 //
@@ -101,7 +101,7 @@ struct FuseAttentionChain : public OpRewritePattern<MatmulOp> {
     auto fused = AttentionOp::create(
         rewriter, loc, q, lse, scores.getLhs(), scores.getRhs(),
         context.getRhs(), softmax.getMask(), seed, layer, offset,
-        rewriter.getF64FloatAttr(scale), rewriter.getF64FloatAttr(probability),
+        softmax.getSequenceIds(), rewriter.getF64FloatAttr(scale), rewriter.getF64FloatAttr(probability),
         rewriter.getStringAttr(purpose));
     rewriter.replaceOp(context, fused.getResult());
     // The chain, last first: each op's one use is gone.
@@ -153,7 +153,7 @@ struct AbsorbHeadTransposes : public OpRewritePattern<AttentionOp> {
         attention.getRowLogsumexp().getType(), splits[0].getInput(),
         splits[1].getInput(), splits[2].getInput(), attention.getMask(),
         attention.getSeed(), attention.getLayer(), attention.getSampleOffset(),
-        attention.getScaleAttr(), attention.getProbabilityAttr(),
+        attention.getSequenceIds(), attention.getScaleAttr(), attention.getProbabilityAttr(),
         attention.getPurposeAttr(), rewriter.getUnitAttr());
     rewriter.replaceOp(merge, fused.getResult());
     rewriter.replaceAllUsesWith(attention.getRowLogsumexp(),

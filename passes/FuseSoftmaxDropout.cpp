@@ -62,7 +62,8 @@ struct FuseSoftmaxThenDropout : public OpRewritePattern<DropoutOp> {
         rewriter, dropout.getLoc(), softmax.getType(), dropout.getType(),
         softmax.getInput(), softmax.getMask(), dropout.getSeed(),
         dropout.getLayer(), dropout.getSampleOffset(),
-        dropout.getProbabilityAttr(), dropout.getPurposeAttr());
+        softmax.getSequenceIds(), dropout.getProbabilityAttr(),
+        dropout.getPurposeAttr());
     // Uses of the probabilities before the fused op stay with the softmax.
     rewriter.replaceUsesWithIf(
         softmax.getResult(), fused.getProbs(), [&](OpOperand &use) {

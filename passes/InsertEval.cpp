@@ -139,13 +139,14 @@ void InsertEvalPass::runOnOperation() {
     std::string var = ("input." + name.getValue()).str();
     auto decl = symbols.lookup<VariableOp>(var);
     if (!decl) {
+      bool scalar = cast<RankedTensorType>(type).getRank() == 0;
       module.emitError() << "ferry-insert-eval needs @" << var << ", the "
-                         << (name.getValue() == "mlm_count" ? "" : "stacked ")
+                         << (scalar ? "" : "stacked ")
                          << "input of @train_step: run ferry-insert-optimizer "
                             "first";
       return signalPassFailure();
     }
-    if (name.getValue() != "mlm_count")
+    if (cast<RankedTensorType>(type).getRank() != 0)
       accumulation = decl.getTensorType().getShape().front();
   }
   if (accumulation < 1) {
@@ -198,7 +199,9 @@ void InsertEvalPass::runOnOperation() {
           arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)));
     } else if (name == "sample_offset") {
       callArgs.push_back(c0);
-    } else if (name == "mlm_count") {
+    } else if (isa<RankedTensorType>(type) &&
+               cast<RankedTensorType>(type).getRank() == 0) {
+      // mlm_count, nsp_count: one value for the whole evaluation batch.
       callArgs.push_back(ParameterRefOp::create(b, loc, type, var));
     } else if (isa<RankedTensorType>(type)) {
       callArgs.push_back(ParameterSliceOp::create(b, loc, type, var, mb));

@@ -199,10 +199,13 @@ void InsertOptimizerPass::runOnOperation() {
 
   SmallVector<StringRef> inputVars(inputs.size());
   for (auto [k, in] : llvm::enumerate(inputs)) {
-    if (!in.second || in.first == "mlm_count") {
-      if (in.second)
-        inputVars[k] =
-            declare("input.mlm_count", in.second, "input.mlm_count", false);
+    // A scalar tensor (mlm_count, nsp_count) is one value per update, the
+    // global batch's; the others are stacked by micro-batch.
+    if (!in.second || in.second.getRank() == 0) {
+      if (in.second) {
+        std::string name = ("input." + in.first).str();
+        inputVars[k] = declare(name, in.second, name, false);
+      }
       continue;
     }
     SmallVector<int64_t> shape = {accumulation};
@@ -237,7 +240,7 @@ void InsertOptimizerPass::runOnOperation() {
         }
         Value within = arith::MulIOp::create(b, loc, mb, m);
         callArgs.push_back(arith::AddIOp::create(b, loc, base, within));
-      } else if (in.first == "mlm_count") {
+      } else if (in.second && in.second.getRank() == 0) {
         callArgs.push_back(
             ParameterRefOp::create(b, loc, in.second, inputVars[k]));
       } else if (in.second) {

@@ -18,10 +18,12 @@ namespace {
 // The rules both ops share: query [batch, heads, seq, head_dim] ([batch,
 // seq, heads, head_dim] sequence-major) with head_dim in [1, 64]; key and value
 // (and the listed others) of its type; mask [batch, seq]; the row logsumexp
-// [batch, heads, seq]; the dropout and scale attributes.
+// [batch, heads, seq]; sequence ids, when given, i32 [batch, seq]; the
+// dropout and scale attributes.
 LogicalResult verifyAttention(Operation *op, Value query,
                               ArrayRef<std::pair<StringRef, Value>> sameAsQuery,
-                              Value mask, Value rowLogsumexp, double scale,
+                              Value mask, Value sequenceIds,
+                              Value rowLogsumexp, double scale,
                               double probability, StringRef purpose,
                               bool sequenceMajor) {
   auto q = cast<RankedTensorType>(query.getType());
@@ -50,6 +52,8 @@ LogicalResult verifyAttention(Operation *op, Value query,
            << ", found " << m;
   auto expectedLse =
       RankedTensorType::get({batch, heads, seq}, q.getElementType());
+  if (failed(verifySequenceIds(op, sequenceIds, batch, seq)))
+    return failure();
   if (rowLogsumexp.getType() != expectedLse)
     return op->emitOpError() << "expects row_logsumexp " << expectedLse
                              << ", found " << rowLogsumexp.getType();
@@ -71,7 +75,8 @@ LogicalResult AttentionOp::verify() {
   return verifyAttention(
       *this, getQuery(),
       {{"key", getKey()}, {"value", getValue()}, {"result", getResult()}},
-      getMask(), getRowLogsumexp(), getScale().convertToDouble(),
+      getMask(), getSequenceIds(), getRowLogsumexp(),
+      getScale().convertToDouble(),
       getProbability().convertToDouble(), getPurpose(), getSequenceMajor());
 }
 
@@ -85,13 +90,14 @@ LogicalResult AttentionGradOp::verify() {
        {"query_grad", getQueryGrad()},
        {"key_grad", getKeyGrad()},
        {"value_grad", getValueGrad()}},
-      getMask(), getRowLogsumexp(), getScale().convertToDouble(),
+      getMask(), getSequenceIds(), getRowLogsumexp(),
+      getScale().convertToDouble(),
       getProbability().convertToDouble(), getPurpose(), getSequenceMajor());
 }
 
 // The row logsumexp exists for the backward: it has no gradient of its own
 // (ferry-fuse-attention creates it with no use in the forward). The mask,
-// from integer inputs, is a constant.
+// from integer inputs, is a constant, as are the sequence ids.
 LogicalResult AttentionOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
                                           SmallVectorImpl<Value> &grads) {
   grads.assign((*this)->getNumOperands(), Value());
@@ -99,8 +105,8 @@ LogicalResult AttentionOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
   auto g = AttentionGradOp::create(
       b, getLoc(), t, t, t, getQuery(), getKey(), getValue(), getMask(),
       getResult(), getRowLogsumexp(), resultGrads[0], getSeed(), getLayer(),
-      getSampleOffset(), getScaleAttr(), getProbabilityAttr(), getPurposeAttr(),
-      getSequenceMajorAttr());
+      getSampleOffset(), getSequenceIds(), getScaleAttr(), getProbabilityAttr(),
+      getPurposeAttr(), getSequenceMajorAttr());
   grads[0] = g.getQueryGrad();
   grads[1] = g.getKeyGrad();
   grads[2] = g.getValueGrad();

@@ -23,7 +23,10 @@ def Graph_AttentionOp : Graph_Op<"attention", [Pure, Graph_Differentiable,
     `sequence_major` `[batch, seq, heads, head_dim]` (the linear layers'
     own layout: no head split or merge transposes), head_dim at most 64 (the
     CUDA kernel's tile); `mask` is `[batch, seq]` and `row_logsumexp`
-    `[batch, heads, seq]` in both layouts.
+    `[batch, heads, seq]` in both layouts. With `sequences`, the rows hold
+    packed sequences: `sequence_ids` `[batch, seq]` gives each token's
+    sequence, and a query attends only to its own sequence's keys (as
+    `graph.softmax`'s `sequences`).
 
     ```mlir
     %o, %lse = graph.attention %q, %k, %v, %mask, %seed, %l, %offset {probability = 1.000000e-01 : f64, purpose = "attention.probs", scale = 1.250000e-01 : f64} : tensor<8x2x128x64xf32>, tensor<8x128xf32> -> tensor<8x2x128xf32>
@@ -32,12 +35,13 @@ def Graph_AttentionOp : Graph_Op<"attention", [Pure, Graph_Differentiable,
   let arguments = (ins Graph_FloatTensor:$query, Graph_FloatTensor:$key,
                        Graph_FloatTensor:$value, Graph_FloatTensor:$mask,
                        I64:$seed, Index:$layer, Index:$sample_offset,
+                       Optional<Graph_IntTensor>:$sequence_ids,
                        F64Attr:$scale, F64Attr:$probability, StrAttr:$purpose,
                        UnitAttr:$sequence_major);
   let results = (outs Graph_FloatTensor:$result,
                       Graph_FloatTensor:$row_logsumexp);
   let assemblyFormat = [{
-    $query `,` $key `,` $value `,` $mask `,` $seed `,` $layer `,` $sample_offset attr-dict `:` type($query) `,` type($mask) `->` type($row_logsumexp)
+    $query `,` $key `,` $value `,` $mask `,` $seed `,` $layer `,` $sample_offset (`sequences` $sequence_ids^)? attr-dict `:` type($query) `,` type($mask) (`,` type($sequence_ids)^)? `->` type($row_logsumexp)
   }];
   let hasVerifier = 1;
 }
@@ -53,7 +57,7 @@ def Graph_AttentionGradOp : Graph_Op<"attention_grad", [Pure,
     `D_i = grad_i . result_i` the softmax's row sum, `dS = P (dP - D)`,
     `query_grad = scale dS key`, `key_grad = scale dSᵀ query`,
     `value_grad = dropout(P)ᵀ grad`. Attributes (and the layout) as
-    graph.attention's.
+    graph.attention's, `sequences` too.
 
     ```mlir
     %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %mask, %o, %lse, %do, %seed, %l, %offset {probability = 1.000000e-01 : f64, purpose = "attention.probs", scale = 1.250000e-01 : f64} : tensor<8x2x128x64xf32>, tensor<8x128xf32> -> tensor<8x2x128xf32>
@@ -64,14 +68,16 @@ def Graph_AttentionGradOp : Graph_Op<"attention_grad", [Pure,
                        Graph_FloatTensor:$result,
                        Graph_FloatTensor:$row_logsumexp,
                        Graph_FloatTensor:$grad, I64:$seed, Index:$layer,
-                       Index:$sample_offset, F64Attr:$scale,
+                       Index:$sample_offset,
+                       Optional<Graph_IntTensor>:$sequence_ids,
+                       F64Attr:$scale,
                        F64Attr:$probability, StrAttr:$purpose,
                        UnitAttr:$sequence_major);
   let results = (outs Graph_FloatTensor:$query_grad,
                       Graph_FloatTensor:$key_grad,
                       Graph_FloatTensor:$value_grad);
   let assemblyFormat = [{
-    $query `,` $key `,` $value `,` $mask `,` $result `,` $row_logsumexp `,` $grad `,` $seed `,` $layer `,` $sample_offset attr-dict `:` type($query) `,` type($mask) `->` type($row_logsumexp)
+    $query `,` $key `,` $value `,` $mask `,` $result `,` $row_logsumexp `,` $grad `,` $seed `,` $layer `,` $sample_offset (`sequences` $sequence_ids^)? attr-dict `:` type($query) `,` type($mask) (`,` type($sequence_ids)^)? `->` type($row_logsumexp)
   }];
   let hasVerifier = 1;
 }

@@ -182,7 +182,9 @@ LogicalResult LayerNormOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
 // The additive mask is treated as a constant (it comes from integer inputs).
 LogicalResult SoftmaxOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
                                         SmallVectorImpl<Value> &grads) {
-  grads.assign(2, Value());
+  // The mask and sequence ids are constants: the gradient reads only the
+  // probabilities (a key left out has probability 0 and gradient 0).
+  grads.assign((*this)->getNumOperands(), Value());
   grads[0] = SoftmaxGradOp::create(b, getLoc(), getResult(), resultGrads[0]);
   return success();
 }

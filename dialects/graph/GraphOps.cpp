@@ -410,9 +410,25 @@ LogicalResult LayerNormOp::verify() {
                          getEpsilon().convertToDouble());
 }
 
-// graph.softmax's input and mask (also graph.softmax_dropout's).
+// Packed rows' sequence ids (graph.softmax, graph.softmax_dropout and
+// graph.attention): i32 [batch, seq].
+LogicalResult ferry::graph::verifySequenceIds(Operation *op, Value ids,
+                                              int64_t batch, int64_t seq) {
+  if (!ids)
+    return success();
+  RankedTensorType t = tensorOf(ids);
+  if (t.getRank() != 2 || t.getDimSize(0) != batch ||
+      t.getDimSize(1) != seq || !t.getElementType().isInteger(32))
+    return op->emitOpError()
+           << "expects sequence_ids i32 [batch = " << batch
+           << ", seq = " << seq << "], found " << t;
+  return success();
+}
+
+// graph.softmax's input and mask (also graph.softmax_dropout's), and the
+// packed rows' sequence ids when given.
 static LogicalResult verifySoftmax(Operation *op, Value inputValue,
-                                   Value maskValue) {
+                                   Value maskValue, Value sequenceIds) {
   RankedTensorType input = tensorOf(inputValue);
   RankedTensorType mask = tensorOf(maskValue);
   if (input.getRank() < 2)
@@ -424,12 +440,23 @@ static LogicalResult verifySoftmax(Operation *op, Value inputValue,
            << "expects mask [batch = " << input.getDimSize(0)
            << ", keys = " << input.getShape().back() << "], found shape "
            << shapeString(mask.getShape());
+  if (sequenceIds) {
+    ArrayRef<int64_t> shape = input.getShape();
+    if (shape.size() < 3 || shape[shape.size() - 2] != shape.back())
+      return op->emitOpError()
+             << "with sequences expects input [batch, ..., queries, keys] "
+                "with as many queries as keys, found shape "
+             << shapeString(shape);
+    if (failed(verifySequenceIds(op, sequenceIds, input.getDimSize(0),
+                                 shape.back())))
+      return failure();
+  }
   return verifySameElementType(op,
                                {{"input", inputValue}, {"mask", maskValue}});
 }
 
 LogicalResult SoftmaxOp::verify() {
-  return verifySoftmax(*this, getInput(), getMask());
+  return verifySoftmax(*this, getInput(), getMask(), getSequenceIds());
 }
 
 // The dropout attributes and operand of graph.dropout and the fused ops
@@ -454,7 +481,7 @@ LogicalResult DropoutOp::verify() {
 }
 
 LogicalResult SoftmaxDropoutOp::verify() {
-  if (failed(verifySoftmax(*this, getInput(), getMask())))
+  if (failed(verifySoftmax(*this, getInput(), getMask(), getSequenceIds())))
     return failure();
   return verifyDropout(*this, getProbability().convertToDouble(),
                        tensorOf(getInput()), getPurpose());

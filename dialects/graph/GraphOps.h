@@ -20,4 +20,11 @@
 #define GET_OP_CLASSES
 #include "dialects/graph/GraphOps.h.inc"
 
+namespace ferry::graph {
+// Checks an optional `sequence_ids` operand (packed rows): absent, or i32
+// [batch, seq]. Shared by the softmax and attention verifiers.
+mlir::LogicalResult verifySequenceIds(mlir::Operation *op, mlir::Value ids,
+                                      int64_t batch, int64_t seq);
+} // namespace ferry::graph
+
 #endif // FERRY_DIALECTS_GRAPH_GRAPHOPS_H

@@ -361,13 +361,23 @@ def Graph_SoftmaxOp : Graph_Op<"softmax",
     keys). `mask` is `[batch, keys]`, broadcast over the dimensions between,
     typically from `graph.attention_mask`.
 
+    With `sequences`, the rows hold packed sequences: `sequence_ids` is
+    `[batch, keys]` (each token's sequence in its row), the input is
+    `[batch, ..., queries, keys]` with as many queries as keys, and the keys
+    of other sequences than the query's take no part (weight 0), so each
+    sequence attends only to itself.
+
     ```mlir
     %p = graph.softmax %scores, %mask : tensor<8x2x128x128xf32>, tensor<8x128xf32>
+    %q = graph.softmax %scores, %mask sequences %ids : tensor<8x2x128x128xf32>, tensor<8x128xf32>, tensor<8x128xi32>
     ```
   }];
-  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$mask);
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$mask,
+                       Optional<Graph_IntTensor>:$sequence_ids);
   let results = (outs Graph_FloatTensor:$result);
-  let assemblyFormat = "$input `,` $mask attr-dict `:` type($input) `,` type($mask)";
+  let assemblyFormat = [{
+    $input `,` $mask (`sequences` $sequence_ids^)? attr-dict `:` type($input) `,` type($mask) (`,` type($sequence_ids)^)?
+  }];
   let hasVerifier = 1;
 }
 

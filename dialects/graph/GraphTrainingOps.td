@@ -397,7 +397,7 @@ def Graph_SoftmaxDropoutOp : Graph_Op<"softmax_dropout", [Pure,
     What ferry-fuse-softmax-dropout makes of `graph.dropout(graph.softmax(x,
     mask))`: `probs` is the softmax (as `graph.softmax`; the backward reads
     it), `result` its dropout (as `graph.dropout` with the same operands and
-    attributes, so the same mask).
+    attributes, so the same mask). `sequences` as `graph.softmax`'s.
 
     ```mlir
     %p, %d = graph.softmax_dropout %s, %mask, %seed, %l, %offset {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<8x2x128x128xf32>, tensor<8x128xf32>
@@ -405,10 +405,11 @@ def Graph_SoftmaxDropoutOp : Graph_Op<"softmax_dropout", [Pure,
   }];
   let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$mask,
                        I64:$seed, Index:$layer, Index:$sample_offset,
+                       Optional<Graph_IntTensor>:$sequence_ids,
                        F64Attr:$probability, StrAttr:$purpose);
   let results = (outs Graph_FloatTensor:$probs, Graph_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `,` $mask `,` $seed `,` $layer `,` $sample_offset attr-dict `:` type($input) `,` type($mask)
+    $input `,` $mask `,` $seed `,` $layer `,` $sample_offset (`sequences` $sequence_ids^)? attr-dict `:` type($input) `,` type($mask) (`,` type($sequence_ids)^)?
   }];
   let hasVerifier = 1;
 }

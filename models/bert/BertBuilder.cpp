@@ -7,6 +7,14 @@
 // 0. MLM loss = sum of counted slots' cross-entropies / the global batch's
 // count of counted slots (an input); NSP loss = sum / global batch size.
 //
+// Packed rows (model.max_sequences_per_pack K > 1) hold up to K sequences:
+// the inputs gain sequence_ids and position_ids [B, S] and cls_positions
+// [B, K]; the NSP labels and weights are [B, K]. Attention stays within a
+// sequence (the softmax's `sequences`), positions restart per sequence, the
+// pooler reads each sequence's [CLS], and NSP loss = sum / nsp_count (the
+// global batch's real sequences, an input), so a packed batch computes what
+// the unpacked batch of the same samples computes.
+//
 //===----------------------------------------------------------------------===//
 
 #include "models/bert/BertBuilder.h"
@@ -35,6 +43,8 @@ public:
         specs(bert::bertParameters(config.model)) {
     f32 = b.getF32Type();
     batch = config.execution.micro_batch_size;
+    packed = config.model.packed();
+    packs = config.model.max_sequences_per_pack;
   }
 
   OwningOpRef<ModuleOp> build(StringRef name);
@@ -127,6 +137,8 @@ private:
   std::vector<bert::ParameterSpec> specs;
   Type f32;
   int64_t batch = 0;
+  bool packed = false; // rows of up to `packs` sequences
+  int64_t packs = 1;
 };
 
 void BertBuilder::declareParameters(ModuleOp module) {
@@ -152,24 +164,31 @@ void BertBuilder::declareParameters(ModuleOp module) {
   }
 }
 
-// @embeddings(ids, segments, seed, sample_offset, word, position, token_type,
-//             ln_scale, ln_bias) -> [B, S, H]
+// @embeddings(ids, segments, [position_ids,] seed, sample_offset, word,
+//             position, token_type, ln_scale, ln_bias) -> [B, S, H]
+// (position_ids when packed; else the positions are 0 .. S-1).
 func::FuncOp BertBuilder::buildEmbeddings(ModuleOp module) {
   SmallVector<Type> inputs = {ints({batch, m.seq_length}),
-                              ints({batch, m.seq_length}), b.getI64Type(),
-                              b.getIndexType()};
+                              ints({batch, m.seq_length})};
+  if (packed)
+    inputs.push_back(ints({batch, m.seq_length}));
+  inputs.append({b.getI64Type(), b.getIndexType()});
   for (const bert::ParameterSpec *spec : blockParams(bert::Block::Embeddings))
     inputs.push_back(paramType(*spec, false));
   func::FuncOp fn =
       beginFunction(module, bert::kEmbeddingsFn, inputs, {hiddenType()});
-  auto args = fn.getArguments();
-  Value ids = args[0], segments = args[1], seed = args[2], offset = args[3];
+  auto all = fn.getArguments();
+  Value ids = all[0], segments = all[1];
+  Value positions = packed ? all[2] : Value();
+  auto args = all.drop_front(packed ? 1 : 0);
+  Value seed = args[2], offset = args[3];
   Value word = args[4], position = args[5], tokenType = args[6];
   Value lnScale = args[7], lnBias = args[8];
 
   // One statement per op: C++ leaves the order of argument evaluation open,
   // and the IR (hence the cache key) must not depend on the host compiler.
-  Value positions = IotaOp::create(b, loc, ints({batch, m.seq_length}), 1);
+  if (!packed)
+    positions = IotaOp::create(b, loc, ints({batch, m.seq_length}), 1);
   Value wordRows = EmbeddingOp::create(b, loc, hiddenType(), word, ids);
   Value positionRows =
       EmbeddingOp::create(b, loc, hiddenType(), position, positions);
@@ -184,18 +203,23 @@ func::FuncOp BertBuilder::buildEmbeddings(ModuleOp module) {
   return fn;
 }
 
-// @encoder_layer(x, mask, seed, layer, sample_offset, 16 layer weights)
-//   -> [B, S, H]; post-LN: LN(x + drop(attn(x))), then LN(h + drop(ffn(h))).
+// @encoder_layer(x, mask, [sequence_ids,] seed, layer, sample_offset,
+//                16 layer weights) -> [B, S, H]; post-LN: LN(x +
+// drop(attn(x))), then LN(h + drop(ffn(h))). sequence_ids when packed.
 func::FuncOp BertBuilder::buildEncoderLayer(ModuleOp module) {
-  SmallVector<Type> inputs = {hiddenType(), floats({batch, m.seq_length}),
-                              b.getI64Type(), b.getIndexType(),
-                              b.getIndexType()};
+  SmallVector<Type> inputs = {hiddenType(), floats({batch, m.seq_length})};
+  if (packed)
+    inputs.push_back(ints({batch, m.seq_length}));
+  inputs.append({b.getI64Type(), b.getIndexType(), b.getIndexType()});
   for (const bert::ParameterSpec *spec : blockParams(bert::Block::Layer))
     inputs.push_back(paramType(*spec, false));
   func::FuncOp fn =
       beginFunction(module, bert::kEncoderLayerFn, inputs, {hiddenType()});
-  auto a = fn.getArguments();
-  Value x = a[0], mask = a[1], seed = a[2], layer = a[3], offset = a[4];
+  auto all = fn.getArguments();
+  Value x = all[0], mask = all[1];
+  Value sequenceIds = packed ? all[2] : Value();
+  auto a = all.drop_front(packed ? 1 : 0);
+  Value seed = a[2], layer = a[3], offset = a[4];
   auto w = a.drop_front(5); // in BertParameters order
   Value wq = w[0], bq = w[1], wk = w[2], bk = w[3], wv = w[4], bv = w[5];
   Value wo = w[6], bo = w[7], ln1s = w[8], ln1b = w[9];
@@ -213,7 +237,7 @@ func::FuncOp BertBuilder::buildEncoderLayer(ModuleOp module) {
   scores = ScaleOp::create(
       b, loc, scores,
       b.getF64FloatAttr(1.0 / std::sqrt(static_cast<double>(m.headSize()))));
-  Value probs = SoftmaxOp::create(b, loc, scores, mask);
+  Value probs = SoftmaxOp::create(b, loc, scores, mask, sequenceIds);
   probs = dropout(probs, seed, layer, offset, m.attention_dropout,
                   "attention.probs");
   Value context =
@@ -235,14 +259,22 @@ func::FuncOp BertBuilder::buildEncoderLayer(ModuleOp module) {
 
 // @heads(x, masked_lm_positions, masked_lm_ids, masked_lm_weights,
 //        next_sentence_labels, next_sentence_weights, mlm_count, word (tied),
-//        head weights) -> (loss, mlm_loss, nsp_loss, mlm_correct, nsp_correct)
+//        [cls_positions, nsp_count,] head weights)
+//   -> (loss, mlm_loss, nsp_loss, mlm_correct, nsp_correct)
+// Packed: the NSP labels and weights are [B, K], cls_positions [B, K] gives
+// each sequence's [CLS], and nsp_count normalises the NSP loss.
 func::FuncOp BertBuilder::buildHeads(ModuleOp module) {
   int64_t p = m.max_predictions, h = m.hidden_size;
   const bert::ParameterSpec &wordSpec = specs.front();
+  SmallVector<int64_t> nspShape = {batch};
+  if (packed)
+    nspShape.push_back(packs);
   SmallVector<Type> inputs = {hiddenType(),     ints({batch, p}),
                               ints({batch, p}), floats({batch, p}),
-                              ints({batch}),    floats({batch}),
+                              ints(nspShape),   floats(nspShape),
                               scalar(),         paramType(wordSpec, false)};
+  if (packed)
+    inputs.append({ints({batch, packs}), scalar()});
   for (const bert::ParameterSpec *spec : blockParams(bert::Block::Heads))
     inputs.push_back(paramType(*spec, false));
   func::FuncOp fn =
@@ -251,7 +283,9 @@ func::FuncOp BertBuilder::buildHeads(ModuleOp module) {
   auto a = fn.getArguments();
   Value x = a[0], positions = a[1], labels = a[2], weights = a[3];
   Value nspLabels = a[4], nspWeights = a[5], mlmCount = a[6], word = a[7];
-  auto w = a.drop_front(8); // in BertParameters order
+  Value clsPositions = packed ? a[8] : Value();
+  Value nspCount = packed ? a[9] : Value();
+  auto w = a.drop_front(packed ? 10 : 8); // in BertParameters order
   Value poolW = w[0], poolB = w[1], trW = w[2], trB = w[3];
   Value trLnS = w[4], trLnB = w[5], decoderBias = w[6], nspW = w[7],
         nspB = w[8];
@@ -267,18 +301,26 @@ func::FuncOp BertBuilder::buildHeads(ModuleOp module) {
                                                weights, m.vocab_size);
   Value mlmLoss = DivOp::create(b, loc, mlmSum, mlmCount);
 
-  // Next-sentence prediction on the tanh pooler of token 0.
-  Value cls = TakeOp::create(b, loc, floats({batch, h}), x, 1, 0);
+  // Next-sentence prediction on the tanh pooler of token 0 (of each
+  // sequence's [CLS] when packed).
+  Value cls = packed ? GatherPositionsOp::create(
+                           b, loc, floats({batch, packs, h}), x, clsPositions)
+                           .getResult()
+                     : TakeOp::create(b, loc, floats({batch, h}), x, 1, 0)
+                           .getResult();
   Value pooled = TanhOp::create(b, loc, linear(cls, poolW, poolB));
   Value nspLogits = linear(pooled, nspW, nspB);
   // nspWeights is 1 for every sample in training; 0 marks the rows that pad
   // a partial evaluation batch.
   Value nspSum = SoftmaxCrossEntropyOp::create(b, loc, scalar(), nspLogits,
                                                nspLabels, nspWeights, 2);
-  Value nspLoss = ScaleOp::create(
-      b, loc, nspSum,
-      b.getF64FloatAttr(1.0 /
-                        static_cast<double>(cfg.training.global_batch_size)));
+  Value nspLoss =
+      packed ? DivOp::create(b, loc, nspSum, nspCount).getResult()
+             : ScaleOp::create(b, loc, nspSum,
+                               b.getF64FloatAttr(
+                                   1.0 / static_cast<double>(
+                                             cfg.training.global_batch_size)))
+                   .getResult();
 
   Value loss = AddOp::create(b, loc, mlmLoss, nspLoss);
   // The numerators of the MLM and NSP accuracies (metrics; not
@@ -296,42 +338,68 @@ func::FuncOp BertBuilder::buildHeads(ModuleOp module) {
 //          masked_lm_ids, masked_lm_weights, next_sentence_labels,
 //          next_sentence_weights, mlm_count, seed, sample_offset)
 //   -> (loss, mlm_loss, nsp_loss, mlm_correct, nsp_correct)
+//
+// Packed (K > 1): (input_ids, segment_ids, input_mask, sequence_ids,
+//   position_ids, masked_lm_positions, masked_lm_ids, masked_lm_weights,
+//   next_sentence_labels [B, K], next_sentence_weights [B, K],
+//   cls_positions [B, K], mlm_count, nsp_count, seed, sample_offset).
 void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
                                func::FuncOp layer, func::FuncOp heads) {
   int64_t s = m.seq_length, p = m.max_predictions;
-  SmallVector<Type> inputs = {
-      ints({batch, s}), ints({batch, s}),   ints({batch, s}), ints({batch, p}),
-      ints({batch, p}), floats({batch, p}), ints({batch}),    floats({batch}),
-      scalar(),         b.getI64Type(),     b.getIndexType()};
+  // (name, type) of each input, in order.
+  SmallVector<std::pair<StringRef, Type>> in = {
+      {"input_ids", ints({batch, s})},
+      {"segment_ids", ints({batch, s})},
+      {"input_mask", ints({batch, s})}};
+  if (packed)
+    in.append({{"sequence_ids", ints({batch, s})},
+               {"position_ids", ints({batch, s})}});
+  in.append({{"masked_lm_positions", ints({batch, p})},
+             {"masked_lm_ids", ints({batch, p})},
+             {"masked_lm_weights", floats({batch, p})}});
+  if (packed)
+    in.append({{"next_sentence_labels", ints({batch, packs})},
+               {"next_sentence_weights", floats({batch, packs})},
+               {"cls_positions", ints({batch, packs})},
+               {"mlm_count", scalar()},
+               {"nsp_count", scalar()}});
+  else
+    in.append({{"next_sentence_labels", ints({batch})},
+               {"next_sentence_weights", floats({batch})},
+               {"mlm_count", scalar()}});
+  in.append({{"seed", b.getI64Type()}, {"sample_offset", b.getIndexType()}});
+  SmallVector<Type> inputs;
+  for (auto &[name, type] : in)
+    inputs.push_back(type);
   func::FuncOp fn =
       beginFunction(module, bert::kForwardFn, inputs,
                     {scalar(), scalar(), scalar(), scalar(), scalar()});
-  auto a = fn.getArguments();
-  Value ids = a[0], segments = a[1], inputMask = a[2], positions = a[3];
-  Value labels = a[4], weights = a[5], nspLabels = a[6], nspWeights = a[7];
-  Value mlmCount = a[8], seed = a[9], offset = a[10];
-  SmallVector<StringRef> argNames = {"input_ids",
-                                     "segment_ids",
-                                     "input_mask",
-                                     "masked_lm_positions",
-                                     "masked_lm_ids",
-                                     "masked_lm_weights",
-                                     "next_sentence_labels",
-                                     "next_sentence_weights",
-                                     "mlm_count",
-                                     "seed",
-                                     "sample_offset"};
-  for (auto [i, name] : llvm::enumerate(argNames))
-    fn.setArgAttr(i, "ferry.input", b.getStringAttr(name));
+  llvm::StringMap<Value> arg;
+  for (auto [i, input] : llvm::enumerate(in)) {
+    fn.setArgAttr(i, "ferry.input", b.getStringAttr(input.first));
+    arg[input.first] = fn.getArgument(i);
+  }
+  Value ids = arg["input_ids"], segments = arg["segment_ids"];
+  Value inputMask = arg["input_mask"], positions = arg["masked_lm_positions"];
+  Value labels = arg["masked_lm_ids"], weights = arg["masked_lm_weights"];
+  Value nspLabels = arg["next_sentence_labels"];
+  Value nspWeights = arg["next_sentence_weights"];
+  Value mlmCount = arg["mlm_count"], seed = arg["seed"];
+  Value offset = arg["sample_offset"];
+  Value sequenceIds = packed ? arg["sequence_ids"] : Value();
 
   auto ref = [&](const bert::ParameterSpec &spec) -> Value {
     return ParameterRefOp::create(b, loc, paramType(spec, false), spec.name);
   };
 
-  SmallVector<Value> embArgs = {ids, segments, seed, offset};
+  SmallVector<Value> embArgs = {ids, segments};
+  if (packed)
+    embArgs.push_back(arg["position_ids"]);
+  embArgs.append({seed, offset});
+  size_t wordArg = embArgs.size();
   for (const bert::ParameterSpec *spec : blockParams(bert::Block::Embeddings))
     embArgs.push_back(ref(*spec));
-  Value word = embArgs[4];
+  Value word = embArgs[wordArg];
   Value hidden = func::CallOp::create(b, loc, embeddings, embArgs).getResult(0);
 
   Value mask = AttentionMaskOp::create(b, loc, floats({batch, s}), inputMask,
@@ -348,8 +416,10 @@ void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value l = loop.getInductionVar();
-    SmallVector<Value> layerArgs = {loop.getRegionIterArgs()[0], mask, seed, l,
-                                    offset};
+    SmallVector<Value> layerArgs = {loop.getRegionIterArgs()[0], mask};
+    if (packed)
+      layerArgs.push_back(sequenceIds);
+    layerArgs.append({seed, l, offset});
     for (const bert::ParameterSpec *spec : blockParams(bert::Block::Layer))
       layerArgs.push_back(ParameterSliceOp::create(
           b, loc, paramType(*spec, false), spec->name, l));
@@ -360,6 +430,8 @@ void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
   SmallVector<Value> headArgs = {loop.getResult(0), positions, labels,
                                  weights,           nspLabels, nspWeights,
                                  mlmCount,          word};
+  if (packed)
+    headArgs.append({arg["cls_positions"], arg["nsp_count"]});
   for (const bert::ParameterSpec *spec : blockParams(bert::Block::Heads))
     headArgs.push_back(ref(*spec));
   auto call = func::CallOp::create(b, loc, heads, headArgs);

@@ -12,12 +12,27 @@
 
 #include "runtime/random/Philox.h"
 
+#include <optional>
+
 using namespace mlir;
 using namespace ferry;
 using namespace ferry::graph;
 using namespace ferry::lowering;
 
 namespace {
+
+// The packed rows' sequence ids of the ops that take them, or null.
+Value sequenceIdsOf(Operation &op) {
+  if (auto o = dyn_cast<SoftmaxOp>(op))
+    return o.getSequenceIds();
+  if (auto o = dyn_cast<SoftmaxDropoutOp>(op))
+    return o.getSequenceIds();
+  if (auto o = dyn_cast<AttentionOp>(op))
+    return o.getSequenceIds();
+  if (auto o = dyn_cast<AttentionGradOp>(op))
+    return o.getSequenceIds();
+  return Value();
+}
 
 ArrayRef<int64_t> shapeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
@@ -40,9 +55,12 @@ LogicalResult KernelSelection::selectKernel(Operation &op, Frame &f) {
     return r;
   };
   // Kernels. Operands first (all must have buffers), then the result.
+  // Packed rows' sequence ids are the kernels' optional last buffer, after
+  // the results (and any workspace).
+  Value sequenceIds = sequenceIdsOf(op);
   SmallVector<Ref> ins;
   for (Value v : op.getOperands()) {
-    if (!isa<RankedTensorType>(v.getType()))
+    if (!isa<RankedTensorType>(v.getType()) || v == sequenceIds)
       continue;
     FailureOr<Ref> r = R(v);
     if (failed(r))
@@ -55,9 +73,18 @@ LogicalResult KernelSelection::selectKernel(Operation &op, Frame &f) {
       return op.emitOpError() << "ferry-lower-to-rt has no kernel for this op";
     outs.push_back(out(r));
   }
+  std::optional<Ref> ids;
+  if (sequenceIds) {
+    FailureOr<Ref> r = R(sequenceIds);
+    if (failed(r))
+      return failure();
+    ids = *r;
+  }
   auto all = [&]() {
     SmallVector<Ref> v(ins);
     v.append(outs.begin(), outs.end());
+    if (ids && !isa<AttentionGradOp>(op)) // after attention_grad's workspace
+      v.push_back(*ids);
     return v;
   };
   Value r0 = op.getNumResults() ? op.getResult(0) : Value();
@@ -358,8 +385,8 @@ LogicalResult KernelSelection::selectDropout(Operation &op, Frame &f,
   return success();
 }
 
-// attention [q, k, v, mask, out, lse]; attention_grad [q, k, v, mask, out,
-// lse, dout, dq, dk, dv, workspace]. ints [batch, heads, seq, head_dim,
+// attention [q, k, v, mask, out, lse, (sequence_ids)]; attention_grad [q, k,
+// v, mask, out, lse, dout, dq, dk, dv, workspace, (sequence_ids)]. ints [batch, heads, seq, head_dim,
 // seed, purpose, layer, sample_offset, precision, sequence_major], floats
 // [scale, p].
 LogicalResult KernelSelection::selectAttention(Operation &op, Frame &f,
@@ -374,8 +401,15 @@ LogicalResult KernelSelection::selectAttention(Operation &op, Frame &f,
   ArrayRef<int64_t> q = shapeOf(op.getOperand(0));
   bool sequenceMajor = op.hasAttr("sequence_major");
   SmallVector<Ref> bufs(all.begin(), all.end());
-  if (grad) // each query row's dout . out
+  if (grad) { // each query row's dout . out
     bufs.push_back(workspace(4 * q[0] * q[1] * q[2], "attention_grad rows"));
+    if (Value ids = sequenceIdsOf(op)) {
+      FailureOr<Ref> r = ref(f, ids, &op);
+      if (failed(r))
+        return failure();
+      bufs.push_back(*r);
+    }
+  }
   int64_t purpose = static_cast<int64_t>(random::purposeHash(
       op.getAttrOfType<StringAttr>("purpose").getValue()));
   // bf16 products where the GEMMs round to bf16; fp32 otherwise (fp16

@@ -94,6 +94,7 @@ const std::vector<KeyDef> &schema() {
       {"model.type_vocab_size", KeyStage::Compile, Kind::PositiveInt, "2", {}, FERRY_INT(model.type_vocab_size)},
       {"model.seq_length", KeyStage::Compile, Kind::PositiveInt, nullptr, {}, FERRY_INT(model.seq_length)},
       {"model.max_predictions", KeyStage::Compile, Kind::PositiveInt, nullptr, {}, FERRY_INT(model.max_predictions)},
+      {"model.max_sequences_per_pack", KeyStage::Compile, Kind::PositiveInt, "1", {}, FERRY_INT(model.max_sequences_per_pack)},
       {"model.hidden_dropout", KeyStage::Compile, Kind::Probability, "0.1", {}, FERRY_FLOAT(model.hidden_dropout)},
       {"model.attention_dropout", KeyStage::Compile, Kind::Probability, "0.1", {}, FERRY_FLOAT(model.attention_dropout)},
       {"model.layer_norm_eps", KeyStage::Compile, Kind::PositiveFloat, "1e-12", {}, FERRY_FLOAT(model.layer_norm_eps)},

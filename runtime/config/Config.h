@@ -29,6 +29,9 @@ struct ModelConfig {
   int64_t type_vocab_size = 0;
   int64_t seq_length = 0;
   int64_t max_predictions = 0;
+  // Sequences a row holds (packed data, `ferry-datagen --pack`); 1: one
+  // sample a row, as MLPerf's unpacked files.
+  int64_t max_sequences_per_pack = 1;
   double hidden_dropout = 0;
   double attention_dropout = 0;
   double layer_norm_eps = 0;
@@ -38,6 +41,7 @@ struct ModelConfig {
   // use vocab_size.
   int64_t paddedVocabSize() const { return (vocab_size + 7) / 8 * 8; }
   int64_t headSize() const { return hidden_size / num_heads; }
+  bool packed() const { return max_sequences_per_pack > 1; }
 };
 
 struct OptimizerConfig {

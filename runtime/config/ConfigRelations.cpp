@@ -105,6 +105,13 @@ void validateRelations(Config &c, const RawValues &raw) {
         ": model.max_predictions " + std::to_string(m.max_predictions) +
         " exceeds model.seq_length " + std::to_string(m.seq_length) +
         "; at most one prediction per token");
+  if (m.max_sequences_per_pack * 3 > m.seq_length)
+    throw ConfigError(
+        where({"model.max_sequences_per_pack", "model.seq_length"}) +
+        ": model.max_sequences_per_pack " +
+        std::to_string(m.max_sequences_per_pack) + " sequences of at least 3 "
+        "tokens ([CLS] [SEP] [SEP]) do not fit model.seq_length " +
+        std::to_string(m.seq_length) + "; pack fewer sequences a row");
 
   ExecutionConfig &e = c.execution;
   int64_t global = c.training.global_batch_size;

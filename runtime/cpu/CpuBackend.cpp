@@ -454,8 +454,9 @@ void CpuBackend::execute(const fxe::Instr &in,
     cpu::layerNormGrad(f(0), f(1), f(2), f(3), f(4), f(5), I(0), I(1),
                        static_cast<float>(F(0)));
     break;
-  case Kernel::Softmax:
-    cpu::softmax(f(0), f(1), f(2), I(0), I(1), I(2));
+  case Kernel::Softmax: // [x, mask, out, (sequence_ids)]
+    cpu::softmax(f(0), f(1), f(2), I(0), I(1), I(2),
+                 in.buffers()->size() > 3 ? i32(3) : nullptr);
     break;
   case Kernel::SoftmaxGrad:
     cpu::softmaxGrad(f(0), f(1), f(2), I(0), I(1));
@@ -466,8 +467,9 @@ void CpuBackend::execute(const fxe::Instr &in,
                  static_cast<uint64_t>(I(5)), static_cast<float>(F(0)));
     break;
   // The fused forms compute what the two kernels they replace compute.
-  case Kernel::SoftmaxDropout:
-    cpu::softmax(f(0), f(1), f(2), I(0), I(1), I(2));
+  case Kernel::SoftmaxDropout: // [x, mask, probs, out, (sequence_ids)]
+    cpu::softmax(f(0), f(1), f(2), I(0), I(1), I(2),
+                 in.buffers()->size() > 4 ? i32(4) : nullptr);
     cpu::dropout(f(2), f(3), I(3), I(4), static_cast<uint64_t>(I(5)),
                  static_cast<uint32_t>(I(6)), static_cast<uint32_t>(I(7)),
                  static_cast<uint64_t>(I(8)), static_cast<float>(F(0)));

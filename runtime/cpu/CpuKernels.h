@@ -95,8 +95,11 @@ void layerNormGrad(const float *x, const float *scale, const float *dy,
 
 // Softmax over the last dimension of x viewed as [batch, rows, cols] with an
 // additive mask [batch, cols] (nullptr: none): out = softmax(x + mask[b]).
+// With sequenceIds [batch, cols] (packed rows; x is [batch, ..., cols
+// queries, cols keys]), row r's query is r % cols, and keys of another
+// sequence than the query's get probability 0.
 void softmax(const float *x, const float *mask, float *out, int64_t batch,
-             int64_t rows, int64_t cols);
+             int64_t rows, int64_t cols, const int32_t *sequenceIds = nullptr);
 // dx = y * (dy - sum(dy * y)) per row.
 void softmaxGrad(const float *y, const float *dy, float *dx, int64_t rows,
                  int64_t cols);

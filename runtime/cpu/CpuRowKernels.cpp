@@ -104,7 +104,7 @@ void layerNormGrad(const float *x, const float *scale, const float *dy,
 }
 
 void softmax(const float *x, const float *mask, float *out, int64_t batch,
-             int64_t rows, int64_t cols) {
+             int64_t rows, int64_t cols, const int32_t *sequenceIds) {
   const int64_t total = batch * rows;
 #pragma omp parallel for schedule(static) if (worth(total * cols))
   for (int64_t q = 0; q < total; ++q) {
@@ -112,7 +112,21 @@ void softmax(const float *x, const float *mask, float *out, int64_t batch,
     float *o = out + q * cols;
     float m = -std::numeric_limits<float>::infinity();
     float sum = 0.0f;
-    if (mask != nullptr) {
+    if (sequenceIds != nullptr) { // packed rows: the query's sequence only
+      const int64_t b = q / rows;
+      const float *mr = mask ? mask + b * cols : nullptr;
+      const int32_t *ids = sequenceIds + b * cols;
+      const int32_t mine = ids[q % cols];
+      for (int64_t c = 0; c < cols; ++c)
+        if (ids[c] == mine)
+          m = std::max(m, xr[c] + (mr ? mr[c] : 0.0f));
+      for (int64_t c = 0; c < cols; ++c) {
+        const float e =
+            ids[c] == mine ? expApprox(xr[c] + (mr ? mr[c] : 0.0f) - m) : 0.0f;
+        o[c] = e;
+        sum += e;
+      }
+    } else if (mask != nullptr) {
       const float *mr = mask + (q / rows) * cols;
 #pragma omp simd reduction(max : m)
       for (int64_t c = 0; c < cols; ++c)

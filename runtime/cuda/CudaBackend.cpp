@@ -612,9 +612,9 @@ private:
       cuda::runGemmInstr(g, *lt_, cublas_, scratch_, s);
       break;
     }
-    case Kernel::Attention:     // [q, k, v, mask, out, lse]
+    case Kernel::Attention:     // [q, k, v, mask, out, lse, (sequence_ids)]
     case Kernel::AttentionGrad: // [q, k, v, mask, out, lse, dout, dq, dk, dv,
-                                //  workspace]
+                                //  workspace, (sequence_ids)]
     {
       // The sample offset (int 7) changes every step: read on the device.
       auto notOffset = [&](size_t k) { return k == 7 ? 0 : I(k); };
@@ -698,8 +698,9 @@ private:
                           static_cast<float>(F(0)), f(needWorkspace(6)),
                           scratch_, bf16);
       break;
-    case Kernel::Softmax:
-      cuda::softmax(s, f(0), f(1), f(2), I(0), I(1), I(2), bf16);
+    case Kernel::Softmax: // [x, mask, out, (sequence_ids)]
+      cuda::softmax(s, f(0), f(1), f(2), I(0), I(1), I(2), bf16,
+                    nb > 3 ? i32(3) : nullptr);
       break;
     case Kernel::SoftmaxGrad:
       cuda::softmaxGrad(s, f(0), f(1), f(2), I(0), I(1), bf16);
@@ -713,7 +714,8 @@ private:
       cuda::softmaxDropout(
           s, f(0), f(1), f(2), f(3), I(0), I(1), I(2), I(4),
           static_cast<uint64_t>(I(5)), static_cast<uint32_t>(I(6)),
-          static_cast<uint32_t>(I(7)), S(8), static_cast<float>(F(0)), bf16);
+          static_cast<uint32_t>(I(7)), S(8), static_cast<float>(F(0)), bf16,
+          nb > 4 ? i32(4) : nullptr); // [x, mask, probs, out, (sequence_ids)]
       break;
     case Kernel::ResidualLayerNorm:
       cuda::residualLayerNorm(

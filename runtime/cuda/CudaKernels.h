@@ -127,8 +127,10 @@ void layerNormGrad(cudaStream_t s, const float *x, const float *scale,
                    const float *dy, float *dx, float *dscale, float *dbias,
                    int64_t rows, int64_t cols, float eps, float *stats,
                    double *scratch = nullptr, uint64_t bf16 = 0);
+// sequenceIds: packed rows, as cpu::softmax's.
 void softmax(cudaStream_t s, const float *x, const float *mask, float *out,
-             int64_t batch, int64_t rows, int64_t cols, uint64_t bf16 = 0);
+             int64_t batch, int64_t rows, int64_t cols, uint64_t bf16 = 0,
+             const int32_t *sequenceIds = nullptr);
 void softmaxGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
                  int64_t rows, int64_t cols, uint64_t bf16 = 0);
 void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
@@ -141,7 +143,8 @@ void softmaxDropout(cudaStream_t s, const float *x, const float *mask,
                     float *probs, float *out, int64_t batch, int64_t rows,
                     int64_t cols, int64_t perSample, uint64_t seed,
                     uint32_t purpose, uint32_t layer, StepValue sampleOffset,
-                    float p, uint64_t bf16 = 0);
+                    float p, uint64_t bf16 = 0,
+                    const int32_t *sequenceIds = nullptr);
 // sum = dropout(input) + residual (p 0: no dropout), out = layer_norm(sum):
 // the end of a sublayer (ferry-fuse-residual-norm).
 void residualLayerNorm(cudaStream_t s, const float *input,

@@ -149,23 +149,44 @@ __global__ void rowStats(View x, float *stats, int64_t cols, float eps) {
   }
 }
 
+// A softmax row's masked scores: x + mask[b], and -inf for the keys of
+// another sequence than the query's (packed rows; the query is row % cols).
+struct SoftmaxRow {
+  View x;
+  const float *mask; // [cols] of this sample, or null
+  const int32_t *ids; // [cols] of this sample, or null
+  int32_t mine;
+  __device__ SoftmaxRow(View scores, const float *masks,
+                        const int32_t *sequenceIds, int64_t row, int64_t rows,
+                        int64_t cols)
+      : x(scores.at(row * cols)),
+        mask(masks ? masks + (row / rows) * cols : nullptr),
+        ids(sequenceIds ? sequenceIds + (row / rows) * cols : nullptr),
+        mine(ids ? ids[row % cols] : 0) {}
+  __device__ float operator()(int64_t c) const {
+    if (ids && ids[c] != mine)
+      return -INFINITY;
+    return x[c] + (mask ? mask[c] : 0.0f);
+  }
+};
+
 // One block per row of x viewed as [batch, rows, cols].
 __global__ void softmaxKernel(View x, const float *mask, View out, int64_t rows,
-                              int64_t cols) {
+                              int64_t cols, const int32_t *sequenceIds) {
   __shared__ float shared[32];
-  int64_t row = blockIdx.x, b = row / rows;
-  View xr = x.at(row * cols), orow = out.at(row * cols);
-  const float *mr = mask ? mask + b * cols : nullptr;
+  int64_t row = blockIdx.x;
+  SoftmaxRow score(x, mask, sequenceIds, row, rows, cols);
+  View orow = out.at(row * cols);
   float m = -INFINITY;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-    m = fmaxf(m, xr[c] + (mr ? mr[c] : 0.0f));
+    m = fmaxf(m, score(c));
   m = blockMax(m, shared);
   float s = 0;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-    s += expf(xr[c] + (mr ? mr[c] : 0.0f) - m);
+    s += expf(score(c) - m);
   float inv = 1.0f / blockSum(s, shared);
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-    orow.set(c, expf(xr[c] + (mr ? mr[c] : 0.0f) - m) * inv);
+    orow.set(c, expf(score(c) - m) * inv);
 }
 
 __global__ void softmaxGradKernel(View y, View dy, View dx, int64_t cols) {
@@ -257,27 +278,26 @@ __global__ void dropoutKernel(View x, View out, int64_t n, DropoutSite drop,
 // columns a thread, one Philox block for the four decisions.
 __global__ void softmaxDropoutKernel(View x, const float *mask, View probs,
                                      View out, int64_t rows, int64_t cols,
-                                     DropoutSite drop, bool quads) {
+                                     DropoutSite drop, bool quads,
+                                     const int32_t *sequenceIds) {
   drop.sampleOffset = drop.sampleOffset.value(); // this run's, read once
   __shared__ float shared[32];
-  int64_t row = blockIdx.x, b = row / rows;
-  View xr = x.at(row * cols);
-  const float *mr = mask + b * cols;
+  int64_t row = blockIdx.x;
+  SoftmaxRow score(x, mask, sequenceIds, row, rows, cols);
   float m = -INFINITY;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-    m = fmaxf(m, xr[c] + mr[c]);
+    m = fmaxf(m, score(c));
   m = blockMax(m, shared);
   float s = 0;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-    s += expf(xr[c] + mr[c] - m);
+    s += expf(score(c) - m);
   float inv = 1.0f / blockSum(s, shared);
   if (quads) {
     for (int64_t c = 4 * threadIdx.x; c < cols; c += 4 * blockDim.x) {
       int64_t i = row * cols + c;
-      float4 y = make_float4(expf(xr[c] + mr[c] - m) * inv,
-                             expf(xr[c + 1] + mr[c + 1] - m) * inv,
-                             expf(xr[c + 2] + mr[c + 2] - m) * inv,
-                             expf(xr[c + 3] + mr[c + 3] - m) * inv);
+      float4 y = make_float4(
+          expf(score(c) - m) * inv, expf(score(c + 1) - m) * inv,
+          expf(score(c + 2) - m) * inv, expf(score(c + 3) - m) * inv);
       float4 d = drop.p == 0.0f ? y : drop.quad(y, i);
       probs.set(i, y.x), probs.set(i + 1, y.y), probs.set(i + 2, y.z),
           probs.set(i + 3, y.w);
@@ -288,7 +308,7 @@ __global__ void softmaxDropoutKernel(View x, const float *mask, View probs,
   }
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
     int64_t i = row * cols + c;
-    float y = expf(xr[c] + mr[c] - m) * inv;
+    float y = expf(score(c) - m) * inv;
     probs.set(i, y);
     out.set(i, drop(y, i));
   }
@@ -499,11 +519,12 @@ void layerNormGrad(cudaStream_t s, const float *x, const float *scale,
 }
 
 void softmax(cudaStream_t s, const float *x, const float *mask, float *out,
-             int64_t batch, int64_t rows, int64_t cols, uint64_t bf16) {
+             int64_t batch, int64_t rows, int64_t cols, uint64_t bf16,
+             const int32_t *sequenceIds) {
   if (batch * rows <= 0 || cols <= 0)
     return;
   launchRows(s, "softmax", batch * rows, softmaxKernel, viewOf(x, bf16, 0),
-             mask, viewOf(out, bf16, 2), rows, cols);
+             mask, viewOf(out, bf16, 2), rows, cols, sequenceIds);
 }
 
 void softmaxGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
@@ -539,7 +560,7 @@ void softmaxDropout(cudaStream_t s, const float *x, const float *mask,
                     float *probs, float *out, int64_t batch, int64_t rows,
                     int64_t cols, int64_t perSample, uint64_t seed,
                     uint32_t purpose, uint32_t layer, StepValue sampleOffset,
-                    float p, uint64_t bf16) {
+                    float p, uint64_t bf16, const int32_t *sequenceIds) {
   if (batch * rows <= 0 || cols <= 0)
     return;
   DropoutSite drop = DropoutSite::of(batch * rows * cols, perSample, seed,
@@ -547,7 +568,7 @@ void softmaxDropout(cudaStream_t s, const float *x, const float *mask,
   launchRows(s, "softmax_dropout", batch * rows, softmaxDropoutKernel,
              viewOf(x, bf16, 0), mask, viewOf(probs, bf16, 2),
              viewOf(out, bf16, 3), rows, cols, drop,
-             cols % 4 == 0 && drop.perSample % 4 == 0);
+             cols % 4 == 0 && drop.perSample % 4 == 0, sequenceIds);
 }
 
 void residualLayerNorm(cudaStream_t s, const float *input,

@@ -20,6 +20,7 @@ struct SampleShape {
   int64_t predictions = 0; // model.max_predictions
   int64_t vocab = 0;       // model.vocab_size
   int64_t typeVocab = 0;   // model.type_vocab_size
+  int64_t packs = 1;       // model.max_sequences_per_pack
 };
 
 } // namespace ferry::data

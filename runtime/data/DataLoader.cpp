@@ -77,7 +77,7 @@ struct DataLoader::Impl {
   // This rank's share of the samples [position, position + globalCount).
   void readShare(int64_t position, int64_t globalCount, HostBatch &out) {
     int64_t per = globalCount / replicas;
-    out.resize(per, shape.seq, shape.predictions);
+    out.resize(per, shape.seq, shape.predictions, shape.packs);
     for (int64_t k = 0; k < per; ++k) {
       int64_t at = position + rank * per + k;
       int64_t epoch = at / total, index = at % total;
@@ -218,7 +218,7 @@ void DataLoader::readInOrder(int64_t first, int64_t count, int64_t rows,
                     std::to_string(impl.total) + " samples");
   std::unique_lock<std::mutex> lock(impl.mutex);
   impl.waitIdle(lock); // keeps a finished read ahead for next()
-  out.resize(rows, impl.shape.seq, impl.shape.predictions);
+  out.resize(rows, impl.shape.seq, impl.shape.predictions, impl.shape.packs);
   for (int64_t k = 0; k < count; ++k)
     impl.readSample(first + k, out, k);
 }

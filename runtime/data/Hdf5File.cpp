@@ -7,6 +7,7 @@
 #include "runtime/AtomicFile.h"
 
 #include "runtime/data/IsolatedHelper.h"
+#include "runtime/data/PackedRows.h"
 #include "runtime/data/SampleChecks.h"
 
 #include <hdf5.h>
@@ -150,17 +151,34 @@ std::string typeName(hid_t type) {
 }
 
 // The datasets of the layout, in the order they are checked and read.
+enum class Width {
+  Seq,         // [N, seq]
+  Predictions, // [N, predictions]
+  Sample,      // [N] (or [N, 1])
+  Packs        // [N, K]: a packed file's NSP labels and sample indices
+};
 struct ColumnSpec {
   Field field;
-  bool perPrediction; // [N, predictions] rather than [N, seq]
-  bool perSample;     // [N] (or [N, 1])
+  Width width;
 };
-constexpr ColumnSpec kColumns[] = {
-    {Field::InputIds, false, false},   {Field::InputMask, false, false},
-    {Field::SegmentIds, false, false}, {Field::MaskedPositions, true, false},
-    {Field::MaskedIds, true, false},   {Field::NspLabels, false, true},
-};
-constexpr int kColumnCount = sizeof kColumns / sizeof kColumns[0];
+
+// An unpacked file's datasets, or (packed) those with sequence_ids and K
+// labels a row; sample_index only when writing (ferry reads no use of it
+// yet: it keys the dropout of a packed run to match the unpacked one).
+std::vector<ColumnSpec> columnsFor(bool packed, bool writing) {
+  std::vector<ColumnSpec> columns = {
+      {Field::InputIds, Width::Seq},
+      {Field::InputMask, Width::Seq},
+      {Field::SegmentIds, Width::Seq},
+      {Field::MaskedPositions, Width::Predictions},
+      {Field::MaskedIds, Width::Predictions},
+      {Field::NspLabels, packed ? Width::Packs : Width::Sample}};
+  if (packed)
+    columns.push_back({Field::SequenceIds, Width::Seq});
+  if (packed && writing)
+    columns.push_back({Field::SampleIndex, Width::Packs});
+  return columns;
+}
 
 std::vector<int32_t> &columnOf(HostBatch &batch, Field field) {
   switch (field) {
@@ -174,6 +192,10 @@ std::vector<int32_t> &columnOf(HostBatch &batch, Field field) {
     return batch.maskedPositions;
   case Field::MaskedIds:
     return batch.maskedIds;
+  case Field::SequenceIds:
+    return batch.sequenceIds;
+  case Field::SampleIndex:
+    return batch.sampleIndex;
   case Field::NspLabels:
     break;
   }
@@ -193,15 +215,27 @@ public:
     if (!file_.valid())
       throw DataError(path + ": cannot open as an HDF5 file (" + hdf5Error() +
                       ")");
+    // A packed file (ferry-datagen --pack) has sequence_ids.
+    packed_ = H5Lexists(file_.get(), "sequence_ids", H5P_DEFAULT) > 0;
+    H5Eclear2(H5E_DEFAULT);
+    if (packed_ && shape_.packs == 1)
+      throw DataError(
+          path_ + ": holds packed rows (it has a sequence_ids dataset) but "
+                  "the model takes one sequence a row; set "
+                  "model.max_sequences_per_pack to the packing the data was "
+                  "made with (the width of its next_sentence_labels), e.g. "
+                  "--set model.max_sequences_per_pack=3");
+    specs_ = columnsFor(packed_, /*writing=*/false);
+    columns_.resize(specs_.size());
     const char *countedBy = nullptr;
-    for (int c = 0; c < kColumnCount; ++c) {
+    for (size_t c = 0; c < specs_.size(); ++c) {
       openColumn(c);
       if (c == 0) {
         samples_ = columns_[c].rows;
-        countedBy = detail::fieldName(kColumns[c].field);
+        countedBy = detail::fieldName(specs_[c].field);
       } else if (columns_[c].rows != samples_) {
         throw DataError(path_ + ": dataset " +
-                        detail::fieldName(kColumns[c].field) + " has " +
+                        detail::fieldName(specs_[c].field) + " has " +
                         std::to_string(columns_[c].rows) + " samples but " +
                         countedBy + " has " + std::to_string(samples_) +
                         "; every dataset needs one row per sample");
@@ -217,18 +251,21 @@ public:
       throw DataError(path_ + ": sample " + std::to_string(index) +
                       " requested; the file has " + std::to_string(samples_));
     if (row < 0 || row >= out.samples || out.seq != shape_.seq ||
-        out.predictions != shape_.predictions)
+        out.predictions != shape_.predictions || out.packs != shape_.packs)
       throw std::invalid_argument(
           path_ + ": read into a row or a batch shape that does not match");
     {
       Hdf5Lock lock;
-      for (int c = 0; c < kColumnCount; ++c) {
+      for (size_t c = 0; c < specs_.size(); ++c) {
         Column &column = columns_[c];
         // A [N] dataset takes only the first entry of start and count.
         hsize_t start[2] = {static_cast<hsize_t>(index), 0};
         hsize_t count[2] = {1, static_cast<hsize_t>(column.width)};
+        // The NSP labels' row is packs wide; a file's may be narrower.
+        int64_t rowWidth =
+            specs_[c].field == Field::NspLabels ? out.packs : column.width;
         int32_t *target =
-            columnOf(out, kColumns[c].field).data() + row * column.width;
+            columnOf(out, specs_[c].field).data() + row * rowWidth;
         if (H5Sselect_hyperslab(column.fileSpace.get(), H5S_SELECT_SET, start,
                                 nullptr, count, nullptr) < 0 ||
             H5Dread(column.dataset.get(), H5T_NATIVE_INT32,
@@ -236,7 +273,7 @@ public:
                     H5P_DEFAULT, target) < 0)
           throw DataError(path_ + ": cannot read sample " +
                           std::to_string(index) + " of dataset " +
-                          detail::fieldName(kColumns[c].field) + " (" +
+                          detail::fieldName(specs_[c].field) + " (" +
                           hdf5Error() + ")");
       }
     }
@@ -253,9 +290,12 @@ public:
       if (!counted)
         positions[j] = ids[j] = 0;
     }
-    out.nspWeights[row] = 1.0f;
-    detail::checkRow(path_ + ": sample " + std::to_string(index), out, row,
-                     shape_);
+    std::string where = path_ + ": sample " + std::to_string(index);
+    if (out.packs > 1)
+      completePackedRow(where, out, row, packed_);
+    else
+      out.nspWeights[row] = 1.0f;
+    detail::checkRow(where, out, row, shape_);
   }
 
 private:
@@ -280,8 +320,8 @@ private:
     return names.empty() ? "nothing" : names;
   }
 
-  void openColumn(int c) {
-    const ColumnSpec &spec = kColumns[c];
+  void openColumn(size_t c) {
+    const ColumnSpec &spec = specs_[c];
     const char *name = detail::fieldName(spec.field);
     Column &column = columns_[c];
     htri_t exists = H5Lexists(file_.get(), name, H5P_DEFAULT);
@@ -326,15 +366,23 @@ private:
 
     std::string expected;
     bool fits;
-    if (spec.perSample) {
+    if (spec.width == Width::Sample) {
       column.width = 1;
       expected = "[N] (one label per sample)";
       fits = rank == 1 || (rank == 2 && dims[1] == 1);
+    } else if (spec.width == Width::Packs) {
+      column.width = rank == 2 ? static_cast<int64_t>(dims[1]) : 0;
+      expected = "[N, K] with K from 1 to model.max_sequences_per_pack " +
+                 std::to_string(shape_.packs) +
+                 " (one label per packed sequence); set "
+                 "model.max_sequences_per_pack to the data's packing";
+      fits = rank == 2 && column.width >= 1 && column.width <= shape_.packs;
     } else {
-      column.width = spec.perPrediction ? shape_.predictions : shape_.seq;
+      bool perPrediction = spec.width == Width::Predictions;
+      column.width = perPrediction ? shape_.predictions : shape_.seq;
       expected = "[N, " + std::to_string(column.width) + "] (" +
-                 (spec.perPrediction ? "model.max_predictions "
-                                     : "model.seq_length ") +
+                 (perPrediction ? "model.max_predictions "
+                                : "model.seq_length ") +
                  std::to_string(column.width) + ")";
       fits = rank == 2 && dims[1] == static_cast<hsize_t>(column.width);
     }
@@ -413,7 +461,9 @@ private:
   SampleShape shape_;
   int64_t samples_ = 0;
   Hid file_;
-  Column columns_[kColumnCount];
+  bool packed_ = false; // the file has sequence_ids
+  std::vector<ColumnSpec> specs_;
+  std::vector<Column> columns_;
 };
 
 // Debian's libhdf5 (1.10) follows some damaged metadata (symbol-table
@@ -433,7 +483,7 @@ void checkInHelper(const std::string &request) {
   std::string path = request.substr(sizeof shape);
   Hdf5File file(path, shape);
   HostBatch batch;
-  batch.resize(1, shape.seq, shape.predictions);
+  batch.resize(1, shape.seq, shape.predictions, shape.packs);
   if (file.samples() > 0) {
     file.read(0, batch, 0);
     file.read(file.samples() - 1, batch, 0);
@@ -500,14 +550,17 @@ void writeHdf5(const std::string &path, const HostBatch &batch,
     Hid create(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
     if (!create.valid() || H5Pset_obj_track_times(create.get(), 0) < 0)
       fail("a dataset creation property list: " + hdf5Error());
-    for (const ColumnSpec &spec : kColumns) {
+    std::vector<ColumnSpec> specs = columnsFor(batch.packs > 1, true);
+    for (const ColumnSpec &spec : specs) {
       const char *name = detail::fieldName(spec.field);
-      hsize_t width = spec.perSample       ? 1
-                      : spec.perPrediction ? batch.predictions
-                                           : batch.seq;
+      hsize_t width = spec.width == Width::Sample        ? 1
+                      : spec.width == Width::Packs       ? batch.packs
+                      : spec.width == Width::Predictions ? batch.predictions
+                                                         : batch.seq;
       hsize_t dims[2] = {static_cast<hsize_t>(batch.samples), width};
-      Hid space(H5Screate_simple(spec.perSample ? 1 : 2, dims, nullptr),
-                H5Sclose);
+      Hid space(
+          H5Screate_simple(spec.width == Width::Sample ? 1 : 2, dims, nullptr),
+          H5Sclose);
       Hid dataset;
       if (space.valid())
         dataset = Hid(H5Dcreate2(file.get(), name, H5T_STD_I32LE, space.get(),
@@ -522,7 +575,8 @@ void writeHdf5(const std::string &path, const HostBatch &batch,
       if (!dataset.close())
         fail(std::string("closing dataset ") + name + ": " + hdf5Error());
       if (progress)
-        progress(static_cast<double>(&spec - kColumns + 1) / kColumnCount);
+        progress(static_cast<double>(&spec - specs.data() + 1) /
+                 static_cast<double>(specs.size()));
     }
     if (!file.close())
       fail("closing " + temp + ": " + hdf5Error());

@@ -7,6 +7,7 @@
 #include "runtime/data/SampleChecks.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -34,6 +35,10 @@ const char *fieldName(Field field) {
     return "masked_lm_ids";
   case Field::NspLabels:
     return "next_sentence_labels";
+  case Field::SequenceIds:
+    return "sequence_ids";
+  case Field::SampleIndex:
+    return "sample_index";
   }
   return "?";
 }
@@ -65,6 +70,18 @@ void checkValue(const std::string &where, Field field, int64_t index,
   case Field::InputMask:
   case Field::NspLabels:
     expected = "0 or 1";
+    break;
+  case Field::SequenceIds:
+    limit = shape.packs + 1;
+    expected = "0 (padding) to " + std::to_string(shape.packs) +
+               " (model.max_sequences_per_pack); set "
+               "model.max_sequences_per_pack to the packing the data was "
+               "made with";
+    break;
+  case Field::SampleIndex:
+    if (value >= -1 && value <= INT32_MAX)
+      return;
+    expected = "-1 (no sequence) or a sample index";
     break;
   }
   if (value >= 0 && value < limit)
@@ -105,7 +122,7 @@ void checkRow(const std::string &where, const HostBatch &batch, int64_t row,
   checkAll(Field::SegmentIds, batch.segmentIds, batch.seq);
   checkAll(Field::MaskedPositions, batch.maskedPositions, batch.predictions);
   checkAll(Field::MaskedIds, batch.maskedIds, batch.predictions);
-  checkAll(Field::NspLabels, batch.nspLabels, 1);
+  checkAll(Field::NspLabels, batch.nspLabels, batch.packs);
   bool sawZero = false;
   for (int64_t j = 0; j < batch.predictions; ++j)
     checkWeight(where, j, batch.maskedWeights[row * batch.predictions + j],
@@ -118,7 +135,17 @@ void checkBatchLayout(const char *who, const HostBatch &batch) {
   };
   size_t tokens = size(batch.samples, batch.seq);
   size_t slots = size(batch.samples, batch.predictions);
-  size_t rows = size(batch.samples, 1);
+  size_t rows = size(batch.samples, batch.packs);
+  bool packed = batch.packs > 1;
+  if (batch.packs < 1 ||
+      batch.sequenceIds.size() != (packed ? tokens : 0) ||
+      batch.positionIds.size() != (packed ? tokens : 0) ||
+      batch.clsPositions.size() != (packed ? rows : 0) ||
+      batch.sampleIndex.size() != (packed ? rows : 0))
+    throw std::invalid_argument(
+        std::string(who) +
+        ": the HostBatch's packed fields do not have the sizes its samples, "
+        "seq and packs give (use HostBatch::resize)");
   if (batch.samples < 0 || batch.seq <= 0 || batch.predictions <= 0 ||
       batch.inputIds.size() != tokens || batch.segmentIds.size() != tokens ||
       batch.inputMask.size() != tokens ||

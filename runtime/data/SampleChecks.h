@@ -19,7 +19,9 @@ enum class Field {
   SegmentIds,
   MaskedPositions,
   MaskedIds,
-  NspLabels
+  NspLabels,
+  SequenceIds, // packed files only
+  SampleIndex  // packed files only (written, not read)
 };
 
 // The feature's name in both formats ("input_ids", ...).

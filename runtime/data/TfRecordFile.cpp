@@ -8,6 +8,7 @@
 
 #include "runtime/AtomicFile.h"
 #include "runtime/data/Crc32c.h"
+#include "runtime/data/PackedRows.h"
 #include "runtime/data/SampleChecks.h"
 #include "runtime/data/tf_example.pb.h"
 
@@ -112,7 +113,7 @@ public:
       throw DataError(path_ + ": record " + std::to_string(index) +
                       " requested; the file has " + std::to_string(samples()));
     if (row < 0 || row >= out.samples || out.seq != shape_.seq ||
-        out.predictions != shape_.predictions)
+        out.predictions != shape_.predictions || out.packs != shape_.packs)
       throw std::invalid_argument(
           path_ + ": read into a row or a batch shape that does not match");
     const Record &record = records_[static_cast<size_t>(index)];
@@ -145,7 +146,37 @@ public:
              out.maskedPositions.data() + row * p);
     copyInts(where, Field::MaskedIds, p, "model.max_predictions",
              out.maskedIds.data() + row * p);
-    copyInts(where, Field::NspLabels, 1, nullptr, out.nspLabels.data() + row);
+    // A packed record (ferry-datagen --pack) has sequence_ids and one NSP
+    // label per sequence.
+    bool packed = example_.features().feature().count(
+                      detail::fieldName(Field::SequenceIds)) > 0;
+    if (packed && shape_.packs == 1)
+      throw DataError(where + ": holds a packed row (it has a sequence_ids "
+                              "feature) but the model takes one sequence a "
+                              "row; set model.max_sequences_per_pack to the "
+                              "packing the data was made with (the length of "
+                              "its next_sentence_labels), e.g. --set "
+                              "model.max_sequences_per_pack=3");
+    int32_t *labels = out.nspLabels.data() + row * out.packs;
+    if (packed) {
+      copyInts(where, Field::SequenceIds, seq, "model.seq_length",
+               out.sequenceIds.data() + row * seq);
+      const char *name = detail::fieldName(Field::NspLabels);
+      const tf::Feature &found = feature(where, name);
+      expectKind(where, name, found, tf::Feature::kInt64List, out.packs,
+                 "model.max_sequences_per_pack");
+      int64_t count = found.int64_list().value_size();
+      if (count < 1 || count > out.packs)
+        throw DataError(where + ": " + name + " holds " +
+                        std::to_string(count) +
+                        " values; expected 1 to model.max_sequences_per_pack " +
+                        std::to_string(out.packs) +
+                        " (one per packed sequence): set "
+                        "model.max_sequences_per_pack to the data's packing");
+      copyInts(where, Field::NspLabels, count, nullptr, labels);
+    } else {
+      copyInts(where, Field::NspLabels, 1, nullptr, labels);
+    }
 
     const tf::Feature &weights = feature(where, "masked_lm_weights");
     expectKind(where, "masked_lm_weights", weights, tf::Feature::kFloatList, p,
@@ -162,7 +193,10 @@ public:
       if (weight == 0.0f)
         out.maskedPositions[row * p + j] = out.maskedIds[row * p + j] = 0;
     }
-    out.nspWeights[row] = 1.0f;
+    if (out.packs > 1)
+      completePackedRow(where, out, row, packed);
+    else
+      out.nspWeights[row] = 1.0f;
   }
 
 private:
@@ -300,7 +334,11 @@ void writeTfRecord(const std::string &path, const HostBatch &batch,
     addInts(Field::SegmentIds, batch.segmentIds, batch.seq);
     addInts(Field::MaskedPositions, batch.maskedPositions, batch.predictions);
     addInts(Field::MaskedIds, batch.maskedIds, batch.predictions);
-    addInts(Field::NspLabels, batch.nspLabels, 1);
+    addInts(Field::NspLabels, batch.nspLabels, batch.packs);
+    if (batch.packs > 1) {
+      addInts(Field::SequenceIds, batch.sequenceIds, batch.seq);
+      addInts(Field::SampleIndex, batch.sampleIndex, batch.packs);
+    }
     auto *weights = features["masked_lm_weights"].mutable_float_list();
     for (int64_t j = 0; j < batch.predictions; ++j)
       weights->add_value(batch.maskedWeights[r * batch.predictions + j]);

@@ -47,13 +47,15 @@ void MetricsWriter::write(const UpdateRecord &r) {
         "{{\"step\": {}, \"loss\": {:.9g}, \"mlm_loss\": {:.9g}, "
         "\"nsp_loss\": {:.9g}, \"mlm_accuracy\": {:.9g}, \"lr\": {:.9g}, "
         "\"grad_norm\": {}, \"samples_per_s\": {:.9g}, "
+        "\"rows_per_s\": {:.9g}, \"padding_fraction\": {:.6f}, "
         "\"device_peak_bytes\": {}, \"device_peak_bytes_planned\": {}, "
         "\"host_link_bytes\": {}{}{}}}\n",
         m.step, m.loss, m.mlmLoss, m.nspLoss, m.mlmAccuracy, m.lr,
         // JSON has no infinity: an overflowed fp16 update's norm is null.
         std::isfinite(m.gradNorm) ? fmt::format("{:.9g}", m.gradNorm)
                                   : std::string("null"),
-        m.samplesPerSecond, r.devicePeakBytes, r.devicePlannedBytes,
+        m.samplesPerSecond, m.rowsPerSecond, m.paddingFraction,
+        r.devicePeakBytes, r.devicePlannedBytes,
         r.hostLinkBytes,
         r.lossScale ? fmt::format(", \"loss_scale\": {:g}, \"skipped\": {}",
                                   *r.lossScale, m.skipped ? "true" : "false")
@@ -72,6 +74,8 @@ void MetricsWriter::write(const UpdateRecord &r) {
         {"train/mlm_accuracy", m.mlmAccuracy},
         {"train/learning_rate", m.lr},
         {"train/samples_per_second", m.samplesPerSecond},
+        {"train/rows_per_second", m.rowsPerSecond},
+        {"train/padding_fraction", m.paddingFraction},
         {"memory/device_peak_bytes", static_cast<double>(r.devicePeakBytes)},
         {"memory/host_link_bytes", static_cast<double>(r.hostLinkBytes)},
     };

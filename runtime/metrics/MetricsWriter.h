@@ -20,6 +20,11 @@ struct StepMetrics {
   std::string lossScaleNote; // fp16: what happened to the loss scale
   double loss = 0, mlmLoss = 0, nspLoss = 0, mlmAccuracy = 0;
   double lr = 0, gradNorm = 0, samplesPerSecond = 0, seconds = 0;
+  // Rows of the global batch a second (= samplesPerSecond unless packed:
+  // then a row holds several samples) and the share of its tokens that are
+  // padding.
+  double rowsPerSecond = 0, paddingFraction = 0;
+  double sequences = 0; // real sequences in the global batch
 };
 
 struct EvalMetrics {

@@ -5,6 +5,7 @@
 
 #include "runtime/backend/Registry.h"
 #include "runtime/checkpoint/Checkpoint.h"
+#include "runtime/data/PackedRows.h"
 #include "runtime/train/ResumeCheck.h"
 #include "runtime/train/StopSignals.h"
 
@@ -70,7 +71,7 @@ namespace {
 
 data::SampleShape shapeOf(const Config &c) {
   return {c.model.seq_length, c.model.max_predictions, c.model.vocab_size,
-          c.model.type_vocab_size};
+          c.model.type_vocab_size, c.model.max_sequences_per_pack};
 }
 
 } // namespace
@@ -170,7 +171,8 @@ void Trainer::resume(const std::string &dir, std::FILE *out) {
   }
 }
 
-void Trainer::feed(const data::HostBatch &batch, float mlmCount) {
+void Trainer::feed(const data::HostBatch &batch, float mlmCount,
+                   float nspCount) {
   copyInto(*backend_, "input.input_ids", batch.inputIds);
   copyInto(*backend_, "input.segment_ids", batch.segmentIds);
   copyInto(*backend_, "input.input_mask", batch.inputMask);
@@ -180,6 +182,19 @@ void Trainer::feed(const data::HostBatch &batch, float mlmCount) {
   copyInto(*backend_, "input.next_sentence_labels", batch.nspLabels);
   copyInto(*backend_, "input.next_sentence_weights", batch.nspWeights);
   copyInto(*backend_, "input.mlm_count", std::vector<float>{mlmCount});
+  if (batch.packs > 1) { // packed rows (model.max_sequences_per_pack)
+    copyInto(*backend_, "input.sequence_ids", batch.sequenceIds);
+    copyInto(*backend_, "input.position_ids", batch.positionIds);
+    copyInto(*backend_, "input.cls_positions", batch.clsPositions);
+    copyInto(*backend_, "input.nsp_count", std::vector<float>{nspCount});
+  }
+}
+
+void Trainer::fillSynthetic(int64_t first, int64_t rows,
+                            data::HostBatch &out) {
+  synthetic_->fill(first, rows, out);
+  if (config_.model.packed()) // one sample a row, in the packed layout
+    data::widenToPacks(out, config_.model.max_sequences_per_pack);
 }
 
 StepMetrics Trainer::step(int64_t s) {
@@ -188,13 +203,18 @@ StepMetrics Trainer::step(int64_t s) {
   // This replica's rows of the global batch: a function of the sample
   // index only, so the replicas together read the single-process batch.
   if (synthetic_)
-    synthetic_->fill(position + group_->rank() * rows_, rows_, batch_);
+    fillSynthetic(position + group_->rank() * rows_, rows_, batch_);
   else
     loader_->next(position, config_.training.global_batch_size, batch_);
-  // The MLM loss is normalised by the global batch's count of counted slots.
-  double counted = batch_.countedSlots();
-  group_->allReduceSum(&counted, &counted, 1, "the sum of counted slots");
-  feed(batch_, static_cast<float>(counted));
+  // The MLM loss is normalised by the global batch's count of counted slots,
+  // the NSP loss (packed rows) by its real sequences; with them, the tokens
+  // that are not padding (for the padding fraction).
+  double sums[3] = {batch_.countedSlots(), batch_.realSequences(),
+                    static_cast<double>(batch_.realTokens())};
+  group_->allReduceSum(sums, sums, 3,
+                       "the sums of counted slots, sequences and tokens");
+  double counted = sums[0];
+  feed(batch_, static_cast<float>(counted), static_cast<float>(sums[1]));
   if (lossScale_.enabled())
     copyInto(*backend_, "input.loss_scale",
              std::vector<float>{static_cast<float>(lossScale_.scale())});
@@ -216,9 +236,15 @@ StepMetrics Trainer::step(int64_t s) {
       counted > 0 ? scalar(*backend_, "metric.mlm_correct") / counted : 0.0;
   m.lr = scalar(*backend_, "metric.lr");
   m.gradNorm = scalar(*backend_, "metric.grad_norm");
-  // The whole global batch's rate (every replica's rows together).
-  m.samplesPerSecond =
+  // The whole global batch's rate (every replica's rows together), in
+  // samples (real sequences: several a row when packed) and rows.
+  m.samplesPerSecond = sums[1] / m.seconds;
+  m.rowsPerSecond =
       static_cast<double>(config_.training.global_batch_size) / m.seconds;
+  m.paddingFraction =
+      1.0 - sums[2] / static_cast<double>(config_.training.global_batch_size *
+                                          config_.model.seq_length);
+  m.sequences = sums[1];
   DynamicLossScale::Outcome scaling = lossScale_.update(m.step, m.gradNorm);
   m.skipped = scaling.skipped;
   m.lossScaleNote = scaling.note;
@@ -246,6 +272,7 @@ EvalMetrics Trainer::evaluate(const std::string &path, int64_t samples) {
   int64_t global = config_.training.global_batch_size;
   EvalMetrics m;
   double mlmLoss = 0, nspLoss = 0, mlmCorrect = 0, nspCorrect = 0;
+  double sequences = 0; // real ones: several a row when packed
   data::HostBatch batch;
   Progress progress("eval " + path, static_cast<double>(total), "samples");
   // Each replica evaluates its rows of each global batch (the program sums
@@ -257,15 +284,19 @@ EvalMetrics Trainer::evaluate(const std::string &path, int64_t samples) {
     int64_t mine = first + group_->rank() * rows;
     int64_t count = std::clamp<int64_t>(total - mine, 0, rows);
     loader.readInOrder(std::min(mine, total), count, rows, batch);
-    double counted = batch.countedSlots();
-    group_->allReduceSum(&counted, &counted, 1, "the sum of counted slots");
-    // mlm_count 1: @eval_step then sums the per-slot cross-entropies.
-    feed(batch, 1.0f);
+    double sums[2] = {batch.countedSlots(), batch.realSequences()};
+    group_->allReduceSum(sums, sums, 2,
+                         "the sums of counted slots and sequences");
+    double counted = sums[0];
+    // mlm_count (and nsp_count) 1: @eval_step then sums the per-slot (and
+    // per-sequence) cross-entropies.
+    feed(batch, 1.0f, 1.0f);
     backend_->run("eval_step", {});
     mlmLoss += scalar(*backend_, "metric.eval.mlm_loss");
-    // @forward scales the NSP sum by 1/global_batch_size.
-    nspLoss +=
-        scalar(*backend_, "metric.eval.nsp_loss") * static_cast<double>(global);
+    // Unpacked, @forward scales the NSP sum by 1/global_batch_size.
+    nspLoss += scalar(*backend_, "metric.eval.nsp_loss") *
+               (batch.packs > 1 ? 1.0 : static_cast<double>(global));
+    sequences += sums[1];
     mlmCorrect += scalar(*backend_, "metric.eval.mlm_correct");
     nspCorrect += scalar(*backend_, "metric.eval.nsp_correct");
     m.countedSlots += counted;
@@ -275,8 +306,8 @@ EvalMetrics Trainer::evaluate(const std::string &path, int64_t samples) {
   m.samples = total;
   m.mlmAccuracy = m.countedSlots > 0 ? mlmCorrect / m.countedSlots : 0.0;
   m.mlmLoss = m.countedSlots > 0 ? mlmLoss / m.countedSlots : 0.0;
-  m.nspAccuracy = total > 0 ? nspCorrect / static_cast<double>(total) : 0.0;
-  m.nspLoss = total > 0 ? nspLoss / static_cast<double>(total) : 0.0;
+  m.nspAccuracy = sequences > 0 ? nspCorrect / sequences : 0.0;
+  m.nspLoss = sequences > 0 ? nspLoss / sequences : 0.0;
   m.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -329,7 +360,7 @@ RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
   const int64_t global = config_.training.global_batch_size;
   const int64_t evalEvery = config_.training.eval_every_samples;
   const int64_t everySteps = config_.checkpoint.every_steps;
-  double windowSeconds = 0;
+  double windowSeconds = 0, windowSequences = 0, windowPadding = 0;
   int64_t windowSteps = 0;
   int64_t savedAt = -1;
   for (int64_t s = stepsDone_; s < options.steps; ++s) {
@@ -346,21 +377,31 @@ RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
     bool log =
         options.logEvery > 0 && (last.step % options.logEvery == 0 ||
                                  last.step == options.steps || last.step == 1);
+    windowSequences += last.sequences;
+    windowPadding += last.paddingFraction;
     if (log && !options.quiet) {
-      double rate =
-          static_cast<double>(config_.training.global_batch_size *
-                              windowSteps) /
-          windowSeconds;
+      double rate = windowSequences / windowSeconds;
+      // Packed rows: the rows' rate too; either way the padding.
+      std::string packing =
+          config_.model.packed()
+              ? fmt::format(" ({:.1f} rows/s)",
+                            static_cast<double>(global * windowSteps) /
+                                windowSeconds)
+              : std::string();
       std::fprintf(out,
                    "step %5lld/%lld  loss %.4f  mlm %.4f  nsp %.4f  mlm_acc "
-                   "%.4f  lr %.3e  grad_norm %.3f  %.1f samples/s\n",
+                   "%.4f  lr %.3e  grad_norm %.3f  %.1f samples/s%s  "
+                   "padding %.1f%%\n",
                    static_cast<long long>(last.step),
                    static_cast<long long>(options.steps), last.loss,
                    last.mlmLoss, last.nspLoss, last.mlmAccuracy, last.lr,
-                   last.gradNorm, rate);
+                   last.gradNorm, rate, packing.c_str(),
+                   100.0 * windowPadding / static_cast<double>(windowSteps));
       std::fflush(out);
       windowSeconds = 0;
       windowSteps = 0;
+      windowSequences = 0;
+      windowPadding = 0;
     }
 
     UpdateRecord record;

@@ -76,7 +76,12 @@ public:
   int64_t samplesPerUpdate() const { return rows_; }
 
 private:
-  void feed(const data::HostBatch &batch, float mlmCount);
+  // Copies a batch into the program's inputs; mlmCount and nspCount (packed
+  // rows only) normalise the losses.
+  void feed(const data::HostBatch &batch, float mlmCount, float nspCount);
+  // Synthetic rows [first, first + rows), in the packed layout when the
+  // model packs.
+  void fillSynthetic(int64_t first, int64_t rows, data::HostBatch &out);
   std::string save(const std::string &dir, int64_t steps);
 
   const ExecutableFile &exe_;

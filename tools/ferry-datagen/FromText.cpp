@@ -8,6 +8,7 @@
 #include "runtime/Progress.h"
 #include "runtime/data/DataError.h"
 #include "runtime/data/MlperfData.h"
+#include "runtime/data/PackedRows.h"
 #include "runtime/text/Packing.h"
 #include "runtime/text/PretrainingData.h"
 
@@ -62,7 +63,8 @@ struct Totals {
   text::CorpusCounts corpus;
   int64_t files = 0, samples = 0, realTokens = 0, maskedSlots = 0;
   int64_t randomNext = 0;
-  int64_t packedRows = 0;       // the rows packing would fill (3 a row)
+  int64_t packedRows = 0;       // the rows packing fills (would fill: 3 a row)
+  int64_t rows = 0;             // the rows written
   std::vector<int64_t> lengths; // histogram: 8 equal bins up to seq
 };
 
@@ -90,7 +92,16 @@ void printStatistics(const Totals &t, const FromTextOptions &o) {
               t.samples ? 100.0 * static_cast<double>(t.randomNext) /
                               static_cast<double>(t.samples)
                         : 0.0);
-  if (t.packedRows > 0)
+  if (t.packedRows > 0 && o.pack > 0)
+    std::printf(
+        "  packed into %lld rows of up to %lld sequences (shortest-pack-first "
+        "histogram packing) instead of %lld: %.2fx fewer, padding %.1f%%\n",
+        static_cast<long long>(t.packedRows), static_cast<long long>(o.pack),
+        static_cast<long long>(t.samples),
+        static_cast<double>(t.samples) / static_cast<double>(t.packedRows),
+        100.0 * (1.0 - static_cast<double>(t.realTokens) /
+                           static_cast<double>(t.packedRows * o.samples.seq)));
+  else if (t.packedRows > 0)
     std::printf(
         "  packed (up to 3 sequences a row, shortest-pack-first "
         "histogram packing) these samples would fill %lld rows "
@@ -170,10 +181,14 @@ int runFromText(const FromTextOptions &o) {
     std::vector<int64_t> lengths;
     for (const text::Sample &s : samples)
       lengths.push_back(static_cast<int64_t>(s.ids.size()));
-    totals.packedRows +=
-        static_cast<int64_t>(text::packSamples(lengths, so.seq, 3).size());
+    std::vector<std::vector<int64_t>> packs =
+        text::packSamples(lengths, so.seq, o.pack > 0 ? o.pack : 3);
     data::HostBatch batch;
     text::toBatch(samples, so.seq, so.predictions, batch);
+    if (o.pack > 0) // rows of several samples (a few may take two rows)
+      batch = data::packRows(batch, packs, o.pack);
+    totals.packedRows +=
+        o.pack > 0 ? batch.samples : static_cast<int64_t>(packs.size());
     std::string out =
         (fs::path(o.output) /
          fmt::format("part-{:05d}-of-{:05d}.{}", k, files.size(), ext))
@@ -185,8 +200,9 @@ int runFromText(const FromTextOptions &o) {
     else
       data::writeTfRecord(out, batch);
     if (o.verbose)
-      std::fprintf(stderr, "ferry-datagen: %s -> %s (%zu samples)\n",
-                   file.c_str(), out.c_str(), samples.size());
+      std::fprintf(stderr, "ferry-datagen: %s -> %s (%zu samples in %lld rows)\n",
+                   file.c_str(), out.c_str(), samples.size(),
+                   static_cast<long long>(batch.samples));
   }
   progress.finish();
   printStatistics(totals, o);

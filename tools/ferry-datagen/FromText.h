@@ -14,6 +14,8 @@ struct FromTextOptions {
   std::string vocab, output, format = "hdf5";
   bool cased = false, verbose = false;
   int64_t shard = 0, shards = 1; // --shard i/n: input files k with k % n == i
+  // --pack: rows of up to this many sequences (0: one sample a row).
+  int64_t pack = 0;
   text::SampleOptions samples;
 };
 

@@ -92,6 +92,15 @@ int main(int argc, char **argv) {
                  "--from-text: this process's part, i/n: the input files k "
                  "with k % n == i (run n processes for n parts)")
       ->capture_default_str();
+  bool pack = false;
+  int64_t perPack = 3;
+  app.add_flag("--pack", pack,
+               "--from-text: pack several samples into each row (shortest-"
+               "pack-first histogram packing); train with "
+               "model.max_sequences_per_pack set to --max-sequences-per-pack");
+  app.add_option("--max-sequences-per-pack", perPack,
+                 "--from-text --pack: sequences a row holds at most")
+      ->capture_default_str();
   app.add_flag("--verbose", text.verbose,
                "--from-text: name each shard as it is written");
   CLI11_PARSE(app, argc, argv);
@@ -117,6 +126,15 @@ int main(int argc, char **argv) {
             "--from-text needs --vocab FILE, the vocabulary (vocab.txt), not "
             "a size (" +
             vocab + ")");
+      if (app.count("--max-sequences-per-pack") && !pack)
+        throw std::invalid_argument(
+            "--max-sequences-per-pack is for packed rows; add --pack");
+      if (pack && (perPack < 2 || perPack * 3 > seq))
+        throw std::invalid_argument(
+            "--max-sequences-per-pack " + std::to_string(perPack) +
+            ": expected 2 to " + std::to_string(seq / 3) +
+            " (--seq / 3: a sequence has at least 3 tokens)");
+      text.pack = pack ? perPack : 0;
       text.vocab = vocab;
       text.output = output;
       text.format = format;
@@ -130,6 +148,12 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "ferry-datagen: error: %s\n", e.what());
       return 1;
     }
+  }
+  if (pack || app.count("--max-sequences-per-pack")) {
+    std::fprintf(stderr, "ferry-datagen: error: --pack packs the samples of "
+                         "--from-text; synthetic samples are written one a "
+                         "row\n");
+    return 1;
   }
   int64_t vocabSize = 0;
   try {

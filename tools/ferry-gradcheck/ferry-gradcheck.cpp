@@ -23,6 +23,7 @@
 #include "passes/Pipelines.h"
 #include "runtime/config/Config.h"
 #include "runtime/cpu/CpuBackend.h"
+#include "runtime/data/PackedRows.h"
 #include "runtime/data/SyntheticData.h"
 #include "runtime/executable/ExecutableFile.h"
 
@@ -63,6 +64,8 @@ void feedInputs(CpuBackend &backend, const Config *config,
                            config->model.vocab_size, 11, rows);
   data::HostBatch batch;
   data.fill(0, rows, batch);
+  if (config->model.packed()) // one sample a row, in the packed layout
+    data::widenToPacks(batch, config->model.max_sequences_per_pack);
   auto put = [&](const std::string &name, const void *src, size_t bytes) {
     const fxe::State *s = backend.state("arg." + program + "." + name);
     if (!s)
@@ -85,6 +88,12 @@ void feedInputs(CpuBackend &backend, const Config *config,
       batch.nspWeights.size() * 4);
   float count = static_cast<float>(batch.countedSlots());
   put("mlm_count", &count, 4);
+  put("sequence_ids", batch.sequenceIds.data(), batch.sequenceIds.size() * 4);
+  put("position_ids", batch.positionIds.data(), batch.positionIds.size() * 4);
+  put("cls_positions", batch.clsPositions.data(),
+      batch.clsPositions.size() * 4);
+  float sequences = static_cast<float>(batch.realSequences());
+  put("nsp_count", &sequences, 4);
 }
 
 std::vector<int64_t> registerInputs(const fxe::Executable &exe,
