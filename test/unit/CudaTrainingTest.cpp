@@ -9,6 +9,8 @@
 //   within 2% of the CPU's fp32 without fusion, and near the CPU's
 //   emulation of the same bf16 program (losses 1e-3, weights 1e-2,
 //   moments 2e-2);
+// - packed rows = the unpacked rows of the same samples (2 updates,
+//   relative 1e-5), fused and unfused;
 // - fused attention = the unfused ops on the CUDA backend in fp32 (6
 //   updates, relative 1e-4 for the losses and every tensor: the fused
 //   kernels sum in other orders and recompute the probabilities);
@@ -37,10 +39,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <unistd.h>
@@ -241,6 +245,83 @@ TEST_F(CudaTraining, PhasedEqualsResident) {
   expectClose(phased.losses, resident.losses, 1e-5);
   expectSameTensors(phased, resident, "model.safetensors", 1e-5);
   expectSameTensors(phased, resident, "optimizer.safetensors", 1e-5);
+}
+
+// The samples ferry-datagen --from-text makes of `text` with `flags`, and
+// the rows it writes them in (its --verbose line "(N samples in R rows)").
+std::pair<int, int> makeShards(const std::string &text,
+                               const std::string &vocab,
+                               const std::string &out,
+                               const std::string &flags) {
+  std::string log = out + ".log";
+  std::string command = std::string(FERRY_BINARY_DIR) +
+                        "/ferry-datagen --from-text " + text + " --vocab " +
+                        vocab + " -o " + out + " --verbose " + flags +
+                        " > /dev/null 2> " + log;
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  std::ifstream in(log);
+  std::string all((std::istreambuf_iterator<char>(in)), {});
+  int samples = 0, rows = 0;
+  size_t at = all.find(" (");
+  EXPECT_NE(at, std::string::npos) << all;
+  if (at != std::string::npos)
+    std::sscanf(all.c_str() + at, " (%d samples in %d rows)", &samples, &rows);
+  return {samples, rows};
+}
+
+// Packed rows compute what the unpacked rows of the same samples compute
+// (fp32, dropout off, one global batch holding every sample of a short
+// English text): the fused attention kernel and the unfused softmax with
+// sequence ids, and the NSP head on each sequence's [CLS]. Losses and every
+// tensor within relative 1e-5 after 2 updates.
+TEST_F(CudaTraining, PackedRowsEqualTheUnpackedRows) {
+  std::string dir = "/tmp/ferry-" + std::string(FERRY_CLI) + "-" +
+                    std::to_string(getpid()) + "-packing";
+  std::string setup =
+      "rm -rf " + dir + " && mkdir -p " + dir + "/text && head -n 80 " +
+      "/usr/share/common-licenses/Apache-2.0 > " + dir + "/text/apache && " +
+      "python3 " + FERRY_SOURCE_DIR +
+      "/test/e2e/Inputs/bert_tokenizer.py vocab " + dir + "/vocab.txt " + dir +
+      "/text/apache";
+  ASSERT_EQ(std::system(setup.c_str()), 0) << setup;
+  std::ifstream vocabFile(dir + "/vocab.txt");
+  int vocab = 0;
+  for (std::string line; std::getline(vocabFile, line);)
+    ++vocab;
+  std::string shape = "--seq 32 --predictions 5 --seed 3";
+  auto [samples, unpackedRows] = makeShards(
+      dir + "/text", dir + "/vocab.txt", dir + "/unpacked", shape);
+  auto [packedSamples, rows] =
+      makeShards(dir + "/text", dir + "/vocab.txt", dir + "/packed",
+                 shape + " --pack --max-sequences-per-pack 3");
+  ASSERT_EQ(unpackedRows, samples);
+  ASSERT_EQ(packedSamples, samples);
+  ASSERT_LT(rows, samples) << "nothing was packed";
+  std::string common =
+      "--set execution.backend=cuda --set training.precision=fp32 "
+      "--set model.hidden_dropout=0 --set model.attention_dropout=0 "
+      "--set model.vocab_size=" +
+      std::to_string(vocab) + " ";
+  auto batch = [](int n) {
+    return "--set training.global_batch_size=" + std::to_string(n) +
+           " --set execution.micro_batch_size=" + std::to_string(n) + " ";
+  };
+  TrainingRun unpacked = train(
+      FERRY_CLI, "unpacked",
+      common + batch(samples) + "--set data.path=" + dir + "/unpacked", 2);
+  for (std::string fusion : {"true", "false"}) {
+    SCOPED_TRACE("execution.fusion=" + fusion);
+    TrainingRun packed =
+        train(FERRY_CLI, "packed-" + fusion,
+              common + batch(rows) + "--set data.path=" + dir +
+                  "/packed --set model.max_sequences_per_pack=3 "
+                  "--set execution.fusion=" +
+                  fusion,
+              2);
+    expectClose(packed.losses, unpacked.losses, 1e-5);
+    expectSameTensors(packed, unpacked, "model.safetensors", 1e-5);
+    expectSameTensors(packed, unpacked, "optimizer.safetensors", 1e-5);
+  }
 }
 
 // The bytes of `file` in both checkpoints are the same.

@@ -384,6 +384,25 @@ func.func @f(%x: tensor<4x16xf32>, %m: tensor<4x16xbf16>) -> tensor<4x16xf32> {
 
 // -----
 
+// Tests that softmax's sequence ids are i32 [batch, keys].
+func.func @f(%x: tensor<4x2x16x16xf32>, %m: tensor<4x16xf32>, %ids: tensor<4x8xi32>) -> tensor<4x2x16x16xf32> {
+  // expected-error @+1 {{expects sequence_ids i32 [batch = 4, seq = 16], found 'tensor<4x8xi32>'}}
+  %0 = graph.softmax %x, %m sequences %ids : tensor<4x2x16x16xf32>, tensor<4x16xf32>, tensor<4x8xi32>
+  return %0 : tensor<4x2x16x16xf32>
+}
+
+// -----
+
+// Tests that softmax with sequences needs as many queries as keys (each
+// query row's sequence is the token at its index).
+func.func @f(%x: tensor<4x2x8x16xf32>, %m: tensor<4x16xf32>, %ids: tensor<4x16xi32>) -> tensor<4x2x8x16xf32> {
+  // expected-error @+1 {{with sequences expects input [batch, ..., queries, keys] with as many queries as keys, found shape 4x2x8x16}}
+  %0 = graph.softmax %x, %m sequences %ids : tensor<4x2x8x16xf32>, tensor<4x16xf32>, tensor<4x16xi32>
+  return %0 : tensor<4x2x8x16xf32>
+}
+
+// -----
+
 // Tests dropout's probability range.
 func.func @f(%x: tensor<4x16xf32>, %s: i64, %l: index) -> tensor<4x16xf32> {
   // expected-error @+1 {{probability must be in [0, 1), found 1}}
