@@ -6,6 +6,7 @@
 // rounding: CpuKernelsLossOptimizerTest.cpp.
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/random/Philox.h"
+#include "test/unit/AttentionReference.h"
 #include "test/unit/CpuKernelsTestUtil.h"
 
 #include <gtest/gtest.h>
@@ -406,6 +407,48 @@ TEST(CpuKernels, LayerNormAndGrad) {
 }
 
 // ---------------------------------------------------------------- softmax
+
+// Packed rows: each query row's probabilities are the softmax over its own
+// sequence's keys alone (with the additive mask), 0 on the others; padding
+// rows (sequence 0) attend to the padding keys. Rows of [batch, heads,
+// queries, keys] with queries = keys, three sequences and padding a row.
+TEST(CpuKernels, SoftmaxWithSequencesSeesOnlyItsSequence) {
+  const int64_t batch = 3, heads = 2, seq = 37;
+  std::vector<int32_t> ids = ferry::test::packedSequenceIds(batch, seq, 5);
+  std::vector<float> x = randn(batch * heads * seq * seq, 31, 0.0f, 3.0f);
+  std::vector<float> mask(batch * seq, 0.0f);
+  for (int64_t i = 0; i < batch * seq; ++i)
+    mask[i] = ids[i] == 0 ? -10000.0f : 0.0f;
+  std::vector<double> ref(x.size(), 0.0);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t r = 0; r < heads * seq; ++r) {
+      const int64_t row = (b * heads * seq + r) * seq;
+      const int32_t mine = ids[b * seq + r % seq];
+      double m = -1e30, sum = 0.0;
+      for (int64_t c = 0; c < seq; ++c)
+        if (ids[b * seq + c] == mine)
+          m = std::max(m, double{x[row + c] + mask[b * seq + c]});
+      for (int64_t c = 0; c < seq; ++c)
+        if (ids[b * seq + c] == mine) {
+          ref[row + c] = std::exp(x[row + c] + mask[b * seq + c] - m);
+          sum += ref[row + c];
+        }
+      for (int64_t c = 0; c < seq; ++c)
+        ref[row + c] /= sum;
+    }
+  std::vector<float> y(x.size());
+  cpu::softmax(x.data(), mask.data(), y.data(), batch, heads * seq, seq,
+               ids.data());
+  // Tolerance: relative L2 <= 1e-5 and max abs error <= 1e-6; the other
+  // sequences' keys exactly 0.
+  EXPECT_LE(relL2(y, ref), 1e-5);
+  EXPECT_LE(maxAbs(y, ref), 1e-6);
+  for (size_t i = 0; i < y.size(); ++i) {
+    if (ref[i] == 0.0) {
+      ASSERT_EQ(y[i], 0.0f) << "element " << i;
+    }
+  }
+}
 
 TEST(CpuKernels, SoftmaxWithMaskAndGrad) {
   struct Case {

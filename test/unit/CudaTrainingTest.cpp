@@ -278,7 +278,7 @@ TEST_F(CudaTraining, PackedRowsEqualTheUnpackedRows) {
   std::string dir = "/tmp/ferry-" + std::string(FERRY_CLI) + "-" +
                     std::to_string(getpid()) + "-packing";
   std::string setup =
-      "rm -rf " + dir + " && mkdir -p " + dir + "/text && head -n 80 " +
+      "rm -rf " + dir + " && mkdir -p " + dir + "/text && head -n 50 " +
       "/usr/share/common-licenses/Apache-2.0 > " + dir + "/text/apache && " +
       "python3 " + FERRY_SOURCE_DIR +
       "/test/e2e/Inputs/bert_tokenizer.py vocab " + dir + "/vocab.txt " + dir +
@@ -288,7 +288,8 @@ TEST_F(CudaTraining, PackedRowsEqualTheUnpackedRows) {
   int vocab = 0;
   for (std::string line; std::getline(vocabFile, line);)
     ++vocab;
-  std::string shape = "--seq 32 --predictions 5 --seed 3";
+  // 20 samples in 14 rows (the licence's paragraphs are short documents).
+  std::string shape = "--seq 64 --predictions 10 --seed 3 --dupe-factor 1";
   auto [samples, unpackedRows] = makeShards(
       dir + "/text", dir + "/vocab.txt", dir + "/unpacked", shape);
   auto [packedSamples, rows] =
@@ -300,6 +301,7 @@ TEST_F(CudaTraining, PackedRowsEqualTheUnpackedRows) {
   std::string common =
       "--set execution.backend=cuda --set training.precision=fp32 "
       "--set model.hidden_dropout=0 --set model.attention_dropout=0 "
+      "--set model.seq_length=64 --set model.max_predictions=10 "
       "--set model.vocab_size=" +
       std::to_string(vocab) + " ";
   auto batch = [](int n) {

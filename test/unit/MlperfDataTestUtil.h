@@ -284,7 +284,7 @@ protected:
                     const SampleShape &shape = kShape) {
     auto file = ferry::data::openSampleFile(path, format, shape);
     HostBatch out;
-    out.resize(file->samples(), shape.seq, shape.predictions);
+    out.resize(file->samples(), shape.seq, shape.predictions, shape.packs);
     for (int64_t i = file->samples() - 1; i >= 0; --i) // any order
       file->read(i, out, i);
     return out;
