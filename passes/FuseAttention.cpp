@@ -101,7 +101,9 @@ struct FuseAttentionChain : public OpRewritePattern<MatmulOp> {
     auto fused = AttentionOp::create(
         rewriter, loc, q, lse, scores.getLhs(), scores.getRhs(),
         context.getRhs(), softmax.getMask(), seed, layer, offset,
-        softmax.getSequenceIds(), rewriter.getF64FloatAttr(scale), rewriter.getF64FloatAttr(probability),
+        softmax.getSequenceIds(),
+        dropout ? dropout.getDropoutKeys() : Value(),
+        rewriter.getF64FloatAttr(scale), rewriter.getF64FloatAttr(probability),
         rewriter.getStringAttr(purpose));
     rewriter.replaceOp(context, fused.getResult());
     // The chain, last first: each op's one use is gone.
@@ -153,7 +155,8 @@ struct AbsorbHeadTransposes : public OpRewritePattern<AttentionOp> {
         attention.getRowLogsumexp().getType(), splits[0].getInput(),
         splits[1].getInput(), splits[2].getInput(), attention.getMask(),
         attention.getSeed(), attention.getLayer(), attention.getSampleOffset(),
-        attention.getSequenceIds(), attention.getScaleAttr(), attention.getProbabilityAttr(),
+        attention.getSequenceIds(), attention.getDropoutKeys(),
+        attention.getScaleAttr(), attention.getProbabilityAttr(),
         attention.getPurposeAttr(), rewriter.getUnitAttr());
     rewriter.replaceOp(merge, fused.getResult());
     rewriter.replaceAllUsesWith(attention.getRowLogsumexp(),

@@ -82,6 +82,7 @@ struct FuseResidualLayerNorm : public OpRewritePattern<LayerNormOp> {
         dropout ? dropout.getSeed() : Value(),
         dropout ? dropout.getLayer() : Value(),
         dropout ? dropout.getSampleOffset() : Value(),
+        dropout ? dropout.getDropoutKeys() : Value(),
         dropout ? dropout.getProbabilityAttr() : FloatAttr(),
         dropout ? dropout.getPurposeAttr() : StringAttr());
     rewriter.replaceOp(norm, fused.getResult());

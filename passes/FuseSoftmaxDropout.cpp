@@ -52,18 +52,20 @@ struct FuseSoftmaxThenDropout : public OpRewritePattern<DropoutOp> {
     // At the softmax when the dropout's seed, layer and offset are already
     // defined there (then every use of the probabilities moves to the fused
     // op), else at the dropout.
+    SmallVector<Value> key = {dropout.getSeed(), dropout.getLayer(),
+                              dropout.getSampleOffset()};
+    if (Value keys = dropout.getDropoutKeys())
+      key.push_back(keys);
     bool early = llvm::all_of(
-        ValueRange{dropout.getSeed(), dropout.getLayer(),
-                   dropout.getSampleOffset()},
-        [&](Value v) { return dominance.properlyDominates(v, softmax); });
+        key, [&](Value v) { return dominance.properlyDominates(v, softmax); });
     rewriter.setInsertionPoint(early ? softmax.getOperation()
                                      : dropout.getOperation());
     auto fused = SoftmaxDropoutOp::create(
         rewriter, dropout.getLoc(), softmax.getType(), dropout.getType(),
         softmax.getInput(), softmax.getMask(), dropout.getSeed(),
         dropout.getLayer(), dropout.getSampleOffset(),
-        softmax.getSequenceIds(), dropout.getProbabilityAttr(),
-        dropout.getPurposeAttr());
+        softmax.getSequenceIds(), dropout.getDropoutKeys(),
+        dropout.getProbabilityAttr(), dropout.getPurposeAttr());
     // Uses of the probabilities before the fused op stay with the softmax.
     rewriter.replaceUsesWithIf(
         softmax.getResult(), fused.getProbs(), [&](OpOperand &use) {
@@ -96,8 +98,8 @@ struct FuseDropoutThenSoftmaxGrad : public OpRewritePattern<SoftmaxGradOp> {
     auto fused = DropoutSoftmaxGradOp::create(
         rewriter, grad.getLoc(), grad.getType(), grad.getOutput(),
         dropout.getInput(), dropout.getSeed(), dropout.getLayer(),
-        dropout.getSampleOffset(), dropout.getProbabilityAttr(),
-        dropout.getPurposeAttr());
+        dropout.getSampleOffset(), dropout.getDropoutKeys(),
+        dropout.getProbabilityAttr(), dropout.getPurposeAttr());
     rewriter.replaceOp(grad, fused.getResult());
     rewriter.eraseOp(dropout);
     return success();

@@ -23,7 +23,8 @@ namespace {
 LogicalResult verifyAttention(Operation *op, Value query,
                               ArrayRef<std::pair<StringRef, Value>> sameAsQuery,
                               Value mask, Value sequenceIds,
-                              Value rowLogsumexp, double scale,
+                              Value dropoutKeys, Value rowLogsumexp,
+                              double scale,
                               double probability, StringRef purpose,
                               bool sequenceMajor) {
   auto q = cast<RankedTensorType>(query.getType());
@@ -54,6 +55,14 @@ LogicalResult verifyAttention(Operation *op, Value query,
       RankedTensorType::get({batch, heads, seq}, q.getElementType());
   if (failed(verifySequenceIds(op, sequenceIds, batch, seq)))
     return failure();
+  if (dropoutKeys && !sequenceIds)
+    return op->emitOpError()
+           << "takes dropout_keys only with sequences (packed rows)";
+  if (dropoutKeys &&
+      failed(verifyDropoutKeys(
+          op, dropoutKeys,
+          RankedTensorType::get({batch, heads, seq, seq}, q.getElementType()))))
+    return failure();
   if (rowLogsumexp.getType() != expectedLse)
     return op->emitOpError() << "expects row_logsumexp " << expectedLse
                              << ", found " << rowLogsumexp.getType();
@@ -75,7 +84,7 @@ LogicalResult AttentionOp::verify() {
   return verifyAttention(
       *this, getQuery(),
       {{"key", getKey()}, {"value", getValue()}, {"result", getResult()}},
-      getMask(), getSequenceIds(), getRowLogsumexp(),
+      getMask(), getSequenceIds(), getDropoutKeys(), getRowLogsumexp(),
       getScale().convertToDouble(),
       getProbability().convertToDouble(), getPurpose(), getSequenceMajor());
 }
@@ -90,7 +99,7 @@ LogicalResult AttentionGradOp::verify() {
        {"query_grad", getQueryGrad()},
        {"key_grad", getKeyGrad()},
        {"value_grad", getValueGrad()}},
-      getMask(), getSequenceIds(), getRowLogsumexp(),
+      getMask(), getSequenceIds(), getDropoutKeys(), getRowLogsumexp(),
       getScale().convertToDouble(),
       getProbability().convertToDouble(), getPurpose(), getSequenceMajor());
 }
@@ -105,7 +114,8 @@ LogicalResult AttentionOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
   auto g = AttentionGradOp::create(
       b, getLoc(), t, t, t, getQuery(), getKey(), getValue(), getMask(),
       getResult(), getRowLogsumexp(), resultGrads[0], getSeed(), getLayer(),
-      getSampleOffset(), getSequenceIds(), getScaleAttr(), getProbabilityAttr(),
+      getSampleOffset(), getSequenceIds(), getDropoutKeys(), getScaleAttr(),
+      getProbabilityAttr(),
       getPurposeAttr(), getSequenceMajorAttr());
   grads[0] = g.getQueryGrad();
   grads[1] = g.getKeyGrad();

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 def Graph_AttentionOp : Graph_Op<"attention", [Pure, Graph_Differentiable,
+    AttrSizedOperandSegments,
     AllTypesMatch<["query", "key", "value", "result"]>]> {
   let summary = "softmax(scale q kᵀ + mask) v with the probabilities' dropout";
   let description = [{
@@ -26,7 +27,8 @@ def Graph_AttentionOp : Graph_Op<"attention", [Pure, Graph_Differentiable,
     `[batch, heads, seq]` in both layouts. With `sequences`, the rows hold
     packed sequences: `sequence_ids` `[batch, seq]` gives each token's
     sequence, and a query attends only to its own sequence's keys (as
-    `graph.softmax`'s `sequences`).
+    `graph.softmax`'s `sequences`); `keys` then keys the dropout as
+    `graph.dropout`'s.
 
     ```mlir
     %o, %lse = graph.attention %q, %k, %v, %mask, %seed, %l, %offset {probability = 1.000000e-01 : f64, purpose = "attention.probs", scale = 1.250000e-01 : f64} : tensor<8x2x128x64xf32>, tensor<8x128xf32> -> tensor<8x2x128xf32>
@@ -36,17 +38,19 @@ def Graph_AttentionOp : Graph_Op<"attention", [Pure, Graph_Differentiable,
                        Graph_FloatTensor:$value, Graph_FloatTensor:$mask,
                        I64:$seed, Index:$layer, Index:$sample_offset,
                        Optional<Graph_IntTensor>:$sequence_ids,
+                       Optional<Graph_IntTensor>:$dropout_keys,
                        F64Attr:$scale, F64Attr:$probability, StrAttr:$purpose,
                        UnitAttr:$sequence_major);
   let results = (outs Graph_FloatTensor:$result,
                       Graph_FloatTensor:$row_logsumexp);
   let assemblyFormat = [{
-    $query `,` $key `,` $value `,` $mask `,` $seed `,` $layer `,` $sample_offset (`sequences` $sequence_ids^)? attr-dict `:` type($query) `,` type($mask) (`,` type($sequence_ids)^)? `->` type($row_logsumexp)
+    $query `,` $key `,` $value `,` $mask `,` $seed `,` $layer `,` $sample_offset (`sequences` $sequence_ids^)? (`keys` $dropout_keys^)? attr-dict `:` type($query) `,` type($mask) (`,` type($sequence_ids)^)? (`keys` type($dropout_keys)^)? `->` type($row_logsumexp)
   }];
   let hasVerifier = 1;
 }
 
 def Graph_AttentionGradOp : Graph_Op<"attention_grad", [Pure,
+    AttrSizedOperandSegments,
     AllTypesMatch<["query", "key", "value", "result", "grad", "query_grad",
                    "key_grad", "value_grad"]>]> {
   let summary = "the gradients of graph.attention's query, key and value";
@@ -70,6 +74,7 @@ def Graph_AttentionGradOp : Graph_Op<"attention_grad", [Pure,
                        Graph_FloatTensor:$grad, I64:$seed, Index:$layer,
                        Index:$sample_offset,
                        Optional<Graph_IntTensor>:$sequence_ids,
+                       Optional<Graph_IntTensor>:$dropout_keys,
                        F64Attr:$scale,
                        F64Attr:$probability, StrAttr:$purpose,
                        UnitAttr:$sequence_major);
@@ -77,7 +82,7 @@ def Graph_AttentionGradOp : Graph_Op<"attention_grad", [Pure,
                       Graph_FloatTensor:$key_grad,
                       Graph_FloatTensor:$value_grad);
   let assemblyFormat = [{
-    $query `,` $key `,` $value `,` $mask `,` $result `,` $row_logsumexp `,` $grad `,` $seed `,` $layer `,` $sample_offset (`sequences` $sequence_ids^)? attr-dict `:` type($query) `,` type($mask) (`,` type($sequence_ids)^)? `->` type($row_logsumexp)
+    $query `,` $key `,` $value `,` $mask `,` $result `,` $row_logsumexp `,` $grad `,` $seed `,` $layer `,` $sample_offset (`sequences` $sequence_ids^)? (`keys` $dropout_keys^)? attr-dict `:` type($query) `,` type($mask) (`,` type($sequence_ids)^)? (`keys` type($dropout_keys)^)? `->` type($row_logsumexp)
   }];
   let hasVerifier = 1;
 }

@@ -196,7 +196,7 @@ LogicalResult DropoutOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
                                         SmallVectorImpl<Value> &grads) {
   grads.assign((*this)->getNumOperands(), Value());
   grads[0] = DropoutOp::create(b, getLoc(), resultGrads[0], getSeed(),
-                               getLayer(), getSampleOffset(),
+                               getLayer(), getSampleOffset(), getDropoutKeys(),
                                getProbabilityAttr(), getPurposeAttr());
   return success();
 }

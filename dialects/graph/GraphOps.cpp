@@ -475,13 +475,46 @@ static LogicalResult verifyDropout(Operation *op, double p,
   return success();
 }
 
+// Packed rows' dropout keys (absent, or i32 [batch, seq, 2]) of a dropout
+// over `type`: [batch, seq, ...] (a token's elements) or [batch, heads, seq,
+// seq] (attention probabilities).
+LogicalResult ferry::graph::verifyDropoutKeys(Operation *op, Value keys,
+                                              RankedTensorType type) {
+  if (!keys)
+    return success();
+  RankedTensorType k = tensorOf(keys);
+  ArrayRef<int64_t> shape = type.getShape();
+  if (k.getRank() != 3 || k.getDimSize(2) != 2 || shape.empty() ||
+      k.getDimSize(0) != shape[0])
+    return op->emitOpError()
+           << "expects dropout_keys i32 [batch = "
+           << (shape.empty() ? 0 : shape[0]) << ", seq, 2], found " << k;
+  int64_t seq = k.getDimSize(1);
+  bool probabilities =
+      shape.size() == 4 && shape[2] == seq && shape[3] == seq;
+  bool tokens = shape.size() >= 2 && shape[1] == seq && shape.size() != 4;
+  if (!probabilities && !tokens)
+    return op->emitOpError()
+           << "with dropout_keys expects input [batch, seq = " << seq
+           << ", ...] or [batch, heads, seq, seq], found shape "
+           << shapeString(shape);
+  return success();
+}
+
 LogicalResult DropoutOp::verify() {
+  if (failed(verifyDropoutKeys(*this, getDropoutKeys(), getType())))
+    return failure();
   return verifyDropout(*this, getProbability().convertToDouble(), getType(),
                        getPurpose());
 }
 
 LogicalResult SoftmaxDropoutOp::verify() {
   if (failed(verifySoftmax(*this, getInput(), getMask(), getSequenceIds())))
+    return failure();
+  if (getDropoutKeys() && !getSequenceIds())
+    return emitOpError() << "takes dropout_keys only with sequences (packed "
+                            "rows)";
+  if (failed(verifyDropoutKeys(*this, getDropoutKeys(), tensorOf(getInput()))))
     return failure();
   return verifyDropout(*this, getProbability().convertToDouble(),
                        tensorOf(getInput()), getPurpose());
@@ -498,6 +531,10 @@ LogicalResult ResidualLayerNormOp::verify() {
       dropout != getPurpose().has_value())
     return emitOpError() << "takes a dropout's seed, layer, sample offset, "
                             "probability and purpose together or none of them";
+  if (getDropoutKeys() && !dropout)
+    return emitOpError() << "takes dropout_keys only with a dropout";
+  if (failed(verifyDropoutKeys(*this, getDropoutKeys(), tensorOf(getInput()))))
+    return failure();
   if (dropout)
     return verifyDropout(*this, getProbability()->convertToDouble(),
                          tensorOf(getInput()), *getPurpose());
@@ -509,6 +546,8 @@ LogicalResult DropoutSoftmaxGradOp::verify() {
     return emitOpError() << "expects the softmax's output [batch, ..., keys], "
                             "found shape "
                          << shapeString(tensorOf(getOutput()).getShape());
+  if (failed(verifyDropoutKeys(*this, getDropoutKeys(), tensorOf(getOutput()))))
+    return failure();
   return verifyDropout(*this, getProbability().convertToDouble(),
                        tensorOf(getOutput()), getPurpose());
 }

@@ -25,6 +25,10 @@ namespace ferry::graph {
 // [batch, seq]. Shared by the softmax and attention verifiers.
 mlir::LogicalResult verifySequenceIds(mlir::Operation *op, mlir::Value ids,
                                       int64_t batch, int64_t seq);
+// Checks an optional `dropout_keys` operand (packed rows): absent, or i32
+// [batch, seq, 2] over a [batch, seq, ...] or [batch, heads, seq, seq] input.
+mlir::LogicalResult verifyDropoutKeys(mlir::Operation *op, mlir::Value keys,
+                                      mlir::RankedTensorType type);
 } // namespace ferry::graph
 
 #endif // FERRY_DIALECTS_GRAPH_GRAPHOPS_H

@@ -396,13 +396,21 @@ def Graph_DropoutOp : Graph_Op<"dropout",
     ```mlir
     %y = graph.dropout %x, %seed, %l, %offset {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<8x2x128x128xf32>
     ```
+
+    Packed rows (several samples a row): `keys` `dropout_keys` is `[batch,
+    seq, 2]`, each token's (sample key, position in its sample), and an
+    element takes the decision of the same element of its unpacked sample:
+    the input is `[batch, seq, ...]` (a token's elements) or `[batch, heads,
+    seq, seq]` (attention probabilities, keyed by the query's sample and the
+    query's and key's positions).
   }];
   let arguments = (ins Graph_FloatTensor:$input, I64:$seed, Index:$layer,
-                       Index:$sample_offset, F64Attr:$probability,
-                       StrAttr:$purpose);
+                       Index:$sample_offset,
+                       Optional<Graph_IntTensor>:$dropout_keys,
+                       F64Attr:$probability, StrAttr:$purpose);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `,` $seed `,` $layer `,` $sample_offset attr-dict `:` type($input)
+    $input `,` $seed `,` $layer `,` $sample_offset (`keys` $dropout_keys^)? attr-dict `:` type($input) (`keys` type($dropout_keys)^)?
   }];
   let hasVerifier = 1;
 }

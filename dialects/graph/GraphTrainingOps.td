@@ -391,13 +391,15 @@ def Graph_FusedMatmulOp : Graph_Op<"fused_matmul", [Pure]> {
 }
 
 def Graph_SoftmaxDropoutOp : Graph_Op<"softmax_dropout", [Pure,
+    AttrSizedOperandSegments,
     AllTypesMatch<["input", "probs", "result"]>]> {
   let summary = "attention probabilities and their dropout in one pass";
   let description = [{
     What ferry-fuse-softmax-dropout makes of `graph.dropout(graph.softmax(x,
     mask))`: `probs` is the softmax (as `graph.softmax`; the backward reads
     it), `result` its dropout (as `graph.dropout` with the same operands and
-    attributes, so the same mask). `sequences` as `graph.softmax`'s.
+    attributes, so the same mask). `sequences` as `graph.softmax`'s, `keys`
+    as `graph.dropout`'s.
 
     ```mlir
     %p, %d = graph.softmax_dropout %s, %mask, %seed, %l, %offset {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<8x2x128x128xf32>, tensor<8x128xf32>
@@ -406,10 +408,11 @@ def Graph_SoftmaxDropoutOp : Graph_Op<"softmax_dropout", [Pure,
   let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$mask,
                        I64:$seed, Index:$layer, Index:$sample_offset,
                        Optional<Graph_IntTensor>:$sequence_ids,
+                       Optional<Graph_IntTensor>:$dropout_keys,
                        F64Attr:$probability, StrAttr:$purpose);
   let results = (outs Graph_FloatTensor:$probs, Graph_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `,` $mask `,` $seed `,` $layer `,` $sample_offset (`sequences` $sequence_ids^)? attr-dict `:` type($input) `,` type($mask) (`,` type($sequence_ids)^)?
+    $input `,` $mask `,` $seed `,` $layer `,` $sample_offset (`sequences` $sequence_ids^)? (`keys` $dropout_keys^)? attr-dict `:` type($input) `,` type($mask) (`,` type($sequence_ids)^)? (`keys` type($dropout_keys)^)?
   }];
   let hasVerifier = 1;
 }
@@ -420,8 +423,8 @@ def Graph_DropoutSoftmaxGradOp : Graph_Op<"dropout_softmax_grad", [Pure,
   let description = [{
     `graph.softmax_grad(output, graph.dropout(grad, ...))` in one pass: the
     incoming gradient takes the forward's dropout mask (same seed, layer,
-    sample offset, probability and purpose), then the softmax's gradient
-    from its output.
+    sample offset, keys, probability and purpose), then the softmax's
+    gradient from its output.
 
     ```mlir
     %dx = graph.dropout_softmax_grad %p, %dy, %seed, %l, %offset {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<8x2x128x128xf32>
@@ -429,10 +432,11 @@ def Graph_DropoutSoftmaxGradOp : Graph_Op<"dropout_softmax_grad", [Pure,
   }];
   let arguments = (ins Graph_FloatTensor:$output, Graph_FloatTensor:$grad,
                        I64:$seed, Index:$layer, Index:$sample_offset,
+                       Optional<Graph_IntTensor>:$dropout_keys,
                        F64Attr:$probability, StrAttr:$purpose);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = [{
-    $output `,` $grad `,` $seed `,` $layer `,` $sample_offset attr-dict `:` type($output)
+    $output `,` $grad `,` $seed `,` $layer `,` $sample_offset (`keys` $dropout_keys^)? attr-dict `:` type($output) (`keys` type($dropout_keys)^)?
   }];
   let hasVerifier = 1;
 }
@@ -446,7 +450,8 @@ def Graph_ResidualLayerNormOp : Graph_Op<"residual_layer_norm", [Pure,
     What ferry-fuse-residual-norm makes of
     `graph.layer_norm(graph.add(graph.dropout(input), residual))`, the end
     of every BERT sublayer: `sum = dropout(input) + residual` (without
-    `dropout ...`, `input + residual`), `result = layer_norm(sum)` as
+    `dropout ...`, `input + residual`; `keys` as `graph.dropout`'s),
+    `result = layer_norm(sum)` as
     `graph.layer_norm` with `scale`, `bias` and `epsilon`. `sum` is what
     the layer norm's gradient reads.
 
@@ -460,12 +465,13 @@ def Graph_ResidualLayerNormOp : Graph_Op<"residual_layer_norm", [Pure,
                        Graph_FloatTensor:$scale, Graph_FloatTensor:$bias,
                        F64Attr:$epsilon, Optional<I64>:$seed,
                        Optional<Index>:$layer, Optional<Index>:$sample_offset,
+                       Optional<Graph_IntTensor>:$dropout_keys,
                        OptionalAttr<F64Attr>:$probability,
                        OptionalAttr<StrAttr>:$purpose);
   let results = (outs Graph_FloatTensor:$sum, Graph_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $residual `,` $scale `,` $bias `eps` $epsilon
-    (`dropout` $seed^ `,` $layer `,` $sample_offset)? attr-dict `:` type($input) `,` type($scale)
+    (`dropout` $seed^ `,` $layer `,` $sample_offset)? (`keys` $dropout_keys^)? attr-dict `:` type($input) `,` type($scale) (`keys` type($dropout_keys)^)?
   }];
   let hasVerifier = 1;
 }

@@ -58,6 +58,8 @@ private:
     return RankedTensorType::get(shape, b.getI32Type());
   }
   RankedTensorType scalar() { return floats({}); }
+  // Packed rows' dropout keys: per token (sample key, position), [B, S, 2].
+  RankedTensorType keysType() { return ints({batch, m.seq_length, 2}); }
   RankedTensorType hiddenType() {
     return floats({batch, m.seq_length, m.hidden_size});
   }
@@ -91,9 +93,10 @@ private:
     return LayerNormOp::create(b, loc, x, scale, bias,
                                b.getF64FloatAttr(m.layer_norm_eps));
   }
+  // Packed rows: keyed by the function's dropout_keys (`keys`).
   Value dropout(Value x, Value seed, Value layer, Value offset, double p,
                 StringRef purpose) {
-    return DropoutOp::create(b, loc, x, seed, layer, offset,
+    return DropoutOp::create(b, loc, x, seed, layer, offset, keys,
                              b.getF64FloatAttr(p), b.getStringAttr(purpose));
   }
   Value indexConstant(int64_t v) {
@@ -139,6 +142,7 @@ private:
   int64_t batch = 0;
   bool packed = false; // rows of up to `packs` sequences
   int64_t packs = 1;
+  Value keys; // packed: the dropout keys of the function being built
 };
 
 void BertBuilder::declareParameters(ModuleOp module) {
@@ -164,14 +168,16 @@ void BertBuilder::declareParameters(ModuleOp module) {
   }
 }
 
-// @embeddings(ids, segments, [position_ids,] seed, sample_offset, word,
-//             position, token_type, ln_scale, ln_bias) -> [B, S, H]
-// (position_ids when packed; else the positions are 0 .. S-1).
+// @embeddings(ids, segments, [position_ids, dropout_keys,] seed,
+//             sample_offset, word, position, token_type, ln_scale, ln_bias)
+//   -> [B, S, H]
+// (position_ids and dropout_keys when packed; else the positions are
+// 0 .. S-1 and dropout is keyed by the sample offset).
 func::FuncOp BertBuilder::buildEmbeddings(ModuleOp module) {
   SmallVector<Type> inputs = {ints({batch, m.seq_length}),
                               ints({batch, m.seq_length})};
   if (packed)
-    inputs.push_back(ints({batch, m.seq_length}));
+    inputs.append({ints({batch, m.seq_length}), keysType()});
   inputs.append({b.getI64Type(), b.getIndexType()});
   for (const bert::ParameterSpec *spec : blockParams(bert::Block::Embeddings))
     inputs.push_back(paramType(*spec, false));
@@ -180,7 +186,8 @@ func::FuncOp BertBuilder::buildEmbeddings(ModuleOp module) {
   auto all = fn.getArguments();
   Value ids = all[0], segments = all[1];
   Value positions = packed ? all[2] : Value();
-  auto args = all.drop_front(packed ? 1 : 0);
+  keys = packed ? all[3] : Value();
+  auto args = all.drop_front(packed ? 2 : 0);
   Value seed = args[2], offset = args[3];
   Value word = args[4], position = args[5], tokenType = args[6];
   Value lnScale = args[7], lnBias = args[8];
@@ -200,16 +207,18 @@ func::FuncOp BertBuilder::buildEmbeddings(ModuleOp module) {
   Value out = dropout(normed, seed, indexConstant(0), offset, m.hidden_dropout,
                       "embeddings.output");
   func::ReturnOp::create(b, loc, out);
+  keys = Value();
   return fn;
 }
 
-// @encoder_layer(x, mask, [sequence_ids,] seed, layer, sample_offset,
-//                16 layer weights) -> [B, S, H]; post-LN: LN(x +
-// drop(attn(x))), then LN(h + drop(ffn(h))). sequence_ids when packed.
+// @encoder_layer(x, mask, [sequence_ids, dropout_keys,] seed, layer,
+//                sample_offset, 16 layer weights) -> [B, S, H]; post-LN:
+// LN(x + drop(attn(x))), then LN(h + drop(ffn(h))). sequence_ids and
+// dropout_keys when packed.
 func::FuncOp BertBuilder::buildEncoderLayer(ModuleOp module) {
   SmallVector<Type> inputs = {hiddenType(), floats({batch, m.seq_length})};
   if (packed)
-    inputs.push_back(ints({batch, m.seq_length}));
+    inputs.append({ints({batch, m.seq_length}), keysType()});
   inputs.append({b.getI64Type(), b.getIndexType(), b.getIndexType()});
   for (const bert::ParameterSpec *spec : blockParams(bert::Block::Layer))
     inputs.push_back(paramType(*spec, false));
@@ -218,7 +227,8 @@ func::FuncOp BertBuilder::buildEncoderLayer(ModuleOp module) {
   auto all = fn.getArguments();
   Value x = all[0], mask = all[1];
   Value sequenceIds = packed ? all[2] : Value();
-  auto a = all.drop_front(packed ? 1 : 0);
+  keys = packed ? all[3] : Value();
+  auto a = all.drop_front(packed ? 2 : 0);
   Value seed = a[2], layer = a[3], offset = a[4];
   auto w = a.drop_front(5); // in BertParameters order
   Value wq = w[0], bq = w[1], wk = w[2], bk = w[3], wv = w[4], bv = w[5];
@@ -254,6 +264,7 @@ func::FuncOp BertBuilder::buildEncoderLayer(ModuleOp module) {
   ffn = dropout(ffn, seed, layer, offset, m.hidden_dropout, "ffn.output");
   Value out = layerNorm(AddOp::create(b, loc, ffn, h), ln2s, ln2b);
   func::ReturnOp::create(b, loc, out);
+  keys = Value();
   return fn;
 }
 
@@ -340,7 +351,7 @@ func::FuncOp BertBuilder::buildHeads(ModuleOp module) {
 //   -> (loss, mlm_loss, nsp_loss, mlm_correct, nsp_correct)
 //
 // Packed (K > 1): (input_ids, segment_ids, input_mask, sequence_ids,
-//   position_ids, masked_lm_positions, masked_lm_ids, masked_lm_weights,
+//   position_ids, dropout_keys [B, S, 2], masked_lm_positions, masked_lm_ids, masked_lm_weights,
 //   next_sentence_labels [B, K], next_sentence_weights [B, K],
 //   cls_positions [B, K], mlm_count, nsp_count, seed, sample_offset).
 void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
@@ -353,7 +364,8 @@ void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
       {"input_mask", ints({batch, s})}};
   if (packed)
     in.append({{"sequence_ids", ints({batch, s})},
-               {"position_ids", ints({batch, s})}});
+               {"position_ids", ints({batch, s})},
+               {"dropout_keys", keysType()}});
   in.append({{"masked_lm_positions", ints({batch, p})},
              {"masked_lm_ids", ints({batch, p})},
              {"masked_lm_weights", floats({batch, p})}});
@@ -394,7 +406,7 @@ void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
 
   SmallVector<Value> embArgs = {ids, segments};
   if (packed)
-    embArgs.push_back(arg["position_ids"]);
+    embArgs.append({arg["position_ids"], arg["dropout_keys"]});
   embArgs.append({seed, offset});
   size_t wordArg = embArgs.size();
   for (const bert::ParameterSpec *spec : blockParams(bert::Block::Embeddings))
@@ -418,7 +430,7 @@ void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
     Value l = loop.getInductionVar();
     SmallVector<Value> layerArgs = {loop.getRegionIterArgs()[0], mask};
     if (packed)
-      layerArgs.push_back(sequenceIds);
+      layerArgs.append({sequenceIds, arg["dropout_keys"]});
     layerArgs.append({seed, l, offset});
     for (const bert::ParameterSpec *spec : blockParams(bert::Block::Layer))
       layerArgs.push_back(ParameterSliceOp::create(

@@ -21,17 +21,29 @@ using namespace ferry::lowering;
 
 namespace {
 
-// The packed rows' sequence ids of the ops that take them, or null.
-Value sequenceIdsOf(Operation &op) {
+// Packed rows' operands, the kernels' optional last buffers in this order:
+// the sequence ids and the dropout keys of the ops that take them.
+SmallVector<Value> packedOperandsOf(Operation &op) {
+  SmallVector<Value> values;
+  auto add = [&](Value v) {
+    if (v)
+      values.push_back(v);
+  };
   if (auto o = dyn_cast<SoftmaxOp>(op))
-    return o.getSequenceIds();
+    add(o.getSequenceIds());
   if (auto o = dyn_cast<SoftmaxDropoutOp>(op))
-    return o.getSequenceIds();
+    add(o.getSequenceIds()), add(o.getDropoutKeys());
   if (auto o = dyn_cast<AttentionOp>(op))
-    return o.getSequenceIds();
+    add(o.getSequenceIds()), add(o.getDropoutKeys());
   if (auto o = dyn_cast<AttentionGradOp>(op))
-    return o.getSequenceIds();
-  return Value();
+    add(o.getSequenceIds()), add(o.getDropoutKeys());
+  if (auto o = dyn_cast<DropoutOp>(op))
+    add(o.getDropoutKeys());
+  if (auto o = dyn_cast<DropoutSoftmaxGradOp>(op))
+    add(o.getDropoutKeys());
+  if (auto o = dyn_cast<ResidualLayerNormOp>(op))
+    add(o.getDropoutKeys());
+  return values;
 }
 
 ArrayRef<int64_t> shapeOf(Value v) {
@@ -55,12 +67,13 @@ LogicalResult KernelSelection::selectKernel(Operation &op, Frame &f) {
     return r;
   };
   // Kernels. Operands first (all must have buffers), then the result.
-  // Packed rows' sequence ids are the kernels' optional last buffer, after
-  // the results (and any workspace).
-  Value sequenceIds = sequenceIdsOf(op);
+  // Packed rows' sequence ids and dropout keys are the kernels' optional
+  // last buffers, after the results (and any workspace).
+  SmallVector<Value> packedOperands = packedOperandsOf(op);
   SmallVector<Ref> ins;
   for (Value v : op.getOperands()) {
-    if (!isa<RankedTensorType>(v.getType()) || v == sequenceIds)
+    if (!isa<RankedTensorType>(v.getType()) ||
+        llvm::is_contained(packedOperands, v))
       continue;
     FailureOr<Ref> r = R(v);
     if (failed(r))
@@ -73,18 +86,18 @@ LogicalResult KernelSelection::selectKernel(Operation &op, Frame &f) {
       return op.emitOpError() << "ferry-lower-to-rt has no kernel for this op";
     outs.push_back(out(r));
   }
-  std::optional<Ref> ids;
-  if (sequenceIds) {
-    FailureOr<Ref> r = R(sequenceIds);
+  SmallVector<Ref> packed;
+  for (Value v : packedOperands) {
+    FailureOr<Ref> r = R(v);
     if (failed(r))
       return failure();
-    ids = *r;
+    packed.push_back(*r);
   }
   auto all = [&]() {
     SmallVector<Ref> v(ins);
     v.append(outs.begin(), outs.end());
-    if (ids && !isa<AttentionGradOp>(op)) // after attention_grad's workspace
-      v.push_back(*ids);
+    if (!isa<AttentionGradOp>(op)) // after attention_grad's workspace
+      v.append(packed.begin(), packed.end());
     return v;
   };
   Value r0 = op.getNumResults() ? op.getResult(0) : Value();
@@ -382,11 +395,21 @@ LogicalResult KernelSelection::selectDropout(Operation &op, Frame &f,
   in.ints[first + 2] = *seed;
   in.ints.push_back(*layer);
   in.ints.push_back(*offset);
+  // Packed rows' dropout keys: the layout of a sample (a token's elements,
+  // or the attention probabilities [heads, seq, seq]) and the tokens a row.
+  auto dropout = dyn_cast<DropoutOp>(op);
+  if (dropout && dropout.getDropoutKeys()) {
+    int64_t seq = shapeOf(dropout.getDropoutKeys())[1];
+    bool probabilities = shape.size() == 4 && shape[2] == seq && shape[3] == seq;
+    in.ints.push_back(Affine::constant(probabilities ? 2 : 1));
+    in.ints.push_back(Affine::constant(seq));
+  }
   return success();
 }
 
-// attention [q, k, v, mask, out, lse, (sequence_ids)]; attention_grad [q, k,
-// v, mask, out, lse, dout, dq, dk, dv, workspace, (sequence_ids)]. ints [batch, heads, seq, head_dim,
+// attention [q, k, v, mask, out, lse, (sequence_ids, dropout_keys)];
+// attention_grad [q, k, v, mask, out, lse, dout, dq, dk, dv, workspace,
+// (sequence_ids, dropout_keys)]. ints [batch, heads, seq, head_dim,
 // seed, purpose, layer, sample_offset, precision, sequence_major], floats
 // [scale, p].
 LogicalResult KernelSelection::selectAttention(Operation &op, Frame &f,
@@ -403,8 +426,8 @@ LogicalResult KernelSelection::selectAttention(Operation &op, Frame &f,
   SmallVector<Ref> bufs(all.begin(), all.end());
   if (grad) { // each query row's dout . out
     bufs.push_back(workspace(4 * q[0] * q[1] * q[2], "attention_grad rows"));
-    if (Value ids = sequenceIdsOf(op)) {
-      FailureOr<Ref> r = ref(f, ids, &op);
+    for (Value v : packedOperandsOf(op)) {
+      FailureOr<Ref> r = ref(f, v, &op);
       if (failed(r))
         return failure();
       bufs.push_back(*r);

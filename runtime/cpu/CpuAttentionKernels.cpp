@@ -48,6 +48,18 @@ void rowKeepFactors(const AttentionShape &a, int64_t bh, int64_t i,
     return;
   }
   const int64_t b = bh / a.heads, h = bh % a.heads;
+  if (a.dropoutKeys.packed()) { // packed rows: each element's own key
+    const float kept = 1.0f / (1.0f - a.p);
+    for (int64_t j = 0; j < S; ++j) {
+      uint64_t sample = 0, element = 0;
+      a.dropoutKeys.map(b, (h * S + i) * S + j, sample, element);
+      factor[j] = random::dropoutKeeps(a.seed, a.purpose, a.layer, sample,
+                                       element, a.p)
+                      ? kept
+                      : 0.0f;
+    }
+    return;
+  }
   const uint64_t e0 = static_cast<uint64_t>((h * S + i) * S);
   const uint64_t first = e0 / 4;
   const int64_t skip = static_cast<int64_t>(e0 - 4 * first);

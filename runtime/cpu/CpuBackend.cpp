@@ -7,6 +7,7 @@
 #include "runtime/comm/Communicator.h"
 #include "runtime/cpu/Bf16Staging.h"
 #include "runtime/cpu/CpuKernels.h"
+#include "runtime/executable/DropoutKeysOf.h"
 #include "runtime/executable/KernelTable.h"
 #include "runtime/executable/Validate.h"
 #include "runtime/random/Philox.h"
@@ -302,6 +303,9 @@ void CpuBackend::execute(const fxe::Instr &in,
   }
   auto f = [&](size_t b) { return reinterpret_cast<float *>(buf[b]); };
   auto i32 = [&](size_t b) { return reinterpret_cast<int32_t *>(buf[b]); };
+  // Packed rows' dropout keys, for the kernels that drop out.
+  const PackedDropoutKeys keys = dropoutKeysOf(
+      static_cast<Kernel>(in.kernel()), I, in.ints()->size(), nb, i32);
 
   switch (static_cast<Kernel>(in.kernel())) {
   case Kernel::Copy:
@@ -464,20 +468,20 @@ void CpuBackend::execute(const fxe::Instr &in,
   case Kernel::Dropout:
     cpu::dropout(f(0), f(1), I(0), I(1), static_cast<uint64_t>(I(2)),
                  static_cast<uint32_t>(I(3)), static_cast<uint32_t>(I(4)),
-                 static_cast<uint64_t>(I(5)), static_cast<float>(F(0)));
+                 static_cast<uint64_t>(I(5)), static_cast<float>(F(0)), keys);
     break;
   // The fused forms compute what the two kernels they replace compute.
-  case Kernel::SoftmaxDropout: // [x, mask, probs, out, (sequence_ids)]
+  case Kernel::SoftmaxDropout: // [x, mask, probs, out, (sequence_ids, keys)]
     cpu::softmax(f(0), f(1), f(2), I(0), I(1), I(2),
                  in.buffers()->size() > 4 ? i32(4) : nullptr);
     cpu::dropout(f(2), f(3), I(3), I(4), static_cast<uint64_t>(I(5)),
                  static_cast<uint32_t>(I(6)), static_cast<uint32_t>(I(7)),
-                 static_cast<uint64_t>(I(8)), static_cast<float>(F(0)));
+                 static_cast<uint64_t>(I(8)), static_cast<float>(F(0)), keys);
     break;
   case Kernel::ResidualLayerNorm: // dropout into sum, add, normalise
     cpu::dropout(f(0), f(4), I(2), I(3), static_cast<uint64_t>(I(4)),
                  static_cast<uint32_t>(I(5)), static_cast<uint32_t>(I(6)),
-                 static_cast<uint64_t>(I(7)), static_cast<float>(F(1)));
+                 static_cast<uint64_t>(I(7)), static_cast<float>(F(1)), keys);
     cpu::binary(cpu::Binary::Add, f(4), f(1), f(4), I(2));
     cpu::layerNorm(f(4), f(2), f(3), f(5), I(0), I(1),
                    static_cast<float>(F(0)));
@@ -485,13 +489,14 @@ void CpuBackend::execute(const fxe::Instr &in,
   case Kernel::DropoutSoftmaxGrad: // dropout(dy) into dx, then in place
     cpu::dropout(f(1), f(2), I(2), I(3), static_cast<uint64_t>(I(4)),
                  static_cast<uint32_t>(I(5)), static_cast<uint32_t>(I(6)),
-                 static_cast<uint64_t>(I(7)), static_cast<float>(F(0)));
+                 static_cast<uint64_t>(I(7)), static_cast<float>(F(0)), keys);
     cpu::softmaxGrad(f(0), f(2), f(2), I(0), I(1));
     break;
   case Kernel::Attention: { // [q, k, v, mask, out, lse, (sequence_ids)]
     AttentionShape a = attentionShape(I, F, in.ints()->size());
     if (in.buffers()->size() > 6)
       a.sequenceIds = i32(6);
+    a.dropoutKeys = keys;
     cpu::attention(f(0), f(1), f(2), f(3), f(4), f(5), a);
     break;
   }
@@ -500,6 +505,7 @@ void CpuBackend::execute(const fxe::Instr &in,
     AttentionShape a = attentionShape(I, F, in.ints()->size());
     if (in.buffers()->size() > 11)
       a.sequenceIds = i32(11);
+    a.dropoutKeys = keys;
     cpu::attentionGrad(f(0), f(1), f(2), f(3), f(4), f(5), f(6), f(7), f(8),
                        f(9), a);
     break;

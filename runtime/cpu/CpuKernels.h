@@ -7,6 +7,7 @@
 #pragma once
 
 #include "runtime/kernels/AttentionShape.h"
+#include "runtime/kernels/DropoutKeys.h"
 #include "runtime/kernels/LearningRate.h"
 
 #include <cstdint>
@@ -119,10 +120,12 @@ void attentionGrad(const float *q, const float *k, const float *v,
 // out[e] = keep ? x[e] / (1 - p) : 0 where element e of sample
 // s = sampleOffset + e / perSample is kept when
 // random::dropoutKeeps(seed, purpose, layer, s, e % perSample, p).
-// p = 0 copies.
+// p = 0 copies. Packed rows (`keys`): element e of row e / perSample takes
+// the decision keys.map gives it instead.
 void dropout(const float *x, float *out, int64_t n, int64_t perSample,
              uint64_t seed, uint32_t purpose, uint32_t layer,
-             uint64_t sampleOffset, float p);
+             uint64_t sampleOffset, float p,
+             const PackedDropoutKeys &keys = {});
 
 // Permutes x (shape dims[0..rank)) into out: out dimension i is x dimension
 // perm[i]. rank <= 6.

@@ -3,6 +3,7 @@
 #include "runtime/cpu/CpuKernels.h"
 
 #include "runtime/cpu/CpuKernelCommon.h"
+#include "runtime/random/Philox.h"
 
 namespace ferry::cpu {
 
@@ -172,7 +173,7 @@ void softmaxGrad(const float *y, const float *dy, float *dx, int64_t rows,
 
 void dropout(const float *x, float *out, int64_t n, int64_t perSample,
              uint64_t seed, uint32_t purpose, uint32_t layer,
-             uint64_t sampleOffset, float p) {
+             uint64_t sampleOffset, float p, const PackedDropoutKeys &keys) {
   if (n <= 0)
     return;
   if (p == 0.0f) {
@@ -185,6 +186,18 @@ void dropout(const float *x, float *out, int64_t n, int64_t perSample,
   }
   if (perSample <= 0)
     perSample = n;
+  if (keys.packed()) { // each element's own key: one draw each
+    const float keep = 1.0f - p;
+#pragma omp parallel for schedule(static) if (worth(n))
+    for (int64_t i = 0; i < n; ++i) {
+      uint64_t sample = 0, element = 0;
+      keys.map(i / perSample, i % perSample, sample, element);
+      out[i] = random::dropoutKeeps(seed, purpose, layer, sample, element, p)
+                   ? x[i] / keep
+                   : 0.0f;
+    }
+    return;
+  }
   // Key as in random::randomBits: (seed low, seed high ^ purpose).
   const uint32_t key0 = static_cast<uint32_t>(seed);
   const uint32_t key1 = static_cast<uint32_t>(seed >> 32) ^ purpose;

@@ -109,10 +109,12 @@ __device__ float kept(const AttentionShape &a, int64_t b, int64_t h, int64_t i,
                       int64_t j) {
   if (a.p == 0.0f)
     return 1.0f;
-  return random::dropoutKeeps(
-             a.seed, a.purpose, a.layer,
-             static_cast<uint64_t>(a.sampleOffset.value() + b),
-             static_cast<uint64_t>((h * a.seq + i) * a.seq + j), a.p)
+  uint64_t sample = static_cast<uint64_t>(a.sampleOffset.value() + b);
+  uint64_t element = static_cast<uint64_t>((h * a.seq + i) * a.seq + j);
+  if (a.dropoutKeys.packed()) // packed rows: the unpacked sample's key
+    a.dropoutKeys.map(b, static_cast<int64_t>(element), sample, element);
+  return random::dropoutKeeps(a.seed, a.purpose, a.layer, sample, element,
+                              a.p)
              ? 1.0f / (1.0f - a.p)
              : 0.0f;
 }
@@ -120,7 +122,8 @@ __device__ float kept(const AttentionShape &a, int64_t b, int64_t h, int64_t i,
 // kept() for keys j0 .. j0 + 3 of query i (j0 a multiple of 4), keys past
 // the sequence or queries past it 0. With seq a multiple of 4 the four are
 // the words of one Philox block (random::randomBits' counter is element /
-// 4, its word element % 4), so one block serves four; otherwise one each.
+// 4, its word element % 4), so one block serves four; otherwise (and for
+// packed rows' keys) one each.
 __device__ void keptQuad(const AttentionShape &a, int64_t b, int64_t h,
                          int64_t i, int64_t j0, float out[4]) {
   if (i >= a.seq) {
@@ -128,7 +131,8 @@ __device__ void keptQuad(const AttentionShape &a, int64_t b, int64_t h,
     return;
   }
   uint64_t e = static_cast<uint64_t>((h * a.seq + i) * a.seq + j0);
-  if (a.p == 0.0f || a.seq % 4 != 0 || j0 + 3 >= a.seq) {
+  if (a.p == 0.0f || a.seq % 4 != 0 || j0 + 3 >= a.seq ||
+      a.dropoutKeys.packed()) {
     for (int w = 0; w < 4; ++w)
       out[w] = j0 + w < a.seq ? kept(a, b, h, i, j0 + w) : 0.0f;
     return;

@@ -17,6 +17,7 @@
 #include "runtime/cuda/NcclGroup.h"
 #include "runtime/cuda/StepTable.h"
 #include "runtime/cuda/Transfers.h"
+#include "runtime/executable/DropoutKeysOf.h"
 #include "runtime/executable/KernelTable.h"
 #include "runtime/executable/Validate.h"
 #include "runtime/random/Philox.h"
@@ -515,6 +516,9 @@ private:
     auto F = [&](size_t k) { return in.floats()->Get(k); };
     auto f = [&](size_t b) { return reinterpret_cast<float *>(buf[b]); };
     auto i32 = [&](size_t b) { return reinterpret_cast<int32_t *>(buf[b]); };
+    // Packed rows' dropout keys, for the kernels that drop out.
+    const PackedDropoutKeys keys =
+        dropoutKeysOf(kernel, I, in.ints()->size(), nb, i32);
     // Buffers stored as bf16 (Kernels.def FERRY_BF16), as an element-wise
     // map's MapBits: which buffers are its result and its inputs (-1: none).
     uint64_t bf16 = in.bf16_buffers();
@@ -623,6 +627,7 @@ private:
       size_t ids = kernel == Kernel::Attention ? 6 : 11; // optional
       if (in.buffers()->size() > ids)
         a.sequenceIds = i32(ids);
+      a.dropoutKeys = keys;
       if (kernel == Kernel::Attention)
         cuda::attention(s, f(0), f(1), f(2), f(3), f(4), f(5), a, bf16);
       else
@@ -708,27 +713,28 @@ private:
     case Kernel::Dropout:
       cuda::dropout(s, f(0), f(1), I(0), I(1), static_cast<uint64_t>(I(2)),
                     static_cast<uint32_t>(I(3)), static_cast<uint32_t>(I(4)),
-                    S(5), static_cast<float>(F(0)), bf16);
+                    S(5), static_cast<float>(F(0)), bf16, keys);
       break;
     case Kernel::SoftmaxDropout:
       cuda::softmaxDropout(
           s, f(0), f(1), f(2), f(3), I(0), I(1), I(2), I(4),
           static_cast<uint64_t>(I(5)), static_cast<uint32_t>(I(6)),
           static_cast<uint32_t>(I(7)), S(8), static_cast<float>(F(0)), bf16,
-          nb > 4 ? i32(4) : nullptr); // [x, mask, probs, out, (sequence_ids)]
+          nb > 4 ? i32(4) : nullptr, // [x, mask, probs, out, (sequence_ids,
+          keys);                     //  keys)]
       break;
     case Kernel::ResidualLayerNorm:
       cuda::residualLayerNorm(
           s, f(0), f(1), f(2), f(3), f(4), f(5), I(0), I(1),
           static_cast<float>(F(0)), I(3), static_cast<uint64_t>(I(4)),
           static_cast<uint32_t>(I(5)), static_cast<uint32_t>(I(6)), S(7),
-          static_cast<float>(F(1)), bf16);
+          static_cast<float>(F(1)), bf16, keys);
       break;
     case Kernel::DropoutSoftmaxGrad:
       cuda::dropoutSoftmaxGrad(
           s, f(0), f(1), f(2), I(0), I(1), I(3), static_cast<uint64_t>(I(4)),
           static_cast<uint32_t>(I(5)), static_cast<uint32_t>(I(6)), S(7),
-          static_cast<float>(F(0)), bf16);
+          static_cast<float>(F(0)), bf16, keys);
       break;
     case Kernel::Transpose: {
       int64_t rank = I(0), dims[6], perm[6];

@@ -133,9 +133,11 @@ void softmax(cudaStream_t s, const float *x, const float *mask, float *out,
              const int32_t *sequenceIds = nullptr);
 void softmaxGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
                  int64_t rows, int64_t cols, uint64_t bf16 = 0);
+// keys (every dropout below): packed rows' per-element keys (DropoutKeys.h).
 void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
              int64_t perSample, uint64_t seed, uint32_t purpose, uint32_t layer,
-             StepValue sampleOffset, float p, uint64_t bf16 = 0);
+             StepValue sampleOffset, float p, uint64_t bf16 = 0,
+             const PackedDropoutKeys &keys = {});
 // softmax then dropout of the probabilities (probs and out), and the
 // softmax's gradient of dropout(dy): the fused attention kernels
 // (ferry-fuse-softmax-dropout), with dropout's masks.
@@ -144,7 +146,8 @@ void softmaxDropout(cudaStream_t s, const float *x, const float *mask,
                     int64_t cols, int64_t perSample, uint64_t seed,
                     uint32_t purpose, uint32_t layer, StepValue sampleOffset,
                     float p, uint64_t bf16 = 0,
-                    const int32_t *sequenceIds = nullptr);
+                    const int32_t *sequenceIds = nullptr,
+                    const PackedDropoutKeys &keys = {});
 // sum = dropout(input) + residual (p 0: no dropout), out = layer_norm(sum):
 // the end of a sublayer (ferry-fuse-residual-norm).
 void residualLayerNorm(cudaStream_t s, const float *input,
@@ -152,12 +155,13 @@ void residualLayerNorm(cudaStream_t s, const float *input,
                        const float *bias, float *sum, float *out, int64_t rows,
                        int64_t cols, float eps, int64_t perSample,
                        uint64_t seed, uint32_t purpose, uint32_t layer,
-                       StepValue sampleOffset, float p, uint64_t bf16 = 0);
+                       StepValue sampleOffset, float p, uint64_t bf16 = 0,
+                       const PackedDropoutKeys &keys = {});
 void dropoutSoftmaxGrad(cudaStream_t s, const float *y, const float *dy,
                         float *dx, int64_t rows, int64_t cols,
                         int64_t perSample, uint64_t seed, uint32_t purpose,
                         uint32_t layer, StepValue sampleOffset, float p,
-                        uint64_t bf16 = 0);
+                        uint64_t bf16 = 0, const PackedDropoutKeys &keys = {});
 void transpose(cudaStream_t s, const float *x, float *out, int32_t rank,
                const int64_t *dims, const int64_t *perm, uint64_t bf16 = 0);
 // kind: 0 sum, 1 mean, 2 max, 3 sum of squares (cpu::Reduce).

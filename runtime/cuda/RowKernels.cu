@@ -209,30 +209,42 @@ struct DropoutSite {
   uint32_t purpose, layer;
   StepValue sampleOffset;
   float p;
+  PackedDropoutKeys keys; // packed rows: each element's own key
   // perSample <= 0: the whole tensor of `count` elements is one sample.
   static DropoutSite of(int64_t count, int64_t perSample, uint64_t seed,
                         uint32_t purpose, uint32_t layer,
-                        StepValue sampleOffset, float p) {
+                        StepValue sampleOffset, float p,
+                        const PackedDropoutKeys &keys = {}) {
     return DropoutSite{perSample > 0 ? perSample : count,
                        seed,
                        purpose,
                        layer,
                        sampleOffset,
-                       p};
+                       p,
+                       keys};
   }
   __device__ float operator()(float x, int64_t i) const {
     if (p == 0.0f)
       return x;
-    uint64_t sample = static_cast<uint64_t>(sampleOffset.value()) +
-                      static_cast<uint64_t>(i / perSample);
-    return random::dropoutKeeps(seed, purpose, layer, sample,
-                                static_cast<uint64_t>(i % perSample), p)
+    uint64_t sample = 0, element = 0;
+    if (keys.packed()) {
+      keys.map(i / perSample, i % perSample, sample, element);
+    } else {
+      sample = static_cast<uint64_t>(sampleOffset.value()) +
+               static_cast<uint64_t>(i / perSample);
+      element = static_cast<uint64_t>(i % perSample);
+    }
+    return random::dropoutKeeps(seed, purpose, layer, sample, element, p)
                ? x / (1.0f - p)
                : 0.0f;
   }
   // Elements i..i+3, i a multiple of 4 and perSample too: words 0-3 of one
   // Philox block (random::randomBits' counter), so one call serves four.
+  // Packed rows' four elements may have unrelated keys: one draw each.
   __device__ float4 quad(float4 x, int64_t i) const {
+    if (keys.packed())
+      return make_float4((*this)(x.x, i), (*this)(x.y, i + 1),
+                         (*this)(x.z, i + 2), (*this)(x.w, i + 3));
     uint64_t sample = static_cast<uint64_t>(sampleOffset.value()) +
                       static_cast<uint64_t>(i / perSample);
     uint64_t element = static_cast<uint64_t>(i % perSample);
@@ -537,7 +549,8 @@ void softmaxGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
 
 void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
              int64_t perSample, uint64_t seed, uint32_t purpose, uint32_t layer,
-             StepValue sampleOffset, float p, uint64_t bf16) {
+             StepValue sampleOffset, float p, uint64_t bf16,
+             const PackedDropoutKeys &keys) {
   if (n <= 0)
     return;
   View vx = viewOf(x, bf16, 0), vo = viewOf(out, bf16, 1);
@@ -549,7 +562,7 @@ void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
     return;
   }
   DropoutSite site =
-      DropoutSite::of(n, perSample, seed, purpose, layer, sampleOffset, p);
+      DropoutSite::of(n, perSample, seed, purpose, layer, sampleOffset, p, keys);
   bool vectors = site.perSample % 4 == 0 && alignedQuad(x, vx.bf16) &&
                  alignedQuad(out, vo.bf16);
   launch("dropout", dropoutKernel, dim3(blocksFor(vectors ? (n + 3) / 4 : n)),
@@ -560,11 +573,12 @@ void softmaxDropout(cudaStream_t s, const float *x, const float *mask,
                     float *probs, float *out, int64_t batch, int64_t rows,
                     int64_t cols, int64_t perSample, uint64_t seed,
                     uint32_t purpose, uint32_t layer, StepValue sampleOffset,
-                    float p, uint64_t bf16, const int32_t *sequenceIds) {
+                    float p, uint64_t bf16, const int32_t *sequenceIds,
+                    const PackedDropoutKeys &keys) {
   if (batch * rows <= 0 || cols <= 0)
     return;
   DropoutSite drop = DropoutSite::of(batch * rows * cols, perSample, seed,
-                                     purpose, layer, sampleOffset, p);
+                                     purpose, layer, sampleOffset, p, keys);
   launchRows(s, "softmax_dropout", batch * rows, softmaxDropoutKernel,
              viewOf(x, bf16, 0), mask, viewOf(probs, bf16, 2),
              viewOf(out, bf16, 3), rows, cols, drop,
@@ -576,11 +590,12 @@ void residualLayerNorm(cudaStream_t s, const float *input,
                        const float *bias, float *sum, float *out, int64_t rows,
                        int64_t cols, float eps, int64_t perSample,
                        uint64_t seed, uint32_t purpose, uint32_t layer,
-                       StepValue sampleOffset, float p, uint64_t bf16) {
+                       StepValue sampleOffset, float p, uint64_t bf16,
+                       const PackedDropoutKeys &keys) {
   if (rows <= 0 || cols <= 0)
     return;
   DropoutSite drop = DropoutSite::of(rows * cols, perSample, seed, purpose,
-                                     layer, sampleOffset, p);
+                                     layer, sampleOffset, p, keys);
   View vi = viewOf(input, bf16, 0), vr = viewOf(residual, bf16, 1),
        vs = viewOf(sum, bf16, 4), vo = viewOf(out, bf16, 5);
   // The quads' dropout takes one Philox block for four elements of one
@@ -597,11 +612,11 @@ void dropoutSoftmaxGrad(cudaStream_t s, const float *y, const float *dy,
                         float *dx, int64_t rows, int64_t cols,
                         int64_t perSample, uint64_t seed, uint32_t purpose,
                         uint32_t layer, StepValue sampleOffset, float p,
-                        uint64_t bf16) {
+                        uint64_t bf16, const PackedDropoutKeys &keys) {
   if (rows <= 0 || cols <= 0)
     return;
   DropoutSite drop = DropoutSite::of(rows * cols, perSample, seed, purpose,
-                                     layer, sampleOffset, p);
+                                     layer, sampleOffset, p, keys);
   launchRows(s, "dropout_softmax_grad", rows, dropoutSoftmaxGradKernel,
              viewOf(y, bf16, 0), viewOf(dy, bf16, 1), viewOf(dx, bf16, 2), cols,
              drop, cols % 4 == 0 && drop.perSample % 4 == 0);

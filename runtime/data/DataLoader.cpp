@@ -4,6 +4,7 @@
 // the next batch while the current one computes.
 #include "runtime/data/MlperfData.h"
 
+#include "runtime/data/PackedRows.h"
 #include "runtime/random/Philox.h"
 
 #include <algorithm>
@@ -23,6 +24,11 @@ struct DataLoader::Impl {
   std::vector<int64_t> firsts; // file-order index of each file's sample 0
   int64_t total = 0;
   SampleShape shape;
+  // packs > 1 (countSequences): per file whether it is packed, its
+  // unpacked samples (-1: unknown) and those of the files before it.
+  std::vector<char> filePacked;
+  std::vector<int64_t> sequenceCounts, sequenceFirsts;
+  int64_t totalSequences = 0;
   bool shuffle = false;
   uint64_t seed = 0;
   int64_t rank = 0, replicas = 1;
@@ -67,11 +73,48 @@ struct DataLoader::Impl {
     return permutation;
   }
 
-  // File-order sample `index` into row `row`.
-  void readSample(int64_t index, HostBatch &out, int64_t row) {
+  // File-order sample `index` into row `row`, read at run position `at`
+  // (the dropout keys of packed rows).
+  void readSample(int64_t index, HostBatch &out, int64_t row, int64_t at) {
     auto after = std::upper_bound(firsts.begin(), firsts.end(), index);
     size_t file = static_cast<size_t>(after - firsts.begin()) - 1;
     files[file]->read(index - firsts[file], out, row);
+    if (out.packs > 1)
+      setKeys(file, out, row, at);
+  }
+
+  // Packed rows' dropout keys (DropoutKeys.h), so that their masks are the
+  // unpacked samples': a sequence of a packed file with a sample_index
+  // takes epoch x (the files' unpacked samples) + the unpacked samples of
+  // the files before its own + its sample_index, what the unpacked files
+  // read in order give that sample; a row of an unpacked file takes its
+  // run position, as the unpacked model keys it. (A packed file without
+  // sample_index: position x packs + sequence, masks of their own.)
+  void setKeys(size_t file, HostBatch &out, int64_t row, int64_t at) {
+    const int64_t packs = out.packs, epoch = at / total;
+    std::vector<uint32_t> keys(static_cast<size_t>(packs));
+    for (int64_t j = 0; j < packs; ++j) {
+      int32_t index = out.sampleIndex[static_cast<size_t>(row * packs + j)];
+      int64_t key = !filePacked[file] ? at
+                    : index >= 0 && sequenceCounts[file] >= 0
+                        ? epoch * totalSequences + sequenceFirsts[file] + index
+                        : at * packs + j;
+      keys[static_cast<size_t>(j)] = static_cast<uint32_t>(key);
+    }
+    setDropoutKeys(out, row, keys);
+  }
+
+  // packs > 1: which files are packed and their unpacked samples.
+  void countSequences() {
+    int64_t first = 0;
+    for (auto &file : files) {
+      filePacked.push_back(file->packedRows());
+      int64_t count = filePacked.back() ? file->packedSequences() : -1;
+      sequenceCounts.push_back(count);
+      sequenceFirsts.push_back(first);
+      first += count >= 0 ? count : file->samples();
+    }
+    totalSequences = first;
   }
 
   // This rank's share of the samples [position, position + globalCount).
@@ -83,7 +126,7 @@ struct DataLoader::Impl {
       int64_t epoch = at / total, index = at % total;
       if (shuffle)
         index = permutationFor(epoch)[static_cast<size_t>(index)];
-      readSample(index, out, k);
+      readSample(index, out, k, at);
     }
   }
 
@@ -132,7 +175,7 @@ DataLoader::DataLoader(const std::string &path, const std::string &format,
                                 " of " + std::to_string(replicas) +
                                 " replicas");
   if (shape.seq <= 0 || shape.predictions <= 0 || shape.vocab <= 0 ||
-      shape.typeVocab <= 0)
+      shape.typeVocab <= 0 || shape.packs <= 0)
     throw std::invalid_argument("DataLoader: the sample shape needs positive "
                                 "seq, predictions, vocab and typeVocab");
   Impl &impl = *impl_;
@@ -147,6 +190,8 @@ DataLoader::DataLoader(const std::string &path, const std::string &format,
     impl.firsts.push_back(impl.total);
     impl.total += impl.files.back()->samples();
   }
+  if (shape.packs > 1)
+    impl.countSequences();
   if (impl.total == 0)
     throw DataError("data.path '" + path + "': its " +
                     std::to_string(impl.paths.size()) +
@@ -220,7 +265,7 @@ void DataLoader::readInOrder(int64_t first, int64_t count, int64_t rows,
   impl.waitIdle(lock); // keeps a finished read ahead for next()
   out.resize(rows, impl.shape.seq, impl.shape.predictions, impl.shape.packs);
   for (int64_t k = 0; k < count; ++k)
-    impl.readSample(first + k, out, k);
+    impl.readSample(first + k, out, k, first + k);
 }
 
 } // namespace ferry::data

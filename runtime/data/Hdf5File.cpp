@@ -163,9 +163,9 @@ struct ColumnSpec {
 };
 
 // An unpacked file's datasets, or (packed) those with sequence_ids and K
-// labels a row; sample_index only when writing (ferry reads no use of it
-// yet: it keys the dropout of a packed run to match the unpacked one).
-std::vector<ColumnSpec> columnsFor(bool packed, bool writing) {
+// labels a row, and sample_index (written always; read when present: it
+// keys the dropout of packed rows as the unpacked samples').
+std::vector<ColumnSpec> columnsFor(bool packed, bool sampleIndex) {
   std::vector<ColumnSpec> columns = {
       {Field::InputIds, Width::Seq},
       {Field::InputMask, Width::Seq},
@@ -175,7 +175,7 @@ std::vector<ColumnSpec> columnsFor(bool packed, bool writing) {
       {Field::NspLabels, packed ? Width::Packs : Width::Sample}};
   if (packed)
     columns.push_back({Field::SequenceIds, Width::Seq});
-  if (packed && writing)
+  if (packed && sampleIndex)
     columns.push_back({Field::SampleIndex, Width::Packs});
   return columns;
 }
@@ -225,7 +225,10 @@ public:
                   "model.max_sequences_per_pack to the packing the data was "
                   "made with (the width of its next_sentence_labels), e.g. "
                   "--set model.max_sequences_per_pack=3");
-    specs_ = columnsFor(packed_, /*writing=*/false);
+    hasSampleIndex_ =
+        packed_ && H5Lexists(file_.get(), "sample_index", H5P_DEFAULT) > 0;
+    H5Eclear2(H5E_DEFAULT);
+    specs_ = columnsFor(packed_, hasSampleIndex_);
     columns_.resize(specs_.size());
     const char *countedBy = nullptr;
     for (size_t c = 0; c < specs_.size(); ++c) {
@@ -245,6 +248,28 @@ public:
 
   const std::string &path() const override { return path_; }
   int64_t samples() const override { return samples_; }
+  bool packedRows() override { return packed_; }
+
+  int64_t packedSequences() override {
+    if (!hasSampleIndex_)
+      return -1;
+    if (sequences_ < 0) {
+      size_t c = 0;
+      while (specs_[c].field != Field::SampleIndex)
+        ++c;
+      std::vector<int32_t> all(
+          static_cast<size_t>(samples_ * columns_[c].width));
+      Hdf5Lock lock;
+      if (!all.empty() &&
+          H5Dread(columns_[c].dataset.get(), H5T_NATIVE_INT32, H5S_ALL,
+                  H5S_ALL, H5P_DEFAULT, all.data()) < 0)
+        throw DataError(path_ + ": cannot read dataset sample_index (" +
+                        hdf5Error() + ")");
+      sequences_ = std::count_if(all.begin(), all.end(),
+                                 [](int32_t v) { return v >= 0; });
+    }
+    return sequences_;
+  }
 
   void read(int64_t index, HostBatch &out, int64_t row) override {
     if (index < 0 || index >= samples_)
@@ -261,9 +286,14 @@ public:
         // A [N] dataset takes only the first entry of start and count.
         hsize_t start[2] = {static_cast<hsize_t>(index), 0};
         hsize_t count[2] = {1, static_cast<hsize_t>(column.width)};
-        // The NSP labels' row is packs wide; a file's may be narrower.
-        int64_t rowWidth =
-            specs_[c].field == Field::NspLabels ? out.packs : column.width;
+        // The NSP labels' and sample indices' row is packs wide; a file's
+        // may be narrower (the rest: label 0, index -1).
+        bool perPack = specs_[c].field == Field::NspLabels ||
+                       specs_[c].field == Field::SampleIndex;
+        int64_t rowWidth = perPack ? out.packs : column.width;
+        if (specs_[c].width == Width::Packs)
+          std::fill_n(columnOf(out, specs_[c].field).data() + row * rowWidth,
+                      rowWidth, specs_[c].field == Field::SampleIndex ? -1 : 0);
         int32_t *target =
             columnOf(out, specs_[c].field).data() + row * rowWidth;
         if (H5Sselect_hyperslab(column.fileSpace.get(), H5S_SELECT_SET, start,
@@ -291,6 +321,8 @@ public:
         positions[j] = ids[j] = 0;
     }
     std::string where = path_ + ": sample " + std::to_string(index);
+    if (out.packs > 1 && !hasSampleIndex_)
+      std::fill_n(out.sampleIndex.data() + row * out.packs, out.packs, -1);
     if (out.packs > 1)
       completePackedRow(where, out, row, packed_);
     else
@@ -462,6 +494,8 @@ private:
   int64_t samples_ = 0;
   Hid file_;
   bool packed_ = false; // the file has sequence_ids
+  bool hasSampleIndex_ = false;
+  int64_t sequences_ = -1; // packedSequences(), once counted
   std::vector<ColumnSpec> specs_;
   std::vector<Column> columns_;
 };
@@ -550,7 +584,8 @@ void writeHdf5(const std::string &path, const HostBatch &batch,
     Hid create(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
     if (!create.valid() || H5Pset_obj_track_times(create.get(), 0) < 0)
       fail("a dataset creation property list: " + hdf5Error());
-    std::vector<ColumnSpec> specs = columnsFor(batch.packs > 1, true);
+    std::vector<ColumnSpec> specs =
+        columnsFor(batch.packs > 1, /*sampleIndex=*/true);
     for (const ColumnSpec &spec : specs) {
       const char *name = detail::fieldName(spec.field);
       hsize_t width = spec.width == Width::Sample        ? 1

@@ -23,8 +23,11 @@ namespace ferry::data {
 // first token of each sequence; NSP entry j is sequence j + 1's (weight 0
 // past the row's last sequence). sampleIndex [samples, packs] is each
 // sequence's index in the unpacked data it was packed from (-1: none), for
-// the files ferry-datagen --pack writes. `samples` counts rows throughout.
-// With packs 1 these four fields are empty.
+// the files ferry-datagen --pack writes. dropoutKeys [samples, seq, 2] is
+// each token's (sample key, position in its sample): the dropout of a
+// packed row takes the decisions of the unpacked samples
+// (runtime/kernels/DropoutKeys.h). `samples` counts rows throughout. With
+// packs 1 these five fields are empty.
 struct HostBatch {
   int64_t samples = 0, seq = 0, predictions = 0, packs = 1;
   std::vector<int32_t> inputIds, segmentIds, inputMask;
@@ -33,6 +36,7 @@ struct HostBatch {
   std::vector<int32_t> nspLabels;
   std::vector<float> nspWeights;
   std::vector<int32_t> sequenceIds, positionIds, clsPositions, sampleIndex;
+  std::vector<int32_t> dropoutKeys;
 
   // Sizes every field for `rows` rows, all zero (sampleIndex -1).
   void resize(int64_t rows, int64_t seqLength, int64_t maxPredictions,
@@ -54,6 +58,9 @@ struct HostBatch {
       v->assign(packed ? static_cast<std::size_t>(rows * seqLength) : 0, 0);
     clsPositions.assign(packed ? nsp : 0, 0);
     sampleIndex.assign(packed ? nsp : 0, -1);
+    dropoutKeys.assign(packed ? static_cast<std::size_t>(2 * rows * seqLength)
+                              : 0,
+                       0);
   }
 
   // Sum of nspWeights: the real sequences of the batch.

@@ -123,6 +123,8 @@ void checkRow(const std::string &where, const HostBatch &batch, int64_t row,
   checkAll(Field::MaskedPositions, batch.maskedPositions, batch.predictions);
   checkAll(Field::MaskedIds, batch.maskedIds, batch.predictions);
   checkAll(Field::NspLabels, batch.nspLabels, batch.packs);
+  if (batch.packs > 1)
+    checkAll(Field::SampleIndex, batch.sampleIndex, batch.packs);
   bool sawZero = false;
   for (int64_t j = 0; j < batch.predictions; ++j)
     checkWeight(where, j, batch.maskedWeights[row * batch.predictions + j],

@@ -48,6 +48,13 @@ public:
   // Throws DataError for bad data or an index past samples(). One thread at
   // a time per file (the reader reuses its buffers).
   virtual void read(int64_t index, HostBatch &out, int64_t row) = 0;
+  // Whether the file holds packed rows (ferry-datagen --pack).
+  virtual bool packedRows() { return false; }
+  // A packed file's unpacked samples, counted from its sample_index (read
+  // once, the first time: the whole dataset of an HDF5 file, every record
+  // of a TFRecord file); -1 when the file is not packed or has no
+  // sample_index. The dropout keys of packed rows use it.
+  virtual int64_t packedSequences() { return -1; }
 };
 
 // Opens and validates the datasets' presence, shapes and types (HDF5) or

@@ -71,7 +71,23 @@ void completePackedRow(const std::string &where, HostBatch &batch, int64_t row,
   }
 }
 
-void widenToPacks(HostBatch &batch, int64_t packs) {
+void setDropoutKeys(HostBatch &batch, int64_t row,
+                    const std::vector<uint32_t> &sequenceKeys) {
+  const int64_t seq = batch.seq;
+  const int32_t *ids = batch.sequenceIds.data() + row * seq;
+  const int32_t *positions = batch.positionIds.data() + row * seq;
+  int32_t *keys = batch.dropoutKeys.data() + 2 * row * seq;
+  for (int64_t t = 0; t < seq; ++t) {
+    int32_t id = ids[t];
+    bool real = id > 0 && static_cast<size_t>(id) <= sequenceKeys.size();
+    keys[2 * t] =
+        real ? static_cast<int32_t>(sequenceKeys[static_cast<size_t>(id - 1)])
+             : 0;
+    keys[2 * t + 1] = real ? positions[t] : 0;
+  }
+}
+
+void widenToPacks(HostBatch &batch, int64_t packs, int64_t firstPosition) {
   if (batch.packs != 1 || packs < 2)
     throw std::invalid_argument("widenToPacks: an unpacked batch into "
                                 "packs >= 2");
@@ -85,6 +101,7 @@ void widenToPacks(HostBatch &batch, int64_t packs) {
   batch.positionIds.assign(static_cast<size_t>(rows * batch.seq), 0);
   batch.clsPositions.assign(static_cast<size_t>(rows * packs), 0);
   batch.sampleIndex.assign(static_cast<size_t>(rows * packs), -1);
+  batch.dropoutKeys.assign(static_cast<size_t>(2 * rows * batch.seq), 0);
   for (int64_t r = 0; r < rows; ++r) {
     batch.nspLabels[static_cast<size_t>(r * packs)] =
         labels[static_cast<size_t>(r)];
@@ -92,6 +109,7 @@ void widenToPacks(HostBatch &batch, int64_t packs) {
     // A row that pads a partial batch stays weightless.
     batch.nspWeights[static_cast<size_t>(r * packs)] *=
         weights[static_cast<size_t>(r)];
+    setDropoutKeys(batch, r, {static_cast<uint32_t>(firstPosition + r)});
   }
 }
 

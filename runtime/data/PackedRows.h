@@ -36,9 +36,17 @@ HostBatch packRows(const HostBatch &in,
                    const std::vector<std::vector<int64_t>> &groups,
                    int64_t packs);
 
+// Sets row `row`'s dropout keys: token t of sequence j takes
+// (sequenceKeys[j], its position in the sequence); padding (0, 0). Call
+// after completePackedRow.
+void setDropoutKeys(HostBatch &batch, int64_t row,
+                    const std::vector<uint32_t> &sequenceKeys);
+
 // Turns an unpacked batch (packs 1, e.g. synthetic data) into the layout of
-// rows of up to `packs` (>= 2) sequences, each row holding its one sample.
-void widenToPacks(HostBatch &batch, int64_t packs);
+// rows of up to `packs` (>= 2) sequences, each row holding its one sample;
+// row r's dropout key is firstPosition + r, the sample's run position, as
+// the unpacked model keys it.
+void widenToPacks(HostBatch &batch, int64_t packs, int64_t firstPosition);
 
 // A sample's length: its input_mask's ones.
 int64_t sampleLength(const HostBatch &batch, int64_t row);

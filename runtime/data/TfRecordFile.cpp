@@ -108,6 +108,35 @@ public:
     return static_cast<int64_t>(records_.size());
   }
 
+  // Packed when the first record has sequence_ids.
+  bool packedRows() override {
+    if (records_.empty())
+      return false;
+    load(0);
+    return example_.features().feature().count(
+               detail::fieldName(Field::SequenceIds)) > 0;
+  }
+
+  // Every record parsed once: the sample indices that are not -1.
+  int64_t packedSequences() override {
+    if (sequences_ >= 0 || sequences_ == -2)
+      return sequences_ == -2 ? -1 : sequences_;
+    int64_t count = 0;
+    const char *name = detail::fieldName(Field::SampleIndex);
+    for (int64_t i = 0; i < samples(); ++i) {
+      load(i);
+      auto it = example_.features().feature().find(name);
+      if (it == example_.features().feature().end()) {
+        sequences_ = -2; // not packed, or no sample_index: unknown
+        return -1;
+      }
+      for (int64_t v : it->second.int64_list().value())
+        count += v >= 0;
+    }
+    sequences_ = count;
+    return count;
+  }
+
   void read(int64_t index, HostBatch &out, int64_t row) override {
     if (index < 0 || index >= samples())
       throw DataError(path_ + ": record " + std::to_string(index) +
@@ -116,24 +145,7 @@ public:
         out.predictions != shape_.predictions || out.packs != shape_.packs)
       throw std::invalid_argument(
           path_ + ": read into a row or a batch shape that does not match");
-    const Record &record = records_[static_cast<size_t>(index)];
-    std::string where = path_ + ": record " + std::to_string(index);
-
-    buffer_.resize(record.length + kFooterBytes);
-    readAt(buffer_.data(), buffer_.size(), record.offset, where);
-    auto *footer =
-        reinterpret_cast<const unsigned char *>(buffer_.data()) + record.length;
-    uint32_t stored = static_cast<uint32_t>(loadLittle(footer, 4));
-    uint32_t computed = maskCrc32c(crc32c(buffer_.data(), record.length));
-    if (stored != computed)
-      throw DataError(
-          where + " (byte " + std::to_string(record.offset - kHeaderBytes) +
-          "): the data's CRC32C does not match (stored " + hex(stored) +
-          ", computed " + hex(computed) +
-          "); the file is corrupt: make it again or copy it again");
-    if (!example_.ParseFromArray(buffer_.data(),
-                                 static_cast<int>(record.length)))
-      throw DataError(where + ": the record is not a tf.Example protobuf");
+    std::string where = load(index);
 
     int64_t seq = shape_.seq, p = shape_.predictions;
     copyInts(where, Field::InputIds, seq, "model.seq_length",
@@ -174,8 +186,26 @@ public:
                         " (one per packed sequence): set "
                         "model.max_sequences_per_pack to the data's packing");
       copyInts(where, Field::NspLabels, count, nullptr, labels);
+      int32_t *indices = out.sampleIndex.data() + row * out.packs;
+      std::fill_n(indices, out.packs, -1);
+      const char *indexName = detail::fieldName(Field::SampleIndex);
+      if (example_.features().feature().count(indexName) > 0) {
+        const tf::Feature &index = feature(where, indexName);
+        expectKind(where, indexName, index, tf::Feature::kInt64List,
+                   out.packs, "model.max_sequences_per_pack");
+        int64_t width = index.int64_list().value_size();
+        if (width > out.packs)
+          throw DataError(where + ": " + indexName + " holds " +
+                          std::to_string(width) +
+                          " values; expected at most "
+                          "model.max_sequences_per_pack " +
+                          std::to_string(out.packs));
+        copyInts(where, Field::SampleIndex, width, nullptr, indices);
+      }
     } else {
       copyInts(where, Field::NspLabels, 1, nullptr, labels);
+      if (out.packs > 1)
+        std::fill_n(out.sampleIndex.data() + row * out.packs, out.packs, -1);
     }
 
     const tf::Feature &weights = feature(where, "masked_lm_weights");
@@ -204,6 +234,30 @@ private:
     uint64_t offset; // of the data
     uint64_t length;
   };
+
+  // Reads record `index` into example_ (its CRC checked); returns where it
+  // is, for messages.
+  std::string load(int64_t index) {
+    const Record &record = records_[static_cast<size_t>(index)];
+    std::string where = path_ + ": record " + std::to_string(index);
+
+    buffer_.resize(record.length + kFooterBytes);
+    readAt(buffer_.data(), buffer_.size(), record.offset, where);
+    auto *footer =
+        reinterpret_cast<const unsigned char *>(buffer_.data()) + record.length;
+    uint32_t stored = static_cast<uint32_t>(loadLittle(footer, 4));
+    uint32_t computed = maskCrc32c(crc32c(buffer_.data(), record.length));
+    if (stored != computed)
+      throw DataError(
+          where + " (byte " + std::to_string(record.offset - kHeaderBytes) +
+          "): the data's CRC32C does not match (stored " + hex(stored) +
+          ", computed " + hex(computed) +
+          "); the file is corrupt: make it again or copy it again");
+    if (!example_.ParseFromArray(buffer_.data(),
+                                 static_cast<int>(record.length)))
+      throw DataError(where + ": the record is not a tf.Example protobuf");
+    return where;
+  }
 
   void readAt(void *target, size_t count, uint64_t offset,
               const std::string &where) {
@@ -306,6 +360,7 @@ private:
   std::vector<Record> records_;
   std::string buffer_;
   tf::Example example_;
+  int64_t sequences_ = -1; // packedSequences(): -1 not yet, -2 unknown
 };
 
 } // namespace

@@ -3,6 +3,7 @@
 // kernels take them: sizes, the dropout's key and the products' precision.
 #pragma once
 
+#include "runtime/kernels/DropoutKeys.h"
 #include "runtime/kernels/StepValue.h"
 
 #include <cstddef>
@@ -34,6 +35,9 @@ struct AttentionShape {
   // seq], in the memory the kernel runs in; a query sees only the keys of
   // its own sequence. Null: one sequence a row.
   const int32_t *sequenceIds = nullptr;
+  // Packed rows' dropout keys (layout Attention): the probabilities' masks
+  // of the unpacked samples. Unset: keyed by sampleOffset + b.
+  PackedDropoutKeys dropoutKeys;
 
   // Whether query i of sample b sees key j (packed rows: the same
   // sequence).

@@ -185,6 +185,7 @@ void Trainer::feed(const data::HostBatch &batch, float mlmCount,
   if (batch.packs > 1) { // packed rows (model.max_sequences_per_pack)
     copyInto(*backend_, "input.sequence_ids", batch.sequenceIds);
     copyInto(*backend_, "input.position_ids", batch.positionIds);
+    copyInto(*backend_, "input.dropout_keys", batch.dropoutKeys);
     copyInto(*backend_, "input.cls_positions", batch.clsPositions);
     copyInto(*backend_, "input.nsp_count", std::vector<float>{nspCount});
   }
@@ -194,7 +195,7 @@ void Trainer::fillSynthetic(int64_t first, int64_t rows,
                             data::HostBatch &out) {
   synthetic_->fill(first, rows, out);
   if (config_.model.packed()) // one sample a row, in the packed layout
-    data::widenToPacks(out, config_.model.max_sequences_per_pack);
+    data::widenToPacks(out, config_.model.max_sequences_per_pack, first);
 }
 
 StepMetrics Trainer::step(int64_t s) {

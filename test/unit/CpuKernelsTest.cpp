@@ -514,6 +514,83 @@ TEST(CpuKernels, SoftmaxWithMaskAndGrad) {
 
 // ---------------------------------------------------------------- dropout
 
+// Packed rows' keys (DropoutKeys.h): a row holding two samples (3 and 5
+// tokens of 8) drops exactly what the unpacked samples (run positions 10
+// and 11) drop, token by token for [seq, width] samples and (query, key)
+// by (query, key) within a sequence for [heads, seq, seq] probabilities.
+TEST(CpuKernels, PackedDropoutKeysGiveTheUnpackedMasks) {
+  const int64_t seq = 8, width = 4, heads = 2;
+  const int64_t lengths[2] = {3, 5};
+  std::vector<int32_t> keys(2 * seq);
+  for (int64_t t = 0; t < seq; ++t) {
+    bool first = t < lengths[0];
+    keys[2 * t] = first ? 10 : 11;
+    keys[2 * t + 1] = static_cast<int32_t>(first ? t : t - lengths[0]);
+  }
+  const uint64_t seed = 5;
+  const uint32_t purpose = 0x1234u, layer = 3;
+  const float p = 0.3f;
+
+  // Tokens: [2 samples, seq, width] unpacked, [1 row, seq, width] packed.
+  std::vector<float> x = randn(2 * seq * width, 41, 1.0f, 0.5f);
+  std::vector<float> unpacked(x.size());
+  cpu::dropout(x.data(), unpacked.data(), 2 * seq * width, seq * width, seed,
+               purpose, layer, 10, p);
+  std::vector<float> row(seq * width), dropped(seq * width);
+  for (int64_t t = 0; t < seq; ++t) {
+    int64_t sample = keys[2 * t] - 10, pos = keys[2 * t + 1];
+    for (int64_t w = 0; w < width; ++w)
+      row[t * width + w] = x[(sample * seq + pos) * width + w];
+  }
+  using ferry::PackedDropoutKeys;
+  PackedDropoutKeys tokens{keys.data(), seq, PackedDropoutKeys::Tokens, width};
+  cpu::dropout(row.data(), dropped.data(), seq * width, seq * width, seed,
+               purpose, layer, 999, p, tokens);
+  int64_t zeros = 0;
+  for (int64_t t = 0; t < seq; ++t) {
+    int64_t sample = keys[2 * t] - 10, pos = keys[2 * t + 1];
+    for (int64_t w = 0; w < width; ++w) {
+      EXPECT_EQ(dropped[t * width + w],
+                unpacked[(sample * seq + pos) * width + w])
+          << "token " << t << " element " << w;
+      zeros += dropped[t * width + w] == 0.0f;
+    }
+  }
+  EXPECT_GT(zeros, 0); // p 0.3 over 32 elements drops some
+
+  // Attention probabilities: [2, heads, seq, seq] against [1, heads, seq,
+  // seq], compared where query and key share a sequence.
+  const int64_t per = heads * seq * seq;
+  std::vector<float> probs = randn(2 * per, 42, 1.0f, 0.5f);
+  std::vector<float> probsDropped(probs.size());
+  cpu::dropout(probs.data(), probsDropped.data(), 2 * per, per, seed, purpose,
+               layer, 10, p);
+  std::vector<float> packedProbs(per), packedDropped(per);
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t q = 0; q < seq; ++q)
+      for (int64_t k = 0; k < seq; ++k) {
+        int64_t sample = keys[2 * q] - 10;
+        int64_t from = ((sample * heads + h) * seq + keys[2 * q + 1]) * seq +
+                       keys[2 * k + 1];
+        packedProbs[(h * seq + q) * seq + k] = probs[from];
+      }
+  PackedDropoutKeys attention{keys.data(), seq, PackedDropoutKeys::Attention,
+                              1};
+  cpu::dropout(packedProbs.data(), packedDropped.data(), per, per, seed,
+               purpose, layer, 999, p, attention);
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t q = 0; q < seq; ++q)
+      for (int64_t k = 0; k < seq; ++k) {
+        if (keys[2 * q] != keys[2 * k])
+          continue; // another sequence: probability 0 in attention
+        int64_t sample = keys[2 * q] - 10;
+        int64_t from = ((sample * heads + h) * seq + keys[2 * q + 1]) * seq +
+                       keys[2 * k + 1];
+        EXPECT_EQ(packedDropped[(h * seq + q) * seq + k], probsDropped[from])
+            << "head " << h << " query " << q << " key " << k;
+      }
+}
+
 TEST(CpuKernels, DropoutZeroCopies) {
   std::vector<float> x = randn(40001, 27), out(x.size(), 1.0f);
   cpu::dropout(x.data(), out.data(), 40001, 1003, 7, 1, 0, 0, 0.0f);

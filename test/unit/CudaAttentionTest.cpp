@@ -159,6 +159,75 @@ TEST_F(CudaAttention, PackedRowsEqualTheReferenceAndTheCpu) {
     }
 }
 
+// Packed rows with their dropout keys (each sequence's sample key and the
+// positions within it, DropoutKeys.h): the device's masks are the CPU's,
+// forward and backward, and they are not the unkeyed masks.
+TEST_F(CudaAttention, PackedDropoutKeysEqualTheCpu) {
+  AttentionShape a;
+  a.batch = 2, a.heads = 2, a.seq = 48, a.headDim = 16;
+  a.seed = 42, a.purpose = 7, a.layer = 3, a.sampleOffset = 11, a.p = 0.2f;
+  a.scale = 0.25f;
+  std::vector<int32_t> ids = test::packedSequenceIds(a.batch, a.seq, 5);
+  std::vector<int32_t> keys(static_cast<size_t>(2 * a.batch * a.seq), 0);
+  for (int64_t b = 0; b < a.batch; ++b) {
+    int64_t start = 0;
+    for (int64_t t = 0; t < a.seq; ++t) {
+      int32_t id = ids[b * a.seq + t];
+      if (t > 0 && id != ids[b * a.seq + t - 1])
+        start = t;
+      keys[2 * (b * a.seq + t)] = id ? static_cast<int32_t>(100 + 3 * b + id) : 0;
+      keys[2 * (b * a.seq + t) + 1] = id ? static_cast<int32_t>(t - start) : 0;
+    }
+  }
+  size_t n = static_cast<size_t>(a.batch * a.heads * a.seq * a.headDim);
+  size_t rows = static_cast<size_t>(a.batch * a.heads * a.seq);
+  auto q = random(n, -1.5f, 1.5f), k = random(n, -1.5f, 1.5f),
+       v = random(n, -1.5f, 1.5f), dout = random(n, -1.5f, 1.5f);
+  auto mask = test::paddingMask(a.batch, a.seq, 5);
+  auto onCpu = [&](bool keyed) {
+    AttentionShape c = a;
+    c.sequenceIds = ids.data();
+    if (keyed)
+      c.dropoutKeys = {keys.data(), a.seq, PackedDropoutKeys::Attention, 1};
+    std::vector<float> out(n), lse(rows), dq(n), dk(n), dv(n);
+    cpu::attention(q.data(), k.data(), v.data(), mask.data(), out.data(),
+                   lse.data(), c);
+    cpu::attentionGrad(q.data(), k.data(), v.data(), mask.data(), out.data(),
+                       lse.data(), dout.data(), dq.data(), dk.data(), dv.data(),
+                       c);
+    return std::vector<std::vector<float>>{out, dq, dk, dv};
+  };
+  std::vector<std::vector<float>> want = onCpu(true), unkeyed = onCpu(false);
+  AttentionShape g = a;
+  g.sequenceIds = device(ids);
+  g.dropoutKeys = {device(keys), a.seq, PackedDropoutKeys::Attention, 1};
+  float *gOut = device(std::vector<float>(n)),
+        *gLse = device(std::vector<float>(rows)),
+        *gDq = device(std::vector<float>(n)), *gDk = device(std::vector<float>(n)),
+        *gDv = device(std::vector<float>(n)),
+        *work = device(std::vector<float>(rows));
+  const float *dQ = device(q), *dK = device(k), *dV = device(v),
+              *dMask = device(mask), *dDout = device(dout);
+  cuda::attention(stream, dQ, dK, dV, dMask, gOut, gLse, g);
+  cuda::attentionGrad(stream, dQ, dK, dV, dMask, gOut, gLse, dDout, gDq, gDk,
+                      gDv, work, g);
+  std::vector<float> got[4] = {host(gOut, n), host(gDq, n), host(gDk, n),
+                               host(gDv, n)};
+  const char *names[4] = {"out", "dq", "dk", "dv"};
+  for (int t = 0; t < 4; ++t) {
+    std::vector<double> reference(want[t].begin(), want[t].end());
+    std::vector<float> mine = got[t];
+    test::dropPadding(ids, a, mine, reference);
+    // Tolerance: relative L2 1e-5 (fp32; the sums run in other orders).
+    EXPECT_LE(test::relativeError(mine, reference), 1e-5) << names[t];
+  }
+  std::vector<double> other(unkeyed[0].begin(), unkeyed[0].end());
+  std::vector<float> mine = got[0];
+  test::dropPadding(ids, a, mine, other);
+  EXPECT_GT(test::relativeError(mine, other), 1e-2)
+      << "the keys changed no dropout decision";
+}
+
 // Keys masked with -inf at the start of the row (a whole first key tile of
 // 32 and more): the running maximum stays -inf over them, and the result
 // is the reference's, finite, not NaN.

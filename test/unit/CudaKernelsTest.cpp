@@ -4,7 +4,6 @@
 // rounding);
 // dropout masks bit for bit; NaN never passes. Skipped, with the CUDA
 // runtime's reason, without a device.
-#include "AttentionReference.h"
 #include "CudaKernelsTestUtil.h"
 
 TEST_F(CudaKernels, GemmEveryTransposeAndBatch) {
@@ -337,42 +336,6 @@ TEST_F(CudaKernels, FusedSoftmaxDropoutAndGradient) {
                              batch * rows, cols, perSample, 42, 0x99u, 5, 8,
                              0.1f);
     expectClose(host(ddx, n), dx, 1e-5, "dropout_softmax_grad");
-  }
-}
-
-// Packed rows (sequence ids): softmax and the fused softmax-dropout against
-// the CPU's softmax with the same ids (CpuKernels tests it against a
-// reference), rows of 128 (the quad path) and of 50; dropout masks bit for
-// bit.
-TEST_F(CudaKernels, SoftmaxWithSequencesEqualsTheCpu) {
-  for (int64_t cols : {128, 50}) {
-    int64_t batch = 3, heads = 2, rows = heads * cols, n = batch * rows * cols;
-    std::vector<int32_t> ids = test::packedSequenceIds(batch, cols, 7);
-    auto x = random(n);
-    std::vector<float> mask(batch * cols, 0.0f);
-    for (int64_t i = 0; i < batch * cols; ++i)
-      mask[i] = ids[i] == 0 ? -10000.0f : 0.0f;
-    std::vector<float> probs(n), dropped(n);
-    cpu::softmax(x.data(), mask.data(), probs.data(), batch, rows, cols,
-                 ids.data());
-    cpu::dropout(probs.data(), dropped.data(), n, rows * cols, 42, 0x99u, 5,
-                 8, 0.1f);
-    int32_t *dIds = device(ids);
-    float *out = device(std::vector<float>(n));
-    cuda::softmax(stream, device(x), device(mask), out, batch, rows, cols, 0,
-                  dIds);
-    expectClose(host(out, n), probs, 1e-5, "softmax (sequences)");
-    float *dProbs = device(std::vector<float>(n));
-    float *dOut = device(std::vector<float>(n));
-    cuda::softmaxDropout(stream, device(x), device(mask), dProbs, dOut, batch,
-                         rows, cols, rows * cols, 42, 0x99u, 5, 8, 0.1f, 0,
-                         dIds);
-    expectClose(host(dProbs, n), probs, 1e-5, "softmax_dropout (sequences)");
-    auto got = host(dOut, n);
-    for (int64_t i = 0; i < n; ++i) {
-      ASSERT_EQ(got[i] == 0.0f, dropped[i] == 0.0f) << "mask differs at " << i;
-    }
-    expectClose(got, dropped, 1e-5, "softmax_dropout (dropped, sequences)");
   }
 }
 

@@ -164,13 +164,16 @@ TEST(PackedRows, CompleteRefusesMalformedSequenceIds) {
 TEST(PackedRows, WidenToPacksKeepsEachSampleInItsRow) {
   HostBatch b = makeBatch(3, 700);
   HostBatch original = b;
-  widenToPacks(b, 3);
+  widenToPacks(b, 3, 40);
   EXPECT_EQ(b.packs, 3);
   for (int64_t r = 0; r < 3; ++r) {
     EXPECT_EQ(b.nspLabels[r * 3], original.nspLabels[r]);
     EXPECT_EQ(b.nspWeights[r * 3], 1.0f);
     EXPECT_EQ(b.nspWeights[r * 3 + 1], 0.0f);
     EXPECT_EQ(b.clsPositions[r * 3], 0);
+    // Dropout keyed by the run position (40 + r) and the token's position.
+    EXPECT_EQ(b.dropoutKeys[2 * (r * b.seq + 2)], 40 + r);
+    EXPECT_EQ(b.dropoutKeys[2 * (r * b.seq + 2) + 1], 2);
   }
   EXPECT_EQ(b.inputIds, original.inputIds);
 }

@@ -65,7 +65,7 @@ void feedInputs(CpuBackend &backend, const Config *config,
   data::HostBatch batch;
   data.fill(0, rows, batch);
   if (config->model.packed()) // one sample a row, in the packed layout
-    data::widenToPacks(batch, config->model.max_sequences_per_pack);
+    data::widenToPacks(batch, config->model.max_sequences_per_pack, 0);
   auto put = [&](const std::string &name, const void *src, size_t bytes) {
     const fxe::State *s = backend.state("arg." + program + "." + name);
     if (!s)
@@ -90,6 +90,7 @@ void feedInputs(CpuBackend &backend, const Config *config,
   put("mlm_count", &count, 4);
   put("sequence_ids", batch.sequenceIds.data(), batch.sequenceIds.size() * 4);
   put("position_ids", batch.positionIds.data(), batch.positionIds.size() * 4);
+  put("dropout_keys", batch.dropoutKeys.data(), batch.dropoutKeys.size() * 4);
   put("cls_positions", batch.clsPositions.data(),
       batch.clsPositions.size() * 4);
   float sequences = static_cast<float>(batch.realSequences());
