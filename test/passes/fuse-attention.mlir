@@ -20,15 +20,16 @@ func.func @chain(%q: tensor<2x2x8x4xf32>, %k: tensor<2x2x8x4xf32>, %v: tensor<2x
 
 // -----
 
-// Packed rows: the softmax's sequence ids become the attention's.
+// Packed rows: the softmax's sequence ids and the dropout's keys become the
+// attention's.
 // CHECK-LABEL: func.func @packed
-// CHECK-NEXT: %[[O:.*]], %{{.*}} = graph.attention %arg0, %arg1, %arg2, %arg3, %arg5, %arg6, %arg7 sequences %arg4 {probability = 1.000000e-01 : f64, purpose = "attention.probs", scale = 5.000000e-01 : f64} : tensor<2x2x8x4xf32>, tensor<2x8xf32>, tensor<2x8xi32> -> tensor<2x2x8xf32>
+// CHECK-NEXT: %[[O:.*]], %{{.*}} = graph.attention %arg0, %arg1, %arg2, %arg3, %arg5, %arg6, %arg7 sequences %arg4 keys %arg8 {probability = 1.000000e-01 : f64, purpose = "attention.probs", scale = 5.000000e-01 : f64} : tensor<2x2x8x4xf32>, tensor<2x8xf32>, tensor<2x8xi32> keys tensor<2x8x2xi32> -> tensor<2x2x8xf32>
 // CHECK-NEXT: return %[[O]]
-func.func @packed(%q: tensor<2x2x8x4xf32>, %k: tensor<2x2x8x4xf32>, %v: tensor<2x2x8x4xf32>, %mask: tensor<2x8xf32>, %ids: tensor<2x8xi32>, %seed: i64, %l: index, %off: index) -> tensor<2x2x8x4xf32> {
+func.func @packed(%q: tensor<2x2x8x4xf32>, %k: tensor<2x2x8x4xf32>, %v: tensor<2x2x8x4xf32>, %mask: tensor<2x8xf32>, %ids: tensor<2x8xi32>, %seed: i64, %l: index, %off: index, %keys: tensor<2x8x2xi32>) -> tensor<2x2x8x4xf32> {
   %s = graph.matmul %q, %k {transpose_rhs} : tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32> -> tensor<2x2x8x8xf32>
   %t = graph.scale %s by 5.000000e-01 : tensor<2x2x8x8xf32>
   %p = graph.softmax %t, %mask sequences %ids : tensor<2x2x8x8xf32>, tensor<2x8xf32>, tensor<2x8xi32>
-  %d = graph.dropout %p, %seed, %l, %off {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<2x2x8x8xf32>
+  %d = graph.dropout %p, %seed, %l, %off keys %keys {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<2x2x8x8xf32> keys tensor<2x8x2xi32>
   %o = graph.matmul %d, %v : tensor<2x2x8x8xf32>, tensor<2x2x8x4xf32> -> tensor<2x2x8x4xf32>
   return %o : tensor<2x2x8x4xf32>
 }

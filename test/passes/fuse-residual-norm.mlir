@@ -26,6 +26,20 @@ func.func @training(%y: tensor<2x4x8xf32>, %res: tensor<2x4x8xf32>, %g: tensor<8
 
 // -----
 
+// Packed rows: the dropout's keys go with it.
+// CHECK-LABEL: func.func @packed
+// CHECK-NEXT: %{{.*}}, %[[Y:.*]] = graph.residual_layer_norm %arg0, %arg1, %arg2, %arg3 eps 9.9999999999999998E-13 dropout %arg4, %arg5, %arg6 keys %arg7 {probability = 1.000000e-01 : f64, purpose = "ffn.output"} : tensor<2x4x8xf32>, tensor<8xf32> keys tensor<2x4x2xi32>
+// CHECK-NEXT: return %[[Y]]
+func.func @packed(%y: tensor<2x4x8xf32>, %res: tensor<2x4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>,
+                  %seed: i64, %l: index, %off: index, %keys: tensor<2x4x2xi32>) -> tensor<2x4x8xf32> {
+  %d = graph.dropout %y, %seed, %l, %off keys %keys {probability = 1.000000e-01 : f64, purpose = "ffn.output"} : tensor<2x4x8xf32> keys tensor<2x4x2xi32>
+  %s = graph.add %d, %res : tensor<2x4x8xf32>
+  %o = graph.layer_norm %s, %g, %b eps 9.9999999999999998E-13 : tensor<2x4x8xf32>, tensor<8xf32>
+  return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
 // Evaluation (no dropout), and the embeddings' sum of sums: the last add
 // and the layer norm fuse without a dropout.
 // CHECK-LABEL: func.func @no_dropout

@@ -19,14 +19,18 @@ func.func @forward(%s: tensor<2x2x4x4xf32>, %mask: tensor<2x4xf32>, %seed: i64, 
 
 // -----
 
-// Packed rows: the softmax's sequence ids go with it into the fused op.
+// Packed rows: the softmax's sequence ids and the dropout's keys go with
+// them into the fused ops, forward and backward.
 // CHECK-LABEL: func.func @packed
-// CHECK-NEXT: %[[P:.*]], %[[D:.*]] = graph.softmax_dropout %arg0, %arg1, %arg3, %arg4, %arg5 sequences %arg2 {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<2x2x4x4xf32>, tensor<2x4xf32>, tensor<2x4xi32>
-// CHECK-NEXT: return %[[D]]
-func.func @packed(%s: tensor<2x2x4x4xf32>, %mask: tensor<2x4xf32>, %ids: tensor<2x4xi32>, %seed: i64, %l: index, %off: index) -> tensor<2x2x4x4xf32> {
+// CHECK-NEXT: %[[P:.*]], %[[D:.*]] = graph.softmax_dropout %arg0, %arg1, %arg4, %arg5, %arg6 sequences %arg2 keys %arg3 {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<2x2x4x4xf32>, tensor<2x4xf32>, tensor<2x4xi32> keys tensor<2x4x2xi32>
+// CHECK-NEXT: %[[DX:.*]] = graph.dropout_softmax_grad %[[P]], %[[D]], %arg4, %arg5, %arg6 keys %arg3 {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<2x2x4x4xf32> keys tensor<2x4x2xi32>
+// CHECK-NEXT: return %[[DX]]
+func.func @packed(%s: tensor<2x2x4x4xf32>, %mask: tensor<2x4xf32>, %ids: tensor<2x4xi32>, %keys: tensor<2x4x2xi32>, %seed: i64, %l: index, %off: index) -> tensor<2x2x4x4xf32> {
   %p = graph.softmax %s, %mask sequences %ids : tensor<2x2x4x4xf32>, tensor<2x4xf32>, tensor<2x4xi32>
-  %d = graph.dropout %p, %seed, %l, %off {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<2x2x4x4xf32>
-  return %d : tensor<2x2x4x4xf32>
+  %d = graph.dropout %p, %seed, %l, %off keys %keys {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<2x2x4x4xf32> keys tensor<2x4x2xi32>
+  %g = graph.dropout %d, %seed, %l, %off keys %keys {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<2x2x4x4xf32> keys tensor<2x4x2xi32>
+  %dx = graph.softmax_grad %p, %g : tensor<2x2x4x4xf32>
+  return %dx : tensor<2x2x4x4xf32>
 }
 
 // -----

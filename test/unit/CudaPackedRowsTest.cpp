@@ -7,11 +7,15 @@
 #include "AttentionReference.h"
 #include "CudaKernelsTestUtil.h"
 
+namespace {
+class CudaPackedRows : public CudaKernels {};
+} // namespace
+
 // Packed rows (sequence ids): softmax and the fused softmax-dropout against
 // the CPU's softmax with the same ids (CpuKernels tests it against a
 // reference), rows of 128 (the quad path) and of 50; dropout masks bit for
 // bit.
-TEST_F(CudaKernels, SoftmaxWithSequencesEqualsTheCpu) {
+TEST_F(CudaPackedRows, SoftmaxWithSequencesEqualsTheCpu) {
   for (int64_t cols : {128, 50}) {
     int64_t batch = 3, heads = 2, rows = heads * cols, n = batch * rows * cols;
     std::vector<int32_t> ids = test::packedSequenceIds(batch, cols, 7);
@@ -48,7 +52,7 @@ TEST_F(CudaKernels, SoftmaxWithSequencesEqualsTheCpu) {
 // softmax-dropout and its gradient, and the residual layer norm's dropout
 // drop what the CPU drops with the same keys, bit for bit (rows of 64
 // columns: the device's quad paths fall back to a draw per element).
-TEST_F(CudaKernels, PackedDropoutKeysEqualTheCpu) {
+TEST_F(CudaPackedRows, DropoutKeysEqualTheCpu) {
   const int64_t batch = 2, seq = 64, heads = 2, width = 64;
   std::vector<int32_t> ids = test::packedSequenceIds(batch, seq, 6);
   std::vector<int32_t> keys(static_cast<size_t>(2 * batch * seq), 0);

@@ -82,6 +82,16 @@ func.func @f(%q: tensor<2x8x3x4xf32>, %m: tensor<2x8xf32>, %s: i64, %i: index) {
 
 // -----
 
+// Tests that dropout keys come with sequence ids (the kernel's buffer
+// order).
+func.func @f(%q: tensor<2x2x8x4xf32>, %m: tensor<2x8xf32>, %k: tensor<2x8x2xi32>, %s: i64, %i: index) {
+  // expected-error @+1 {{takes dropout_keys only with sequences (packed rows)}}
+  %o, %l = graph.attention %q, %q, %q, %m, %s, %i, %i keys %k {probability = 0.1 : f64, purpose = "p", scale = 1.0 : f64} : tensor<2x2x8x4xf32>, tensor<2x8xf32> keys tensor<2x8x2xi32> -> tensor<2x2x8xf32>
+  return
+}
+
+// -----
+
 // Tests that the sequence ids (packed rows) are i32 [batch, seq].
 func.func @f(%q: tensor<2x2x8x4xf32>, %m: tensor<2x8xf32>, %ids: tensor<2x4xi32>, %s: i64, %i: index) {
   // expected-error @+1 {{expects sequence_ids i32 [batch = 2, seq = 8], found 'tensor<2x4xi32>'}}

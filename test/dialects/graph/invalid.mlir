@@ -403,6 +403,35 @@ func.func @f(%x: tensor<4x2x8x16xf32>, %m: tensor<4x16xf32>, %ids: tensor<4x16xi
 
 // -----
 
+// Tests that dropout keys are [batch, seq, 2].
+func.func @f(%x: tensor<4x16x8xf32>, %s: i64, %l: index, %k: tensor<4x16x3xi32>) -> tensor<4x16x8xf32> {
+  // expected-error @+1 {{expects dropout_keys i32 [batch = 4, seq, 2], found 'tensor<4x16x3xi32>'}}
+  %0 = graph.dropout %x, %s, %l, %l keys %k {probability = 1.000000e-01 : f64, purpose = "p"} : tensor<4x16x8xf32> keys tensor<4x16x3xi32>
+  return %0 : tensor<4x16x8xf32>
+}
+
+// -----
+
+// Tests that keyed dropout runs over a sample's tokens or its attention
+// probabilities.
+func.func @f(%x: tensor<4x8x8xf32>, %s: i64, %l: index, %k: tensor<4x16x2xi32>) -> tensor<4x8x8xf32> {
+  // expected-error @+1 {{with dropout_keys expects input [batch, seq = 16, ...] or [batch, heads, seq, seq], found shape 4x8x8}}
+  %0 = graph.dropout %x, %s, %l, %l keys %k {probability = 1.000000e-01 : f64, purpose = "p"} : tensor<4x8x8xf32> keys tensor<4x16x2xi32>
+  return %0 : tensor<4x8x8xf32>
+}
+
+// -----
+
+// Tests that the fused softmax-dropout takes keys only with sequences (the
+// kernel's buffer order).
+func.func @f(%x: tensor<4x2x16x16xf32>, %m: tensor<4x16xf32>, %s: i64, %l: index, %k: tensor<4x16x2xi32>) {
+  // expected-error @+1 {{takes dropout_keys only with sequences (packed rows)}}
+  %p, %d = graph.softmax_dropout %x, %m, %s, %l, %l keys %k {probability = 1.000000e-01 : f64, purpose = "p"} : tensor<4x2x16x16xf32>, tensor<4x16xf32> keys tensor<4x16x2xi32>
+  return
+}
+
+// -----
+
 // Tests dropout's probability range.
 func.func @f(%x: tensor<4x16xf32>, %s: i64, %l: index) -> tensor<4x16xf32> {
   // expected-error @+1 {{probability must be in [0, 1), found 1}}
