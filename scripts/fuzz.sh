@@ -52,6 +52,16 @@ cp "$FERRY_CACHE_DIR"/*.fxc "$seeds/cache-entry/"
   -o "$seeds/hdf5/three.hdf5" >/dev/null
 "$tools/ferry-datagen" --format tfrecord --seq 16 --predictions 4 --vocab 64 --samples 3 --seed 1 \
   -o "$seeds/tfrecord/three.tfrecord" >/dev/null
+# Packed rows (ferry-datagen --pack) of a few lines of letters, with a
+# vocabulary inside the fuzz shape's 64 ids.
+mkdir -p "$seeds/text-corpus"
+{ printf '[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n'; printf '%s\n' a b c d e f g h i j k l m n o; } > "$seeds/letters.txt"
+printf 'a b c\nd e\n\nf g h\ni j\n\nk l\nm n o\n\na d\ng\n' > "$seeds/text-corpus/letters"
+for format in hdf5 tfrecord; do
+  "$tools/ferry-datagen" --from-text "$seeds/text-corpus" --vocab "$seeds/letters.txt" --format $format \
+    --seq 16 --predictions 4 --dupe-factor 3 --seed 1 --pack --max-sequences-per-pack 3 -o "$seeds/packed-$format" >/dev/null
+  cp "$seeds/packed-$format/part-00000-of-00001.$format" "$seeds/$format/packed.$format"
+done
 "$tools/ferry" train "$seeds/micro.fxe" --steps 2 --log-every 0 --save "$seeds/ckpt" >/dev/null
 step=$seeds/ckpt/$(cat "$seeds/ckpt/latest")
 cp "$step/model.safetensors" "$seeds/safetensors/model.safetensors"

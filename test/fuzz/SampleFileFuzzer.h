@@ -21,25 +21,32 @@ inline data::SampleShape fuzzSampleShape() {
   return shape;
 }
 
+// Reads the input for a model of one sequence a row and for one of up to 3
+// (packed rows, as ferry-datagen --pack writes them for --seq 16).
 template <typename Open>
 int readSampleFile(const uint8_t *bytes, size_t size, const std::string &path,
                    Open open) {
   writeInput(path, bytes, size);
-  try {
-    data::SampleShape shape = fuzzSampleShape();
-    std::unique_ptr<data::SampleFile> file = open(path, shape);
-    data::HostBatch batch;
-    batch.resize(1, shape.seq, shape.predictions);
-    int64_t n = std::min<int64_t>(file->samples(), 16);
-    for (int64_t i = 0; i < n; ++i)
-      file->read(i, batch, 0);
-    // Past the end is an error, not a read.
+  for (int64_t packs : {1, 3}) {
     try {
-      file->read(file->samples(), batch, 0);
-      __builtin_trap();
+      data::SampleShape shape = fuzzSampleShape();
+      shape.packs = packs;
+      std::unique_ptr<data::SampleFile> file = open(path, shape);
+      if (packs > 1 && file->packedRows())
+        file->packedSequences();
+      data::HostBatch batch;
+      batch.resize(1, shape.seq, shape.predictions, shape.packs);
+      int64_t n = std::min<int64_t>(file->samples(), 16);
+      for (int64_t i = 0; i < n; ++i)
+        file->read(i, batch, 0);
+      // Past the end is an error, not a read.
+      try {
+        file->read(file->samples(), batch, 0);
+        __builtin_trap();
+      } catch (const data::DataError &) {
+      }
     } catch (const data::DataError &) {
     }
-  } catch (const data::DataError &) {
   }
   return 0;
 }
