@@ -101,20 +101,33 @@ void InsertEvalPass::runOnOperation() {
                           "model builder writes it)";
     return signalPassFailure();
   }
+  // Results named by `ferry.output` (the span head's) may be any tensors:
+  // a scalar is a metric, summed; another tensor an output, stored per
+  // micro-batch. Unnamed results are the pretraining metrics, by position.
+  bool named = forward.getNumResults() > 0 &&
+               forward.getResultAttrOfType<StringAttr>(0, "ferry.output");
   if (forward.getNumResults() < 1 ||
-      forward.getNumResults() > std::size(kEvalMetrics)) {
+      (!named && forward.getNumResults() > std::size(kEvalMetrics))) {
     forward.emitOpError()
         << "returns " << forward.getNumResults()
         << " results; ferry-insert-eval sums 1 to 5 of them: (loss, "
            "mlm_loss, nsp_loss, mlm_correct, nsp_correct)";
     return signalPassFailure();
   }
-  for (Type type : forward.getResultTypes())
-    if (type != RankedTensorType::get({}, Float32Type::get(&getContext()))) {
+  for (auto [k, type] : llvm::enumerate(forward.getResultTypes())) {
+    if (named && !forward.getResultAttrOfType<StringAttr>(k, "ferry.output")) {
+      forward.emitOpError() << "names result 0 with ferry.output but not "
+                               "result "
+                            << k << "; name every result or none";
+      return signalPassFailure();
+    }
+    if (!named &&
+        type != RankedTensorType::get({}, Float32Type::get(&getContext()))) {
       forward.emitOpError() << "returns " << type
                             << "; ferry-insert-eval sums f32 scalar results";
       return signalPassFailure();
     }
+  }
   if (symbols.lookup("eval_step")) {
     module.emitError() << "@eval_step already exists; ferry-insert-eval runs "
                           "once";
@@ -161,16 +174,33 @@ void InsertEvalPass::runOnOperation() {
   OpBuilder b(ctx);
   Location loc = forward.getLoc();
   auto f32Scalar = RankedTensorType::get({}, b.getF32Type());
-  SmallVector<StringRef> metrics;
+  // Per result: its variable, and whether it is an output stored per
+  // micro-batch (@output.eval.<name>, [accumulation, ...]) rather than a
+  // metric summed (@metric.eval.<name>).
+  SmallVector<std::pair<StringRef, bool>> metrics;
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(*module.getOps<func::FuncOp>().begin());
     for (unsigned k = 0; k < forward.getNumResults(); ++k) {
-      StringRef name = kEvalMetrics[k];
-      auto var = VariableOp::create(b, loc, name, f32Scalar, InitKind::zeros,
-                                    FloatAttr(), name, false, false);
+      auto type = cast<RankedTensorType>(forward.getResultTypes()[k]);
+      bool output = type != f32Scalar;
+      std::string name =
+          named ? ((output ? "output.eval." : "metric.eval.") +
+                   forward.getResultAttrOfType<StringAttr>(k, "ferry.output")
+                       .getValue())
+                      .str()
+                : std::string(kEvalMetrics[k]);
+      RankedTensorType varType = type;
+      if (output) {
+        SmallVector<int64_t> shape = {accumulation};
+        shape.append(type.getShape().begin(), type.getShape().end());
+        varType = RankedTensorType::get(shape, type.getElementType());
+      }
+      auto var = VariableOp::create(b, loc, name, varType, InitKind::zeros,
+                                    FloatAttr(), output ? name + ".{}" : name,
+                                    output, false);
       symbols.insert(var);
-      metrics.push_back(var.getSymName());
+      metrics.push_back({var.getSymName(), output});
     }
   }
 
@@ -181,8 +211,9 @@ void InsertEvalPass::runOnOperation() {
   b.setInsertionPointToStart(step.addEntryBlock());
   Value zero = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(f32Scalar, b.getF32FloatAttr(0.0f)));
-  for (StringRef metric : metrics)
-    ferry::graph::StoreOp::create(b, loc, zero, metric, Value());
+  for (auto [metric, output] : metrics)
+    if (!output)
+      ferry::graph::StoreOp::create(b, loc, zero, metric, Value());
 
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   Value cGA = arith::ConstantIndexOp::create(b, loc, accumulation);
@@ -213,8 +244,13 @@ void InsertEvalPass::runOnOperation() {
     }
   }
   auto call = func::CallOp::create(b, loc, forwardEval, callArgs);
-  for (auto [k, metric] : llvm::enumerate(metrics))
-    AccumulateOp::create(b, loc, call.getResult(k), metric, Value());
+  for (auto [k, metric] : llvm::enumerate(metrics)) {
+    if (metric.second)
+      ferry::graph::StoreOp::create(b, loc, call.getResult(k), metric.first,
+                                    mb);
+    else
+      AccumulateOp::create(b, loc, call.getResult(k), metric.first, Value());
+  }
   b.setInsertionPointToEnd(&step.getBody().front());
   func::ReturnOp::create(b, loc);
 }

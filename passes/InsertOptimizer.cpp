@@ -183,15 +183,28 @@ void InsertOptimizerPass::runOnOperation() {
   Value stepIndex = entry->getArgument(0);
   Value replicaIndex = dataParallel > 1 ? entry->getArgument(1) : Value();
 
-  // Metrics, summed over the micro-batches.
-  SmallVector<StringRef> metricNames = {"loss", "mlm_loss", "nsp_loss",
-                                        "mlm_correct", "nsp_correct"};
-  SmallVector<StringRef> metrics;
-  for (StringRef m : metricNames) {
+  // Metrics, summed over the micro-batches: the gradient function's scalar
+  // results, named by their `ferry.output` attribute (the pretraining
+  // results' default names otherwise). Other results (the span head's
+  // logits) are outputs training does not keep.
+  const StringRef defaultNames[] = {"loss", "mlm_loss", "nsp_loss",
+                                    "mlm_correct", "nsp_correct"};
+  SmallVector<std::pair<unsigned, StringRef>> metrics; // (result, variable)
+  for (unsigned k = 0; k < std::size(defaultNames); ++k) {
+    StringAttr named =
+        k < grad.getNumResults()
+            ? grad.getResultAttrOfType<StringAttr>(k, "ferry.output")
+            : StringAttr();
+    if (k < grad.getNumResults() && grad.getResultTypes()[k] != f32Scalar)
+      continue;
+    if (k >= grad.getNumResults() && grad.getNumResults() > 0 &&
+        grad.getResultAttrOfType<StringAttr>(0, "ferry.output"))
+      break; // named results: only those
+    StringRef m = named ? named.getValue() : defaultNames[k];
     std::string name = ("metric." + m).str();
-    metrics.push_back(declare(name, f32Scalar, name, false));
-    ferry::graph::StoreOp::create(b, loc, zeros(f32Scalar), metrics.back(),
-                                  Value());
+    metrics.push_back({k, declare(name, f32Scalar, name, false)});
+    ferry::graph::StoreOp::create(b, loc, zeros(f32Scalar),
+                                  metrics.back().second, Value());
   }
   StringRef normVar =
       declare("metric.grad_norm", f32Scalar, "metric.grad_norm", false);
@@ -254,7 +267,7 @@ void InsertOptimizerPass::runOnOperation() {
       }
     }
     auto call = func::CallOp::create(b, loc, grad, callArgs);
-    for (auto [k, metric] : llvm::enumerate(metrics))
+    for (auto [k, metric] : metrics)
       if (k < call.getNumResults())
         AccumulateOp::create(b, loc, call.getResult(k), metric, Value());
   }

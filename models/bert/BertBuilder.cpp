@@ -130,8 +130,13 @@ private:
   func::FuncOp buildEmbeddings(ModuleOp module);
   func::FuncOp buildEncoderLayer(ModuleOp module);
   func::FuncOp buildHeads(ModuleOp module);
+  func::FuncOp buildSpanHead(ModuleOp module);
   void buildForward(ModuleOp module, func::FuncOp embeddings,
                     func::FuncOp layer, func::FuncOp heads);
+  // The encoder stack over the embeddings' output: an scf.for over the
+  // layers (shared by both tasks' @forward).
+  Value encoderStack(func::FuncOp layer, Value hidden, Value mask,
+                     Value sequenceIds, Value keys, Value seed, Value offset);
 
   OpBuilder b;
   Location loc;
@@ -345,6 +350,60 @@ func::FuncOp BertBuilder::buildHeads(ModuleOp module) {
   return fn;
 }
 
+// @span_head(x, span_positions [B, 2], span_weights [B, 2], span_count,
+//            qa.weight, qa.bias) -> (loss, span_correct, span_logits)
+// BertForQuestionAnswering's head: logits = x qa.weightᵀ + qa.bias per
+// token, as [B, 2, S] (start logits, then end logits); loss = the sum of
+// the start and end cross-entropies over the weighted slots / span_count
+// (the global batch's weighted slots, 2 a feature: HF's (start + end) / 2
+// averaged over the batch); span_correct counts the slots whose argmax is
+// the label (a metric).
+func::FuncOp BertBuilder::buildSpanHead(ModuleOp module) {
+  int64_t s = m.seq_length;
+  SmallVector<Type> inputs = {hiddenType(), ints({batch, 2}),
+                              floats({batch, 2}), scalar()};
+  for (const bert::ParameterSpec *spec : blockParams(bert::Block::Heads))
+    inputs.push_back(paramType(*spec, false));
+  func::FuncOp fn = beginFunction(module, bert::kHeadsFn, inputs,
+                                  {scalar(), scalar(), floats({batch, 2, s})});
+  auto a = fn.getArguments();
+  Value x = a[0], positions = a[1], weights = a[2], count = a[3];
+  Value w = a[4], bias = a[5];
+  Value perToken = linear(x, w, bias); // [B, S, 2]
+  Value logits = TransposeOp::create(b, loc, floats({batch, 2, s}), perToken,
+                                     b.getDenseI64ArrayAttr({0, 2, 1}));
+  Value sum = SoftmaxCrossEntropyOp::create(b, loc, scalar(), logits,
+                                            positions, weights, s);
+  Value loss = DivOp::create(b, loc, sum, count);
+  Value correct = ArgmaxCorrectOp::create(b, loc, scalar(), logits, positions,
+                                          weights, s);
+  func::ReturnOp::create(b, loc, ValueRange{loss, correct, logits});
+  return fn;
+}
+
+Value BertBuilder::encoderStack(func::FuncOp layer, Value hidden, Value mask,
+                                Value sequenceIds, Value keys, Value seed,
+                                Value offset) {
+  Value first = indexConstant(0);
+  Value layers = indexConstant(m.layers);
+  Value step = indexConstant(1);
+  auto loop =
+      scf::ForOp::create(b, loc, first, layers, step, ValueRange{hidden});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value l = loop.getInductionVar();
+  SmallVector<Value> layerArgs = {loop.getRegionIterArgs()[0], mask};
+  if (packed)
+    layerArgs.append({sequenceIds, keys});
+  layerArgs.append({seed, l, offset});
+  for (const bert::ParameterSpec *spec : blockParams(bert::Block::Layer))
+    layerArgs.push_back(ParameterSliceOp::create(
+        b, loc, paramType(*spec, false), spec->name, l));
+  Value y = func::CallOp::create(b, loc, layer, layerArgs).getResult(0);
+  scf::YieldOp::create(b, loc, y);
+  return loop.getResult(0);
+}
+
 // @forward(input_ids, segment_ids, input_mask, masked_lm_positions,
 //          masked_lm_ids, masked_lm_weights, next_sentence_labels,
 //          next_sentence_weights, mlm_count, seed, sample_offset)
@@ -354,6 +413,11 @@ func::FuncOp BertBuilder::buildHeads(ModuleOp module) {
 //   position_ids, dropout_keys [B, S, 2], masked_lm_positions, masked_lm_ids, masked_lm_weights,
 //   next_sentence_labels [B, K], next_sentence_weights [B, K],
 //   cls_positions [B, K], mlm_count, nsp_count, seed, sample_offset).
+//
+// SQuAD (model.task squad): (input_ids, segment_ids, input_mask,
+//   span_positions [B, 2], span_weights [B, 2], span_count, seed,
+//   sample_offset) -> (loss, span_correct, span_logits [B, 2, S]), the
+//   results named by `ferry.output`.
 void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
                                func::FuncOp layer, func::FuncOp heads) {
   int64_t s = m.seq_length, p = m.max_predictions;
@@ -366,16 +430,21 @@ void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
     in.append({{"sequence_ids", ints({batch, s})},
                {"position_ids", ints({batch, s})},
                {"dropout_keys", keysType()}});
-  in.append({{"masked_lm_positions", ints({batch, p})},
-             {"masked_lm_ids", ints({batch, p})},
-             {"masked_lm_weights", floats({batch, p})}});
-  if (packed)
+  if (m.squad())
+    in.append({{"span_positions", ints({batch, 2})},
+               {"span_weights", floats({batch, 2})},
+               {"span_count", scalar()}});
+  else
+    in.append({{"masked_lm_positions", ints({batch, p})},
+               {"masked_lm_ids", ints({batch, p})},
+               {"masked_lm_weights", floats({batch, p})}});
+  if (!m.squad() && packed)
     in.append({{"next_sentence_labels", ints({batch, packs})},
                {"next_sentence_weights", floats({batch, packs})},
                {"cls_positions", ints({batch, packs})},
                {"mlm_count", scalar()},
                {"nsp_count", scalar()}});
-  else
+  else if (!m.squad())
     in.append({{"next_sentence_labels", ints({batch})},
                {"next_sentence_weights", floats({batch})},
                {"mlm_count", scalar()}});
@@ -383,9 +452,8 @@ void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
   SmallVector<Type> inputs;
   for (auto &[name, type] : in)
     inputs.push_back(type);
-  func::FuncOp fn =
-      beginFunction(module, bert::kForwardFn, inputs,
-                    {scalar(), scalar(), scalar(), scalar(), scalar()});
+  func::FuncOp fn = beginFunction(module, bert::kForwardFn, inputs,
+                                  heads.getFunctionType().getResults());
   llvm::StringMap<Value> arg;
   for (auto [i, input] : llvm::enumerate(in)) {
     fn.setArgAttr(i, "ferry.input", b.getStringAttr(input.first));
@@ -419,29 +487,25 @@ void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
 
   // The encoder stack: one loop, one call of the one layer body per layer,
   // with layer %l's weights sliced out of the stacked parameters.
-  Value first = indexConstant(0);
-  Value layers = indexConstant(m.layers);
-  Value step = indexConstant(1);
-  auto loop =
-      scf::ForOp::create(b, loc, first, layers, step, ValueRange{hidden});
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value l = loop.getInductionVar();
-    SmallVector<Value> layerArgs = {loop.getRegionIterArgs()[0], mask};
-    if (packed)
-      layerArgs.append({sequenceIds, arg["dropout_keys"]});
-    layerArgs.append({seed, l, offset});
-    for (const bert::ParameterSpec *spec : blockParams(bert::Block::Layer))
-      layerArgs.push_back(ParameterSliceOp::create(
-          b, loc, paramType(*spec, false), spec->name, l));
-    Value y = func::CallOp::create(b, loc, layer, layerArgs).getResult(0);
-    scf::YieldOp::create(b, loc, y);
-  }
+  Value encoded =
+      encoderStack(layer, hidden, mask, sequenceIds,
+                   packed ? arg["dropout_keys"] : Value(), seed, offset);
 
-  SmallVector<Value> headArgs = {loop.getResult(0), positions, labels,
-                                 weights,           nspLabels, nspWeights,
-                                 mlmCount,          word};
+  if (m.squad()) { // the span head
+    SmallVector<Value> spanArgs = {encoded, arg["span_positions"],
+                                   arg["span_weights"], arg["span_count"]};
+    for (const bert::ParameterSpec *spec : blockParams(bert::Block::Heads))
+      spanArgs.push_back(ref(*spec));
+    auto call = func::CallOp::create(b, loc, heads, spanArgs);
+    func::ReturnOp::create(b, loc, call.getResults());
+    const StringRef names[] = {"loss", "span_correct", "span_logits"};
+    for (auto [i, name] : llvm::enumerate(names))
+      fn.setResultAttr(i, "ferry.output", b.getStringAttr(name));
+    return;
+  }
+  SmallVector<Value> headArgs = {encoded,   positions,  labels,
+                                 weights,   nspLabels,  nspWeights,
+                                 mlmCount,  word};
   if (packed)
     headArgs.append({arg["cls_positions"], arg["nsp_count"]});
   for (const bert::ParameterSpec *spec : blockParams(bert::Block::Heads))
@@ -487,7 +551,8 @@ OwningOpRef<ModuleOp> BertBuilder::build(StringRef name) {
   declareParameters(*module);
   func::FuncOp embeddings = buildEmbeddings(*module);
   func::FuncOp layer = buildEncoderLayer(*module);
-  func::FuncOp heads = buildHeads(*module);
+  func::FuncOp heads =
+      m.squad() ? buildSpanHead(*module) : buildHeads(*module);
   buildForward(*module, embeddings, layer, heads);
   return module;
 }

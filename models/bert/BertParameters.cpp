@@ -24,7 +24,7 @@ std::vector<ParameterSpec> bertParameters(const ModelConfig &m) {
   const Block E = Block::Embeddings, L = Block::Layer, H = Block::Heads;
   // One row per entry reads better than wrapped calls.
   // clang-format off
-  return {
+  std::vector<ParameterSpec> specs = {
       weight(E, "embeddings.word", "bert.embeddings.word_embeddings.weight", {v, h}),
       weight(E, "embeddings.position", "bert.embeddings.position_embeddings.weight", {m.max_positions, h}),
       weight(E, "embeddings.token_type", "bert.embeddings.token_type_embeddings.weight", {m.type_vocab_size, h}),
@@ -47,6 +47,14 @@ std::vector<ParameterSpec> bertParameters(const ModelConfig &m) {
       bias(L, "layer.ffn.output.bias", layer + "output.dense.bias", h),
       lnScale(L, "layer.ffn.layer_norm.scale", layer + "output.LayerNorm.weight", h),
       bias(L, "layer.ffn.layer_norm.bias", layer + "output.LayerNorm.bias", h),
+  };
+  if (m.squad()) {
+    // BertForQuestionAnswering's span head: start and end logits per token.
+    specs.push_back(weight(H, "qa.weight", "qa_outputs.weight", {2, h}));
+    specs.push_back(bias(H, "qa.bias", "qa_outputs.bias", 2));
+    return specs;
+  }
+  std::vector<ParameterSpec> heads = {
 
       weight(H, "pooler.weight", "bert.pooler.dense.weight", {h, h}),
       bias(H, "pooler.bias", "bert.pooler.dense.bias", h),
@@ -60,6 +68,8 @@ std::vector<ParameterSpec> bertParameters(const ModelConfig &m) {
       bias(H, "nsp.bias", "cls.seq_relationship.bias", 2),
   };
   // clang-format on
+  specs.insert(specs.end(), heads.begin(), heads.end());
+  return specs;
 }
 
 } // namespace ferry::bert

@@ -36,7 +36,9 @@ struct ParameterSpec {
 constexpr double kInitStd = 0.02;
 
 // Every parameter in block order (embeddings, layer, heads); within a block,
-// the order in which the block function takes them.
+// the order in which the block function takes them. The heads are the
+// pretraining heads (pooler, MLM, NSP) or, for model.task squad,
+// BertForQuestionAnswering's span head (qa_outputs).
 std::vector<ParameterSpec> bertParameters(const ModelConfig &model);
 
 } // namespace ferry::bert

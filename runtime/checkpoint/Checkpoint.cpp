@@ -172,7 +172,8 @@ std::vector<Tensor> ckpt::exportStates(const fxe::Executable &exe,
 }
 
 ImportReport ckpt::importStates(const fxe::Executable &exe, Backend &backend,
-                                fxe::Role role, const SafetensorsFile &file) {
+                                fxe::Role role, const SafetensorsFile &file,
+                                const std::string &newHeadPrefix) {
   ImportReport report;
   std::set<std::string> used;
   std::map<const fxe::State *, std::vector<float>> wholes; // sharded states
@@ -194,6 +195,14 @@ ImportReport ckpt::importStates(const fxe::Executable &exe, Backend &backend,
   };
   for (const Slot &slot : slotsOf(exe, role)) {
     const Tensor *t = lookup(slot.name);
+    if (!t && !newHeadPrefix.empty() &&
+        slot.name.rfind(newHeadPrefix, 0) == 0) {
+      report.notes.push_back(fmt::format(
+          "{} is not in the file: it keeps its initialisation (a new task "
+          "head, as Hugging Face's from_pretrained gives it)",
+          slot.name));
+      continue;
+    }
     if (!t) {
       problems.push_back(fmt::format("  {}: missing (expected {})", slot.name,
                                      shapeText(slot.shape)));

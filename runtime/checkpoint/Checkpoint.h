@@ -46,10 +46,14 @@ struct ImportReport {
 // BF16; the vocabulary may hold more rows than the model (the extra rows are
 // dropped) but not fewer; cls.predictions.decoder.weight (the tied word
 // embedding) and cls.predictions.decoder.bias (= cls.predictions.bias) are
-// optional aliases that must agree with what they alias. Throws
-// CheckpointError listing every missing tensor and every mismatched shape.
+// optional aliases that must agree with what they alias. Tensors whose name
+// starts with `newHeadPrefix` (a task head being fine-tuned from a
+// pretraining checkpoint, e.g. "qa_outputs.") may be missing: they keep
+// their initialisation, with a note. Throws CheckpointError listing every
+// other missing tensor and every mismatched shape.
 ImportReport importStates(const fxe::Executable &exe, Backend &backend,
-                          fxe::Role role, const SafetensorsFile &file);
+                          fxe::Role role, const SafetensorsFile &file,
+                          const std::string &newHeadPrefix = "");
 
 // What a training checkpoint records besides the tensors.
 struct TrainerState {

@@ -95,6 +95,7 @@ const std::vector<KeyDef> &schema() {
       {"model.seq_length", KeyStage::Compile, Kind::PositiveInt, nullptr, {}, FERRY_INT(model.seq_length)},
       {"model.max_predictions", KeyStage::Compile, Kind::PositiveInt, nullptr, {}, FERRY_INT(model.max_predictions)},
       {"model.max_sequences_per_pack", KeyStage::Compile, Kind::PositiveInt, "1", {}, FERRY_INT(model.max_sequences_per_pack)},
+      {"model.task", KeyStage::Compile, Kind::Choice, "pretraining", {"pretraining", "squad"}, FERRY_STRING(model.task)},
       {"model.hidden_dropout", KeyStage::Compile, Kind::Probability, "0.1", {}, FERRY_FLOAT(model.hidden_dropout)},
       {"model.attention_dropout", KeyStage::Compile, Kind::Probability, "0.1", {}, FERRY_FLOAT(model.attention_dropout)},
       {"model.layer_norm_eps", KeyStage::Compile, Kind::PositiveFloat, "1e-12", {}, FERRY_FLOAT(model.layer_norm_eps)},

@@ -32,6 +32,9 @@ struct ModelConfig {
   // Sequences a row holds (packed data, `ferry-datagen --pack`); 1: one
   // sample a row, as MLPerf's unpacked files.
   int64_t max_sequences_per_pack = 1;
+  // pretraining: masked LM + NSP heads; squad: a span head (start and end
+  // logits per token) for SQuAD fine-tuning (`ferry squad`).
+  std::string task = "pretraining";
   double hidden_dropout = 0;
   double attention_dropout = 0;
   double layer_norm_eps = 0;
@@ -42,6 +45,7 @@ struct ModelConfig {
   int64_t paddedVocabSize() const { return (vocab_size + 7) / 8 * 8; }
   int64_t headSize() const { return hidden_size / num_heads; }
   bool packed() const { return max_sequences_per_pack > 1; }
+  bool squad() const { return task == "squad"; }
 };
 
 struct OptimizerConfig {

@@ -105,6 +105,11 @@ void validateRelations(Config &c, const RawValues &raw) {
         ": model.max_predictions " + std::to_string(m.max_predictions) +
         " exceeds model.seq_length " + std::to_string(m.seq_length) +
         "; at most one prediction per token");
+  if (m.squad() && m.packed())
+    throw ConfigError(
+        where({"model.task", "model.max_sequences_per_pack"}) +
+        ": model.task squad takes one question a row; set "
+        "model.max_sequences_per_pack=1 (packing is for pretraining data)");
   if (m.max_sequences_per_pack * 3 > m.seq_length)
     throw ConfigError(
         where({"model.max_sequences_per_pack", "model.seq_length"}) +

@@ -1,5 +1,5 @@
 // The commands that run programs (`ferry train`, `ferry eval`, `ferry
-// devices`) live in libferry-run.so with the runtime they need (backends,
+// squad train|predict`, `ferry devices`) live in libferry-run.so with the runtime they need (backends,
 // kernels, data readers, checkpoints: OpenBLAS, OpenMP, HDF5, protobuf,
 // MPI). The `ferry` executable parses every command's flags itself and
 // opens this module only for those three, so `--version`, `compile`,
@@ -36,12 +36,32 @@ struct EvalOptionsCli {
   int64_t samples = 0;
 };
 
+// `ferry squad train` and `ferry squad predict`.
+struct SquadOptionsCli {
+  CompileFlags compile;
+  std::string input; // a config (model.task squad is set)
+  std::vector<std::string> overrides;
+  std::string data, vocab; // the SQuAD v1.1 JSON file, vocab.txt
+  bool cased = false;
+  int64_t docStride = 128, maxQueryLength = 64;
+  // train
+  std::string initCheckpoint, save, metrics;
+  int64_t epochs = 2, logEvery = 10;
+  double warmupProportion = 0.1;
+  // predict
+  std::string checkpoint, output = ".";
+  int64_t nBest = 20, maxAnswerLength = 30;
+  bool evaluate = false;
+};
+
 struct RunApi {
   const char *build;       // FERRY_VERSION " (" FERRY_GIT_HASH ")" of its build
-  std::size_t optionsSize; // sizeof(TrainOptionsCli) + sizeof(EvalOptionsCli)
+  std::size_t optionsSize; // sizeof of the three options structs
   int (*train)(const TrainOptionsCli &options);
   int (*eval)(const EvalOptionsCli &options);
   int (*devices)(); // `ferry devices`
+  int (*squadTrain)(const SquadOptionsCli &options);
+  int (*squadPredict)(const SquadOptionsCli &options);
 };
 
 #define FERRY_RUN_MODULE_ENTRY "ferry_run_api"
@@ -61,6 +81,8 @@ int runInModule(int (*RunApi::*command)(const Options &),
 
 int runTrain(const TrainOptionsCli &opts);
 int runEval(const EvalOptionsCli &opts);
+int runSquadTrain(const SquadOptionsCli &opts);
+int runSquadPredict(const SquadOptionsCli &opts);
 
 template <typename Options>
 int runInModule(int (*RunApi::*command)(const Options &),

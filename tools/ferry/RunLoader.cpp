@@ -36,7 +36,8 @@ const RunApi *load(std::string &why) {
   const RunApi *api = entry ? entry() : nullptr;
   std::string build = FERRY_VERSION " (" FERRY_GIT_HASH ")";
   if (!api || build != api->build ||
-      api->optionsSize != sizeof(TrainOptionsCli) + sizeof(EvalOptionsCli)) {
+      api->optionsSize != sizeof(TrainOptionsCli) + sizeof(EvalOptionsCli) +
+                              sizeof(SquadOptionsCli)) {
     why = std::string(FERRY_RUN_MODULE_FILE) +
           " is not the run module of this ferry " + build +
           (api ? std::string(" (it is ") + api->build + ")" : "") +

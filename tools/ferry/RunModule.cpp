@@ -16,8 +16,13 @@ int devices() {
 
 const ferry::cli::RunApi kRunApi = {
     FERRY_VERSION " (" FERRY_GIT_HASH ")",
-    sizeof(ferry::cli::TrainOptionsCli) + sizeof(ferry::cli::EvalOptionsCli),
-    ferry::cli::runTrain, ferry::cli::runEval, devices};
+    sizeof(ferry::cli::TrainOptionsCli) + sizeof(ferry::cli::EvalOptionsCli) +
+        sizeof(ferry::cli::SquadOptionsCli),
+    ferry::cli::runTrain,
+    ferry::cli::runEval,
+    devices,
+    ferry::cli::runSquadTrain,
+    ferry::cli::runSquadPredict};
 
 } // namespace
 

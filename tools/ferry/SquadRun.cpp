@@ -1,0 +1,374 @@
+// The bodies of `ferry squad train` and `ferry squad predict`
+// (SquadCommand.cpp parses their flags): SQuAD v1.1 features made from the
+// JSON file with the model's tokenizer, fed to the span head's program
+// (model.task squad), fine-tuning with the config's optimizer and a linear
+// warm-up and decay over the run's steps, or the logits of every window
+// read back and turned into answers as run_squad.py does. Built into
+// libferry-run.so (RunApi.h).
+#include "tools/ferry/RunApi.h"
+
+#include "runtime/ByteSize.h"
+#include "runtime/Error.h"
+#include "runtime/backend/Registry.h"
+#include "runtime/checkpoint/Checkpoint.h"
+#include "runtime/random/Philox.h"
+#include "runtime/squad/SquadData.h"
+#include "runtime/squad/SquadEval.h"
+#include "runtime/squad/SquadPredict.h"
+#include "runtime/text/Tokenizer.h"
+#include "runtime/text/Vocab.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace ferry::cli {
+namespace {
+
+// The program inputs of `rows` rows: features order[first ...] (rows past
+// the end pad the batch with weight 0).
+struct SpanBatch {
+  std::vector<int32_t> ids, segments, mask, positions;
+  std::vector<float> weights;
+  double slots = 0; // the weighted slots: 2 a real feature
+};
+
+void fillBatch(const std::vector<squad::Feature> &features,
+               const std::vector<int64_t> &order, int64_t first, int64_t rows,
+               int64_t seq, SpanBatch &b) {
+  b.ids.assign(static_cast<size_t>(rows * seq), 0);
+  b.segments.assign(b.ids.size(), 0);
+  b.mask.assign(b.ids.size(), 0);
+  b.positions.assign(static_cast<size_t>(2 * rows), 0);
+  b.weights.assign(b.positions.size(), 0.0f);
+  b.slots = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t at = first + r;
+    if (at >= static_cast<int64_t>(order.size()))
+      break;
+    const squad::Feature &f = features[static_cast<size_t>(order[at])];
+    for (size_t t = 0; t < f.ids.size(); ++t) {
+      size_t to = static_cast<size_t>(r * seq) + t;
+      b.ids[to] = f.ids[t];
+      b.segments[to] = f.segmentIds[t];
+      b.mask[to] = 1;
+    }
+    b.positions[2 * r] = static_cast<int32_t>(f.start);
+    b.positions[2 * r + 1] = static_cast<int32_t>(f.end);
+    b.weights[2 * r] = b.weights[2 * r + 1] = 1.0f;
+    b.slots += 2;
+  }
+}
+
+template <typename T>
+void writeInput(Backend &backend, const std::string &name,
+                const std::vector<T> &values) {
+  const fxe::State *s = backend.state(name);
+  if (!s)
+    throw RuntimeError("the executable has no input '" + name +
+                       "': it was not compiled for model.task squad");
+  if (static_cast<size_t>(s->bytes()) != values.size() * sizeof(T))
+    throw RuntimeError(fmt::format(
+        "input '{}' holds {} bytes, the batch has {}: the executable was "
+        "compiled for another batch or sequence shape",
+        name, s->bytes(), values.size() * sizeof(T)));
+  backend.write(s, 0, values.data(), s->bytes());
+}
+
+void feed(Backend &backend, const SpanBatch &b, float spanCount) {
+  writeInput(backend, "input.input_ids", b.ids);
+  writeInput(backend, "input.segment_ids", b.segments);
+  writeInput(backend, "input.input_mask", b.mask);
+  writeInput(backend, "input.span_positions", b.positions);
+  writeInput(backend, "input.span_weights", b.weights);
+  writeInput(backend, "input.span_count", std::vector<float>{spanCount});
+}
+
+float metric(Backend &backend, const std::string &name) {
+  const fxe::State *s = backend.state(name);
+  if (!s)
+    throw RuntimeError("the executable has no metric '" + name + "'");
+  return backend.scalar(s);
+}
+
+// The features of a SQuAD file for the config's model.
+struct SquadData {
+  text::Vocab vocab;
+  std::vector<squad::Example> examples;
+  std::vector<squad::Feature> features;
+  int64_t skipped = 0;
+};
+
+SquadData readData(const SquadOptionsCli &o, const Config &config,
+                   bool training) {
+  if (o.vocab.empty())
+    throw RuntimeError("--vocab FILE is required: the vocabulary (vocab.txt) "
+                       "the model was pretrained with");
+  SquadData d{text::Vocab::load(o.vocab), {}, {}, 0};
+  text::Tokenizer tokenizer(d.vocab, !o.cased);
+  d.examples = squad::readExamples(o.data, training, &d.skipped);
+  squad::FeatureOptions options;
+  options.seq = config.model.seq_length;
+  options.docStride = o.docStride;
+  options.maxQueryLength = o.maxQueryLength;
+  d.features = squad::makeFeatures(d.examples, tokenizer, options, training);
+  if (d.features.empty())
+    throw RuntimeError(o.data + ": holds no questions to " +
+                       (training ? "train on" : "answer"));
+  if (static_cast<int64_t>(d.vocab.size()) > config.model.vocab_size)
+    throw RuntimeError(fmt::format(
+        "{}: {} tokens, but model.vocab_size is {}; set model.vocab_size to "
+        "the vocabulary's size",
+        o.vocab, d.vocab.size(), config.model.vocab_size));
+  return d;
+}
+
+// The config the executable is compiled from: model.task squad, one process.
+Config squadConfig(const SquadOptionsCli &o,
+                   std::vector<std::string> &overrides) {
+  if (o.input.size() >= 4 && o.input.substr(o.input.size() - 4) == ".fxe")
+    throw RuntimeError("ferry squad compiles its config (the schedule's "
+                       "steps come from the data): give configs/*.yaml, not " +
+                       o.input);
+  overrides.insert(overrides.begin(), "model.task=squad");
+  Config config = loadConfig(o.input, overrides);
+  if (config.execution.data_parallel != 1)
+    throw RuntimeError(fmt::format(
+        "ferry squad runs one process; execution.data_parallel is {}: set "
+        "execution.data_parallel=1",
+        config.execution.data_parallel));
+  return config;
+}
+
+// The features in the order of `epoch`: a Fisher-Yates shuffle keyed by
+// (seed, epoch), as the pretraining data loader shuffles.
+std::vector<int64_t> epochOrder(int64_t count, uint64_t seed, int64_t epoch) {
+  std::vector<int64_t> order(static_cast<size_t>(count));
+  std::iota(order.begin(), order.end(), 0);
+  const uint32_t purpose = random::purposeHash("squad.shuffle");
+  for (int64_t i = count - 1; i > 0; --i) {
+    uint32_t bits = random::randomBits(
+        seed, purpose, 0, static_cast<uint64_t>(epoch), static_cast<uint64_t>(i));
+    std::swap(order[static_cast<size_t>(i)],
+              order[static_cast<size_t>(bits % static_cast<uint64_t>(i + 1))]);
+  }
+  return order;
+}
+
+} // namespace
+
+int runSquadTrain(const SquadOptionsCli &o) {
+  try {
+    std::vector<std::string> overrides = o.overrides;
+    Config config = squadConfig(o, overrides);
+    SquadData d = readData(o, config, /*training=*/true);
+    const int64_t global = config.training.global_batch_size;
+    const int64_t features = static_cast<int64_t>(d.features.size());
+    const int64_t perEpoch = (features + global - 1) / global;
+    const int64_t steps = perEpoch * o.epochs;
+    // The schedule over this run: warm-up over the first proportion, then
+    // the config's decay to the end (run_squad.py's linear one with poly
+    // power 1).
+    overrides.push_back(fmt::format("training.lr_schedule.total_steps={}",
+                                    steps));
+    overrides.push_back(fmt::format("training.steps={}", steps));
+    overrides.push_back(fmt::format(
+        "training.lr_schedule.warmup_steps={}",
+        static_cast<int64_t>(std::llround(o.warmupProportion *
+                                          static_cast<double>(steps)))));
+    std::optional<LoadedExecutable> loaded =
+        loadExecutable(o.input, overrides, o.compile);
+    if (!loaded)
+      return 1; // the error is printed
+    config = loaded->config;
+    const fxe::Executable &exe = loaded->exe->root();
+    std::unique_ptr<Backend> backend =
+        createBackend(exe, config.execution.device_memory_limit);
+    backend->setGraphReplay(config.execution.cuda_graphs);
+    backend->initialiseStates(static_cast<uint64_t>(config.training.seed));
+    std::printf("ferry squad train %s: %lld questions (%lld skipped), %lld "
+                "windows of %lld tokens (doc stride %lld), %lld epochs of "
+                "%lld steps (global batch %lld), warm-up %lld steps\n",
+                o.data.c_str(), static_cast<long long>(d.examples.size()),
+                static_cast<long long>(d.skipped),
+                static_cast<long long>(features),
+                static_cast<long long>(config.model.seq_length),
+                static_cast<long long>(o.docStride),
+                static_cast<long long>(o.epochs),
+                static_cast<long long>(perEpoch),
+                static_cast<long long>(global),
+                static_cast<long long>(
+                    config.training.lr_schedule.warmup_steps));
+    if (!o.initCheckpoint.empty()) {
+      std::string file = ckpt::modelFileOf(o.initCheckpoint);
+      ckpt::ImportReport r =
+          ckpt::importStates(exe, *backend, fxe::Role_Parameter,
+                             ckpt::readSafetensors(file), "qa_outputs.");
+      std::printf("initialised %lld parameter tensors from %s\n",
+                  static_cast<long long>(r.tensors), file.c_str());
+      for (const std::string &note : r.notes)
+        std::printf("  note: %s\n", note.c_str());
+      if (!r.unused.empty())
+        std::printf("  note: %zu tensor(s) of the file are not used by the "
+                    "span model (first: %s)\n",
+                    r.unused.size(), r.unused.front().c_str());
+    }
+    std::fflush(stdout);
+
+    SpanBatch batch;
+    std::vector<int64_t> order;
+    double windowSeconds = 0, windowLoss = 0, windowRows = 0;
+    int64_t windowSteps = 0;
+    for (int64_t s = 0; s < steps; ++s) {
+      auto start = std::chrono::steady_clock::now();
+      int64_t epoch = s / perEpoch;
+      if (s % perEpoch == 0)
+        order = epochOrder(features, static_cast<uint64_t>(config.training.seed),
+                           epoch);
+      fillBatch(d.features, order, (s % perEpoch) * global, global,
+                config.model.seq_length, batch);
+      feed(*backend, batch, static_cast<float>(batch.slots));
+      backend->run("train_step", {s});
+      float loss = metric(*backend, "metric.loss");
+      if (!std::isfinite(loss))
+        throw RuntimeError(fmt::format(
+            "the loss became {} at step {}; lower training.optimizer.lr", loss,
+            s + 1));
+      windowSeconds += std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+      windowLoss += loss;
+      windowRows += batch.slots / 2;
+      ++windowSteps;
+      if (o.logEvery > 0 &&
+          ((s + 1) % o.logEvery == 0 || s + 1 == steps || s == 0)) {
+        std::printf("step %5lld/%lld  epoch %lld  loss %.4f  span_acc %.4f  "
+                    "lr %.3e  %.1f questions/s\n",
+                    static_cast<long long>(s + 1),
+                    static_cast<long long>(steps),
+                    static_cast<long long>(epoch + 1),
+                    windowLoss / static_cast<double>(windowSteps),
+                    batch.slots > 0
+                        ? metric(*backend, "metric.span_correct") / batch.slots
+                        : 0.0,
+                    metric(*backend, "metric.lr"), windowRows / windowSeconds);
+        std::fflush(stdout);
+        windowSeconds = windowLoss = windowRows = 0;
+        windowSteps = 0;
+      }
+      if (!o.metrics.empty()) {
+        std::FILE *m = std::fopen(o.metrics.c_str(), s == 0 ? "w" : "a");
+        if (!m)
+          throw RuntimeError("cannot write metrics to " + o.metrics);
+        std::fprintf(m, "{\"step\": %lld, \"loss\": %.9g}\n",
+                     static_cast<long long>(s + 1), loss);
+        std::fclose(m);
+      }
+    }
+    if (!o.save.empty()) {
+      ckpt::TrainerState state;
+      state.step = steps;
+      state.dataPosition = steps * global;
+      state.seed = config.training.seed;
+      state.configText = config.canonicalText();
+      std::string written = ckpt::saveCheckpoint(o.save, exe, *backend, state,
+                                                 config.checkpoint.keep);
+      std::printf("saved checkpoint %s (model.safetensors in Hugging Face "
+                  "BertForQuestionAnswering names)\n",
+                  written.c_str());
+    }
+    return 0;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "ferry squad train: error: %s\n", e.what());
+    return 1;
+  }
+}
+
+int runSquadPredict(const SquadOptionsCli &o) {
+  try {
+    if (o.checkpoint.empty())
+      throw RuntimeError("--checkpoint DIR_OR_FILE is required: the "
+                         "fine-tuned model (ferry squad train --save, or a "
+                         "BertForQuestionAnswering safetensors file)");
+    std::vector<std::string> overrides = o.overrides;
+    Config config = squadConfig(o, overrides);
+    // One micro-batch a program run: its logits are the span head's output.
+    overrides.push_back(fmt::format("training.global_batch_size={}",
+                                    config.execution.micro_batch_size));
+    SquadData d = readData(o, config, /*training=*/false);
+    std::optional<LoadedExecutable> loaded =
+        loadExecutable(o.input, overrides, o.compile);
+    if (!loaded)
+      return 1;
+    config = loaded->config;
+    const fxe::Executable &exe = loaded->exe->root();
+    std::unique_ptr<Backend> backend =
+        createBackend(exe, config.execution.device_memory_limit);
+    backend->initialiseStates(static_cast<uint64_t>(config.training.seed));
+    std::string file = ckpt::modelFileOf(o.checkpoint);
+    ckpt::importStates(exe, *backend, fxe::Role_Parameter,
+                       ckpt::readSafetensors(file));
+    const fxe::State *logits = backend->state("output.eval.span_logits");
+    if (!logits)
+      throw RuntimeError("the executable has no output.eval.span_logits: it "
+                         "was not compiled for model.task squad");
+    const int64_t rows = config.execution.micro_batch_size,
+                  seq = config.model.seq_length;
+    const int64_t count = static_cast<int64_t>(d.features.size());
+    std::vector<int64_t> order(static_cast<size_t>(count));
+    std::iota(order.begin(), order.end(), 0);
+    std::vector<std::vector<float>> starts(order.size()), ends(order.size());
+    std::vector<float> values(static_cast<size_t>(rows * 2 * seq));
+    SpanBatch batch;
+    auto start = std::chrono::steady_clock::now();
+    for (int64_t first = 0; first < count; first += rows) {
+      fillBatch(d.features, order, first, rows, seq, batch);
+      feed(*backend, batch, 1.0f);
+      backend->run("eval_step", {});
+      backend->read(logits, 0, values.data(),
+                    static_cast<int64_t>(values.size() * sizeof(float)));
+      for (int64_t r = 0; r < rows && first + r < count; ++r) {
+        const float *row = values.data() + r * 2 * seq;
+        starts[static_cast<size_t>(first + r)].assign(row, row + seq);
+        ends[static_cast<size_t>(first + r)].assign(row + seq, row + 2 * seq);
+      }
+    }
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    squad::PredictOptions options;
+    options.nBest = o.nBest;
+    options.maxAnswerLength = o.maxAnswerLength;
+    options.lowerCase = !o.cased;
+    auto answers = squad::predictAnswers(d.examples, d.features, starts, ends,
+                                         d.vocab, options);
+    std::filesystem::create_directories(o.output);
+    std::string predictions = o.output + "/predictions.json";
+    squad::writePredictions(answers, predictions,
+                            o.output + "/nbest_predictions.json");
+    std::printf("ferry squad predict %s: %zu questions, %lld windows in %.1f "
+                "s (%.1f windows/s); wrote %s and nbest_predictions.json\n",
+                o.data.c_str(), d.examples.size(),
+                static_cast<long long>(count), seconds,
+                static_cast<double>(count) / seconds, predictions.c_str());
+    if (o.evaluate) {
+      squad::Scores scores =
+          squad::evaluate(squad::readGoldQuestions(o.data),
+                          squad::readPredictions(predictions), {});
+      std::printf("{\"exact_match\": %.15g, \"f1\": %.15g}\n",
+                  scores.exactMatch, scores.f1);
+    }
+    return 0;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "ferry squad predict: error: %s\n", e.what());
+    return 1;
+  }
+}
+
+} // namespace ferry::cli
