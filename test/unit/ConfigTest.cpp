@@ -99,8 +99,9 @@ TEST(Config, PrintedStringsParseBackWithQuotesNewlinesAndControls) {
 }
 
 TEST(Config, EveryPresetLoads) {
-  for (const char *name : {"bert-tiny", "bert-mini", "bert-base", "bert-large",
-                           "bert-base-512", "bert-large-512"}) {
+  for (const char *name :
+       {"bert-tiny", "bert-mini", "bert-base", "bert-large", "bert-base-512",
+        "bert-large-512", "squad-bert-base", "squad-bert-large"}) {
     SCOPED_TRACE(name);
     Config c = ferry::loadConfig(std::string(FERRY_SOURCE_DIR) + "/configs/" +
                                  name + ".yaml");
@@ -115,6 +116,13 @@ TEST(Config, EveryPresetLoads) {
   EXPECT_EQ(tiny.model.num_heads, 2);
   EXPECT_EQ(tiny.model.seq_length, 128);
   EXPECT_EQ(tiny.model.max_predictions, 20);
+  for (const char *name : {"squad-bert-base", "squad-bert-large"}) {
+    Config squad = ferry::loadConfig(std::string(FERRY_SOURCE_DIR) +
+                                     "/configs/" + name + ".yaml");
+    EXPECT_TRUE(squad.model.squad()) << name;
+    EXPECT_EQ(squad.model.seq_length, 384) << name;
+    EXPECT_EQ(squad.training.optimizer.name, "adamw") << name;
+  }
   Config large512 = ferry::loadConfig(std::string(FERRY_SOURCE_DIR) +
                                       "/configs/bert-large-512.yaml");
   EXPECT_EQ(large512.model.layers, 24);

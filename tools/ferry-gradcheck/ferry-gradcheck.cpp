@@ -95,6 +95,23 @@ void feedInputs(CpuBackend &backend, const Config *config,
       batch.clsPositions.size() * 4);
   float sequences = static_cast<float>(batch.realSequences());
   put("nsp_count", &sequences, 4);
+  // model.task squad: a start and an end position per row, inside the row's
+  // tokens, drawn from the same synthetic stream.
+  std::vector<int32_t> spans(static_cast<size_t>(2 * rows));
+  std::vector<float> spanWeights(spans.size(), 1.0f);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t length = 0;
+    for (int64_t t = 0; t < batch.seq; ++t)
+      length += batch.inputMask[static_cast<size_t>(r * batch.seq + t)];
+    int32_t start = static_cast<int32_t>(1 + (7 * r + 3) % (length - 1));
+    spans[2 * r] = start;
+    spans[2 * r + 1] = static_cast<int32_t>(
+        std::min<int64_t>(length - 1, start + (r % 3)));
+  }
+  float spanCount = static_cast<float>(spans.size());
+  put("span_positions", spans.data(), spans.size() * 4);
+  put("span_weights", spanWeights.data(), spanWeights.size() * 4);
+  put("span_count", &spanCount, 4);
 }
 
 std::vector<int64_t> registerInputs(const fxe::Executable &exe,

@@ -361,8 +361,10 @@ int runSquadPredict(const SquadOptionsCli &o) {
       squad::Scores scores =
           squad::evaluate(squad::readGoldQuestions(o.data),
                           squad::readPredictions(predictions), {});
-      std::printf("{\"exact_match\": %.15g, \"f1\": %.15g}\n",
-                  scores.exactMatch, scores.f1);
+      // As `ferry squad eval` prints them.
+      std::printf("%s\n", fmt::format("{{\"exact_match\":{},\"f1\":{}}}",
+                                      scores.exactMatch, scores.f1)
+                              .c_str());
     }
     return 0;
   } catch (const std::exception &e) {
