@@ -131,6 +131,10 @@ def InsertEvalPass : Pass<"ferry-insert-eval", "mlir::ModuleOp"> {
     each `graph.dropout` replaced by its input, and builds `@eval_step()`,
     which zeroes one scalar `@metric.eval.<result>` per result of `@forward`
     and sums them over the micro-batches of `@train_step`'s stacked inputs.
+    Results named by a `ferry.output` attribute (the SQuAD span head's) take
+    their variable's name from it; a named result that is not a scalar (the
+    span logits) is an output, stored per micro-batch into
+    `@output.eval.<name>` [micro-batches, ...] instead of summed.
 
     ```mlir
     // after

@@ -83,3 +83,15 @@ module {
     return
   }
 }
+
+// -----
+
+// Results named with ferry.output: every one, or none.
+module {
+  graph.variable @input.x : tensor<4x2x4xf32> init(zeros) hf "input.x.{}" stacked
+  // expected-error @+1 {{names result 0 with ferry.output but not result 1; name every result or none}}
+  func.func @forward(%x: tensor<2x4xf32> {ferry.input = "x"}) -> (tensor<f32> {ferry.output = "loss"}, tensor<f32>) {
+    %s = graph.reduce sum_squares %x dims [0, 1] : tensor<2x4xf32> -> tensor<f32>
+    return %s, %s : tensor<f32>, tensor<f32>
+  }
+}

@@ -17,8 +17,10 @@
 #include "runtime/squad/SquadPredict.h"
 #include "runtime/text/Tokenizer.h"
 #include "runtime/text/Vocab.h"
+#include "runtime/train/LossScale.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cmath>
@@ -225,6 +227,10 @@ int runSquadTrain(const SquadOptionsCli &o) {
     std::vector<int64_t> order;
     double windowSeconds = 0, windowLoss = 0, windowRows = 0;
     int64_t windowSteps = 0;
+    // fp16: the dynamic loss scale; a skipped update does not count in the
+    // schedule (the program's step is the updates applied).
+    DynamicLossScale lossScale(config);
+    int64_t skipped = 0;
     for (int64_t s = 0; s < steps; ++s) {
       auto start = std::chrono::steady_clock::now();
       int64_t epoch = s / perEpoch;
@@ -234,8 +240,16 @@ int runSquadTrain(const SquadOptionsCli &o) {
       fillBatch(d.features, order, (s % perEpoch) * global, global,
                 config.model.seq_length, batch);
       feed(*backend, batch, static_cast<float>(batch.slots));
-      backend->run("train_step", {s});
+      if (lossScale.enabled())
+        writeInput(*backend, "input.loss_scale",
+                   std::vector<float>{static_cast<float>(lossScale.scale())});
+      backend->run("train_step", {s - skipped});
       float loss = metric(*backend, "metric.loss");
+      DynamicLossScale::Outcome scaling =
+          lossScale.update(s + 1, metric(*backend, "metric.grad_norm"));
+      skipped += scaling.skipped ? 1 : 0;
+      if (!scaling.note.empty() && o.logEvery > 0)
+        std::printf("%s\n", scaling.note.c_str());
       if (!std::isfinite(loss))
         throw RuntimeError(fmt::format(
             "the loss became {} at step {}; lower training.optimizer.lr", loss,
@@ -277,6 +291,9 @@ int runSquadTrain(const SquadOptionsCli &o) {
       state.dataPosition = steps * global;
       state.seed = config.training.seed;
       state.configText = config.canonicalText();
+      state.lossScale = lossScale.scale();
+      state.lossScaleCleanSteps = lossScale.cleanSteps();
+      state.skippedUpdates = skipped;
       std::string written = ckpt::saveCheckpoint(o.save, exe, *backend, state,
                                                  config.checkpoint.keep);
       std::printf("saved checkpoint %s (model.safetensors in Hugging Face "
@@ -362,9 +379,9 @@ int runSquadPredict(const SquadOptionsCli &o) {
           squad::evaluate(squad::readGoldQuestions(o.data),
                           squad::readPredictions(predictions), {});
       // As `ferry squad eval` prints them.
-      std::printf("%s\n", fmt::format("{{\"exact_match\":{},\"f1\":{}}}",
-                                      scores.exactMatch, scores.f1)
-                              .c_str());
+      nlohmann::json printed = {{"exact_match", scores.exactMatch},
+                                {"f1", scores.f1}};
+      std::printf("%s\n", printed.dump().c_str());
     }
     return 0;
   } catch (const std::exception &e) {
