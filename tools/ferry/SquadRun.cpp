@@ -6,6 +6,7 @@
 // read back and turned into answers as run_squad.py does. Built into
 // libferry-run.so (RunApi.h).
 #include "tools/ferry/RunApi.h"
+#include "tools/ferry/ReplicaRun.h"
 
 #include "runtime/ByteSize.h"
 #include "runtime/Error.h"
@@ -18,10 +19,12 @@
 #include "runtime/text/Tokenizer.h"
 #include "runtime/text/Vocab.h"
 #include "runtime/train/LossScale.h"
+#include "runtime/train/Trainer.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -131,21 +134,18 @@ SquadData readData(const SquadOptionsCli &o, const Config &config,
   return d;
 }
 
-// The config the executable is compiled from: model.task squad, one process.
-Config squadConfig(const SquadOptionsCli &o,
-                   std::vector<std::string> &overrides) {
+// The config the executable is compiled from: model.task squad. Prediction
+// runs in one process (execution.data_parallel is set to 1 for it).
+Config squadConfig(const SquadOptionsCli &o, std::vector<std::string> &overrides,
+                   bool replicas) {
   if (o.input.size() >= 4 && o.input.substr(o.input.size() - 4) == ".fxe")
     throw RuntimeError("ferry squad compiles its config (the schedule's "
                        "steps come from the data): give configs/*.yaml, not " +
                        o.input);
   overrides.insert(overrides.begin(), "model.task=squad");
-  Config config = loadConfig(o.input, overrides);
-  if (config.execution.data_parallel != 1)
-    throw RuntimeError(fmt::format(
-        "ferry squad runs one process; execution.data_parallel is {}: set "
-        "execution.data_parallel=1",
-        config.execution.data_parallel));
-  return config;
+  if (!replicas)
+    overrides.push_back("execution.data_parallel=1");
+  return loadConfig(o.input, overrides);
 }
 
 // The features in the order of `epoch`: a Fisher-Yates shuffle keyed by
@@ -166,9 +166,17 @@ std::vector<int64_t> epochOrder(int64_t count, uint64_t seed, int64_t epoch) {
 } // namespace
 
 int runSquadTrain(const SquadOptionsCli &o) {
+  // Declared outside the try, as in `ferry train`: a failing rank ends the
+  // job before the backend, whose collectives may still be in flight, goes.
+  ReplicaRun replicas;
+  std::optional<LoadedExecutable> loaded;
+  std::unique_ptr<Backend> backend;
   try {
+    replicas.join();
+    comm::Communicator &group = *replicas.group;
+    std::FILE *out = replicas.out;
     std::vector<std::string> overrides = o.overrides;
-    Config config = squadConfig(o, overrides);
+    Config config = squadConfig(o, overrides, /*replicas=*/true);
     SquadData d = readData(o, config, /*training=*/true);
     const int64_t global = config.training.global_batch_size;
     const int64_t features = static_cast<int64_t>(d.features.size());
@@ -184,19 +192,32 @@ int runSquadTrain(const SquadOptionsCli &o) {
         "training.lr_schedule.warmup_steps={}",
         static_cast<int64_t>(std::llround(o.warmupProportion *
                                           static_cast<double>(steps)))));
-    std::optional<LoadedExecutable> loaded =
-        loadExecutable(o.input, overrides, o.compile);
-    if (!loaded)
-      return 1; // the error is printed
+    loaded = loadExecutable(o.input, overrides, o.compile,
+                            [&](const Config &c) {
+                              checkReplicaCount(c, group);
+                              group.setTimeoutSeconds(
+                                  c.execution.collective_timeout_seconds);
+                            });
+    if (!loaded) { // the error is printed
+      replicas.failPrinted("the executable could not be built");
+      return 1;
+    }
     config = loaded->config;
+    replicas.checkSameRun(*loaded->exe, config, steps);
     const fxe::Executable &exe = loaded->exe->root();
-    std::unique_ptr<Backend> backend =
-        createBackend(exe, config.execution.device_memory_limit);
+    backend = createBackend(exe, config.execution.device_memory_limit, &group);
+    // Each replica takes its rows of every global batch.
+    const int64_t rows = global / group.size();
+    bool replicaInput = false; // train_step takes the replica's index
+    for (const fxe::Program *prog : *exe.programs())
+      if (prog->name()->str() == "train_step")
+        replicaInput = prog->inputs() && prog->inputs()->size() > 1;
     backend->setGraphReplay(config.execution.cuda_graphs);
     backend->initialiseStates(static_cast<uint64_t>(config.training.seed));
-    std::printf("ferry squad train %s: %lld questions (%lld skipped), %lld "
+    std::fprintf(out,
+                 "ferry squad train %s: %lld questions (%lld skipped), %lld "
                 "windows of %lld tokens (doc stride %lld), %lld epochs of "
-                "%lld steps (global batch %lld), warm-up %lld steps\n",
+                "%lld steps (global batch %lld%s), warm-up %lld steps\n",
                 o.data.c_str(), static_cast<long long>(d.examples.size()),
                 static_cast<long long>(d.skipped),
                 static_cast<long long>(features),
@@ -205,6 +226,9 @@ int runSquadTrain(const SquadOptionsCli &o) {
                 static_cast<long long>(o.epochs),
                 static_cast<long long>(perEpoch),
                 static_cast<long long>(global),
+                group.size() > 1
+                    ? fmt::format(" over {} replicas", group.size()).c_str()
+                    : "",
                 static_cast<long long>(
                     config.training.lr_schedule.warmup_steps));
     if (!o.initCheckpoint.empty()) {
@@ -212,16 +236,17 @@ int runSquadTrain(const SquadOptionsCli &o) {
       ckpt::ImportReport r =
           ckpt::importStates(exe, *backend, fxe::Role_Parameter,
                              ckpt::readSafetensors(file), "qa_outputs.");
-      std::printf("initialised %lld parameter tensors from %s\n",
+      std::fprintf(out, "initialised %lld parameter tensors from %s\n",
                   static_cast<long long>(r.tensors), file.c_str());
       for (const std::string &note : r.notes)
-        std::printf("  note: %s\n", note.c_str());
+        std::fprintf(out, "  note: %s\n", note.c_str());
       if (!r.unused.empty())
-        std::printf("  note: %zu tensor(s) of the file are not used by the "
+        std::fprintf(out,
+                     "  note: %zu tensor(s) of the file are not used by the "
                     "span model (first: %s)\n",
                     r.unused.size(), r.unused.front().c_str());
     }
-    std::fflush(stdout);
+    std::fflush(out);
 
     SpanBatch batch;
     std::vector<int64_t> order;
@@ -237,19 +262,25 @@ int runSquadTrain(const SquadOptionsCli &o) {
       if (s % perEpoch == 0)
         order = epochOrder(features, static_cast<uint64_t>(config.training.seed),
                            epoch);
-      fillBatch(d.features, order, (s % perEpoch) * global, global,
+      fillBatch(d.features, order,
+                (s % perEpoch) * global + group.rank() * rows, rows,
                 config.model.seq_length, batch);
-      feed(*backend, batch, static_cast<float>(batch.slots));
+      double slots = batch.slots; // the global batch's
+      group.allReduceSum(&slots, &slots, 1, "the sum of span slots");
+      feed(*backend, batch, static_cast<float>(slots));
       if (lossScale.enabled())
         writeInput(*backend, "input.loss_scale",
                    std::vector<float>{static_cast<float>(lossScale.scale())});
-      backend->run("train_step", {s - skipped});
+      std::vector<int64_t> inputs = {s - skipped};
+      if (replicaInput)
+        inputs.push_back(group.rank());
+      backend->run("train_step", inputs);
       float loss = metric(*backend, "metric.loss");
       DynamicLossScale::Outcome scaling =
           lossScale.update(s + 1, metric(*backend, "metric.grad_norm"));
       skipped += scaling.skipped ? 1 : 0;
       if (!scaling.note.empty() && o.logEvery > 0)
-        std::printf("%s\n", scaling.note.c_str());
+        std::fprintf(out, "%s\n", scaling.note.c_str());
       if (!std::isfinite(loss))
         throw RuntimeError(fmt::format(
             "the loss became {} at step {}; lower training.optimizer.lr", loss,
@@ -258,25 +289,25 @@ int runSquadTrain(const SquadOptionsCli &o) {
                            std::chrono::steady_clock::now() - start)
                            .count();
       windowLoss += loss;
-      windowRows += batch.slots / 2;
+      windowRows += slots / 2;
       ++windowSteps;
       if (o.logEvery > 0 &&
           ((s + 1) % o.logEvery == 0 || s + 1 == steps || s == 0)) {
-        std::printf("step %5lld/%lld  epoch %lld  loss %.4f  span_acc %.4f  "
+        std::fprintf(out,
+                     "step %5lld/%lld  epoch %lld  loss %.4f  span_acc %.4f  "
                     "lr %.3e  %.1f questions/s\n",
                     static_cast<long long>(s + 1),
                     static_cast<long long>(steps),
                     static_cast<long long>(epoch + 1),
                     windowLoss / static_cast<double>(windowSteps),
-                    batch.slots > 0
-                        ? metric(*backend, "metric.span_correct") / batch.slots
-                        : 0.0,
+                    slots > 0 ? metric(*backend, "metric.span_correct") / slots
+                              : 0.0,
                     metric(*backend, "metric.lr"), windowRows / windowSeconds);
-        std::fflush(stdout);
+        std::fflush(out);
         windowSeconds = windowLoss = windowRows = 0;
         windowSteps = 0;
       }
-      if (!o.metrics.empty()) {
+      if (!o.metrics.empty() && group.rank() == 0) {
         std::FILE *m = std::fopen(o.metrics.c_str(), s == 0 ? "w" : "a");
         if (!m)
           throw RuntimeError("cannot write metrics to " + o.metrics);
@@ -294,17 +325,29 @@ int runSquadTrain(const SquadOptionsCli &o) {
       state.lossScale = lossScale.scale();
       state.lossScaleCleanSteps = lossScale.cleanSteps();
       state.skippedUpdates = skipped;
+      // Every replica gathers its shards; rank 0 writes, the others wait.
       std::string written = ckpt::saveCheckpoint(o.save, exe, *backend, state,
                                                  config.checkpoint.keep);
-      std::printf("saved checkpoint %s (model.safetensors in Hugging Face "
-                  "BertForQuestionAnswering names)\n",
-                  written.c_str());
+      if (group.size() > 1) {
+        double timeout = group.timeoutSeconds();
+        group.setTimeoutSeconds(std::max(timeout, 7 * 24 * 3600.0));
+        char done = 1;
+        group.broadcast(&done, 1, 0, "the wait for rank 0's checkpoint write");
+        group.setTimeoutSeconds(timeout);
+      }
+      std::fprintf(out,
+                   "saved checkpoint %s (model.safetensors in Hugging Face "
+                   "BertForQuestionAnswering names)\n",
+                   written.c_str());
     }
     return 0;
   } catch (const std::exception &e) {
-    std::fprintf(stderr, "ferry squad train: error: %s\n", e.what());
-    return 1;
+    if (replicas.group && replicas.group->size() > 1)
+      replicas.fail(e);
+    else
+      std::fprintf(stderr, "ferry squad train: error: %s\n", e.what());
   }
+  return 1;
 }
 
 int runSquadPredict(const SquadOptionsCli &o) {
@@ -314,7 +357,7 @@ int runSquadPredict(const SquadOptionsCli &o) {
                          "fine-tuned model (ferry squad train --save, or a "
                          "BertForQuestionAnswering safetensors file)");
     std::vector<std::string> overrides = o.overrides;
-    Config config = squadConfig(o, overrides);
+    Config config = squadConfig(o, overrides, /*replicas=*/false);
     // One micro-batch a program run: its logits are the span head's output.
     overrides.push_back(fmt::format("training.global_batch_size={}",
                                     config.execution.micro_batch_size));
