@@ -101,8 +101,7 @@ struct FuseAttentionChain : public OpRewritePattern<MatmulOp> {
     auto fused = AttentionOp::create(
         rewriter, loc, q, lse, scores.getLhs(), scores.getRhs(),
         context.getRhs(), softmax.getMask(), seed, layer, offset,
-        softmax.getSequenceIds(),
-        dropout ? dropout.getDropoutKeys() : Value(),
+        softmax.getSequenceIds(), dropout ? dropout.getDropoutKeys() : Value(),
         rewriter.getF64FloatAttr(scale), rewriter.getF64FloatAttr(probability),
         rewriter.getStringAttr(purpose));
     rewriter.replaceOp(context, fused.getResult());

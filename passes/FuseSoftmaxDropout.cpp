@@ -63,9 +63,9 @@ struct FuseSoftmaxThenDropout : public OpRewritePattern<DropoutOp> {
     auto fused = SoftmaxDropoutOp::create(
         rewriter, dropout.getLoc(), softmax.getType(), dropout.getType(),
         softmax.getInput(), softmax.getMask(), dropout.getSeed(),
-        dropout.getLayer(), dropout.getSampleOffset(),
-        softmax.getSequenceIds(), dropout.getDropoutKeys(),
-        dropout.getProbabilityAttr(), dropout.getPurposeAttr());
+        dropout.getLayer(), dropout.getSampleOffset(), softmax.getSequenceIds(),
+        dropout.getDropoutKeys(), dropout.getProbabilityAttr(),
+        dropout.getPurposeAttr());
     // Uses of the probabilities before the fused op stay with the softmax.
     rewriter.replaceUsesWithIf(
         softmax.getResult(), fused.getProbs(), [&](OpOperand &use) {

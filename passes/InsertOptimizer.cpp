@@ -246,8 +246,8 @@ void InsertOptimizerPass::runOnOperation() {
         Value m = arith::ConstantIndexOp::create(b, loc, micro);
         Value base = arith::MulIOp::create(b, loc, stepIndex, g);
         if (replicaIndex) { // + replica x its rows of the global batch
-          Value rows = arith::ConstantIndexOp::create(b, loc,
-                                                      global / dataParallel);
+          Value rows =
+              arith::ConstantIndexOp::create(b, loc, global / dataParallel);
           base = arith::AddIOp::create(
               b, loc, base, arith::MulIOp::create(b, loc, replicaIndex, rows));
         }

@@ -22,9 +22,8 @@ namespace {
 // dropout and scale attributes.
 LogicalResult verifyAttention(Operation *op, Value query,
                               ArrayRef<std::pair<StringRef, Value>> sameAsQuery,
-                              Value mask, Value sequenceIds,
-                              Value dropoutKeys, Value rowLogsumexp,
-                              double scale,
+                              Value mask, Value sequenceIds, Value dropoutKeys,
+                              Value rowLogsumexp, double scale,
                               double probability, StringRef purpose,
                               bool sequenceMajor) {
   auto q = cast<RankedTensorType>(query.getType());
@@ -85,23 +84,23 @@ LogicalResult AttentionOp::verify() {
       *this, getQuery(),
       {{"key", getKey()}, {"value", getValue()}, {"result", getResult()}},
       getMask(), getSequenceIds(), getDropoutKeys(), getRowLogsumexp(),
-      getScale().convertToDouble(),
-      getProbability().convertToDouble(), getPurpose(), getSequenceMajor());
+      getScale().convertToDouble(), getProbability().convertToDouble(),
+      getPurpose(), getSequenceMajor());
 }
 
 LogicalResult AttentionGradOp::verify() {
-  return verifyAttention(
-      *this, getQuery(),
-      {{"key", getKey()},
-       {"value", getValue()},
-       {"result", getResult()},
-       {"grad", getGrad()},
-       {"query_grad", getQueryGrad()},
-       {"key_grad", getKeyGrad()},
-       {"value_grad", getValueGrad()}},
-      getMask(), getSequenceIds(), getDropoutKeys(), getRowLogsumexp(),
-      getScale().convertToDouble(),
-      getProbability().convertToDouble(), getPurpose(), getSequenceMajor());
+  return verifyAttention(*this, getQuery(),
+                         {{"key", getKey()},
+                          {"value", getValue()},
+                          {"result", getResult()},
+                          {"grad", getGrad()},
+                          {"query_grad", getQueryGrad()},
+                          {"key_grad", getKeyGrad()},
+                          {"value_grad", getValueGrad()}},
+                         getMask(), getSequenceIds(), getDropoutKeys(),
+                         getRowLogsumexp(), getScale().convertToDouble(),
+                         getProbability().convertToDouble(), getPurpose(),
+                         getSequenceMajor());
 }
 
 // The row logsumexp exists for the backward: it has no gradient of its own
@@ -115,8 +114,7 @@ LogicalResult AttentionOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
       b, getLoc(), t, t, t, getQuery(), getKey(), getValue(), getMask(),
       getResult(), getRowLogsumexp(), resultGrads[0], getSeed(), getLayer(),
       getSampleOffset(), getSequenceIds(), getDropoutKeys(), getScaleAttr(),
-      getProbabilityAttr(),
-      getPurposeAttr(), getSequenceMajorAttr());
+      getProbabilityAttr(), getPurposeAttr(), getSequenceMajorAttr());
   grads[0] = g.getQueryGrad();
   grads[1] = g.getKeyGrad();
   grads[2] = g.getValueGrad();

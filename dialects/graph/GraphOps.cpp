@@ -417,11 +417,10 @@ LogicalResult ferry::graph::verifySequenceIds(Operation *op, Value ids,
   if (!ids)
     return success();
   RankedTensorType t = tensorOf(ids);
-  if (t.getRank() != 2 || t.getDimSize(0) != batch ||
-      t.getDimSize(1) != seq || !t.getElementType().isInteger(32))
-    return op->emitOpError()
-           << "expects sequence_ids i32 [batch = " << batch
-           << ", seq = " << seq << "], found " << t;
+  if (t.getRank() != 2 || t.getDimSize(0) != batch || t.getDimSize(1) != seq ||
+      !t.getElementType().isInteger(32))
+    return op->emitOpError() << "expects sequence_ids i32 [batch = " << batch
+                             << ", seq = " << seq << "], found " << t;
   return success();
 }
 
@@ -490,8 +489,7 @@ LogicalResult ferry::graph::verifyDropoutKeys(Operation *op, Value keys,
            << "expects dropout_keys i32 [batch = "
            << (shape.empty() ? 0 : shape[0]) << ", seq, 2], found " << k;
   int64_t seq = k.getDimSize(1);
-  bool probabilities =
-      shape.size() == 4 && shape[2] == seq && shape[3] == seq;
+  bool probabilities = shape.size() == 4 && shape[2] == seq && shape[3] == seq;
   bool tokens = shape.size() >= 2 && shape[1] == seq && shape.size() != 4;
   if (!probabilities && !tokens)
     return op->emitOpError()

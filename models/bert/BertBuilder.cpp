@@ -319,11 +319,11 @@ func::FuncOp BertBuilder::buildHeads(ModuleOp module) {
 
   // Next-sentence prediction on the tanh pooler of token 0 (of each
   // sequence's [CLS] when packed).
-  Value cls = packed ? GatherPositionsOp::create(
-                           b, loc, floats({batch, packs, h}), x, clsPositions)
-                           .getResult()
-                     : TakeOp::create(b, loc, floats({batch, h}), x, 1, 0)
-                           .getResult();
+  Value cls =
+      packed ? GatherPositionsOp::create(b, loc, floats({batch, packs, h}), x,
+                                         clsPositions)
+                   .getResult()
+             : TakeOp::create(b, loc, floats({batch, h}), x, 1, 0).getResult();
   Value pooled = TanhOp::create(b, loc, linear(cls, poolW, poolB));
   Value nspLogits = linear(pooled, nspW, nspB);
   // nspWeights is 1 for every sample in training; 0 marks the rows that pad
@@ -332,10 +332,10 @@ func::FuncOp BertBuilder::buildHeads(ModuleOp module) {
                                                nspLabels, nspWeights, 2);
   Value nspLoss =
       packed ? DivOp::create(b, loc, nspSum, nspCount).getResult()
-             : ScaleOp::create(b, loc, nspSum,
-                               b.getF64FloatAttr(
-                                   1.0 / static_cast<double>(
-                                             cfg.training.global_batch_size)))
+             : ScaleOp::create(
+                   b, loc, nspSum,
+                   b.getF64FloatAttr(1.0 / static_cast<double>(
+                                               cfg.training.global_batch_size)))
                    .getResult();
 
   Value loss = AddOp::create(b, loc, mlmLoss, nspLoss);
@@ -372,11 +372,11 @@ func::FuncOp BertBuilder::buildSpanHead(ModuleOp module) {
   Value perToken = linear(x, w, bias); // [B, S, 2]
   Value logits = TransposeOp::create(b, loc, floats({batch, 2, s}), perToken,
                                      b.getDenseI64ArrayAttr({0, 2, 1}));
-  Value sum = SoftmaxCrossEntropyOp::create(b, loc, scalar(), logits,
-                                            positions, weights, s);
+  Value sum = SoftmaxCrossEntropyOp::create(b, loc, scalar(), logits, positions,
+                                            weights, s);
   Value loss = DivOp::create(b, loc, sum, count);
-  Value correct = ArgmaxCorrectOp::create(b, loc, scalar(), logits, positions,
-                                          weights, s);
+  Value correct =
+      ArgmaxCorrectOp::create(b, loc, scalar(), logits, positions, weights, s);
   func::ReturnOp::create(b, loc, ValueRange{loss, correct, logits});
   return fn;
 }
@@ -410,9 +410,9 @@ Value BertBuilder::encoderStack(func::FuncOp layer, Value hidden, Value mask,
 //   -> (loss, mlm_loss, nsp_loss, mlm_correct, nsp_correct)
 //
 // Packed (K > 1): (input_ids, segment_ids, input_mask, sequence_ids,
-//   position_ids, dropout_keys [B, S, 2], masked_lm_positions, masked_lm_ids, masked_lm_weights,
-//   next_sentence_labels [B, K], next_sentence_weights [B, K],
-//   cls_positions [B, K], mlm_count, nsp_count, seed, sample_offset).
+//   position_ids, dropout_keys [B, S, 2], masked_lm_positions, masked_lm_ids,
+//   masked_lm_weights, next_sentence_labels [B, K], next_sentence_weights [B,
+//   K], cls_positions [B, K], mlm_count, nsp_count, seed, sample_offset).
 //
 // SQuAD (model.task squad): (input_ids, segment_ids, input_mask,
 //   span_positions [B, 2], span_weights [B, 2], span_count, seed,
@@ -503,9 +503,8 @@ void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
       fn.setResultAttr(i, "ferry.output", b.getStringAttr(name));
     return;
   }
-  SmallVector<Value> headArgs = {encoded,   positions,  labels,
-                                 weights,   nspLabels,  nspWeights,
-                                 mlmCount,  word};
+  SmallVector<Value> headArgs = {encoded,   positions,  labels,   weights,
+                                 nspLabels, nspWeights, mlmCount, word};
   if (packed)
     headArgs.append({arg["cls_positions"], arg["nsp_count"]});
   for (const bert::ParameterSpec *spec : blockParams(bert::Block::Heads))
@@ -551,8 +550,7 @@ OwningOpRef<ModuleOp> BertBuilder::build(StringRef name) {
   declareParameters(*module);
   func::FuncOp embeddings = buildEmbeddings(*module);
   func::FuncOp layer = buildEncoderLayer(*module);
-  func::FuncOp heads =
-      m.squad() ? buildSpanHead(*module) : buildHeads(*module);
+  func::FuncOp heads = m.squad() ? buildSpanHead(*module) : buildHeads(*module);
   buildForward(*module, embeddings, layer, heads);
   return module;
 }

@@ -280,18 +280,19 @@ LogicalResult KernelSelection::selectKernel(Operation &op, Frame &f) {
     // The whole tensor's side is padded to replicas * shard elements in a
     // workspace when the shards do not divide it.
     bool scatter = isa<ReduceScatterOp>(op);
-    int64_t replicas = static_cast<int64_t>(
-        scatter ? cast<ReduceScatterOp>(op).getReplicas()
-                : cast<AllGatherOp>(op).getReplicas());
+    int64_t replicas =
+        static_cast<int64_t>(scatter ? cast<ReduceScatterOp>(op).getReplicas()
+                                     : cast<AllGatherOp>(op).getReplicas());
     Value whole = scatter ? op.getOperand(0) : r0;
     Value shard = scatter ? r0 : op.getOperand(0);
     int64_t count = numElements(whole.getType());
     int64_t shardCount = numElements(shard.getType());
     SmallVector<Ref> bufs = all();
     if (count < shardCount * replicas)
-      bufs.push_back(temp(RankedTensorType::get({shardCount * replicas},
-                                                Float32Type::get(op.getContext())),
-                          "padded collective workspace"));
+      bufs.push_back(
+          temp(RankedTensorType::get({shardCount * replicas},
+                                     Float32Type::get(op.getContext())),
+               "padded collective workspace"));
     emit(scatter ? "reduce_scatter" : "all_gather", bufs,
          {count, shardCount, replicas});
   } else {
@@ -400,7 +401,8 @@ LogicalResult KernelSelection::selectDropout(Operation &op, Frame &f,
   auto dropout = dyn_cast<DropoutOp>(op);
   if (dropout && dropout.getDropoutKeys()) {
     int64_t seq = shapeOf(dropout.getDropoutKeys())[1];
-    bool probabilities = shape.size() == 4 && shape[2] == seq && shape[3] == seq;
+    bool probabilities =
+        shape.size() == 4 && shape[2] == seq && shape[3] == seq;
     in.ints.push_back(Affine::constant(probabilities ? 2 : 1));
     in.ints.push_back(Affine::constant(seq));
   }
@@ -433,18 +435,17 @@ LogicalResult KernelSelection::selectAttention(Operation &op, Frame &f,
       bufs.push_back(*r);
     }
   }
-  int64_t purpose = static_cast<int64_t>(random::purposeHash(
-      op.getAttrOfType<StringAttr>("purpose").getValue()));
+  int64_t purpose = static_cast<int64_t>(
+      random::purposeHash(op.getAttrOfType<StringAttr>("purpose").getValue()));
   // bf16 products where the GEMMs round to bf16; fp32 otherwise (fp16
   // leaves attention unfused: ferry-fuse-attention does not run).
   int64_t precision = matmulInputs == MatmulPrecision::bf16 ? 1 : 0;
-  Instr &in = emit(grad ? "attention_grad" : "attention", bufs,
-                   {q[0], sequenceMajor ? q[2] : q[1],
-                    sequenceMajor ? q[1] : q[2], q[3], 0, purpose, 0, 0,
-                    precision, sequenceMajor ? 1 : 0},
-                   {op.getAttrOfType<FloatAttr>("scale").getValueAsDouble(),
-                    op.getAttrOfType<FloatAttr>("probability")
-                        .getValueAsDouble()});
+  Instr &in =
+      emit(grad ? "attention_grad" : "attention", bufs,
+           {q[0], sequenceMajor ? q[2] : q[1], sequenceMajor ? q[1] : q[2],
+            q[3], 0, purpose, 0, 0, precision, sequenceMajor ? 1 : 0},
+           {op.getAttrOfType<FloatAttr>("scale").getValueAsDouble(),
+            op.getAttrOfType<FloatAttr>("probability").getValueAsDouble()});
   in.ints[4] = *seed;
   in.ints[6] = *layer;
   in.ints[7] = *offset;
@@ -484,10 +485,8 @@ LogicalResult KernelSelection::selectOptimizerUpdate(OptimizerUpdateOp up,
     Ref sums = temp(RankedTensorType::get({2 * segments},
                                           Float32Type::get(op.getContext())),
                     "LAMB norm sums");
-    SmallVector<Ref> first = {bufs[0], bufs[1], bufs[2], bufs[3], ins[1],
-                              sums};
-    SmallVector<Ref> second = {bufs[0], bufs[2], bufs[3], ins[0], ins[1],
-                               sums};
+    SmallVector<Ref> first = {bufs[0], bufs[1], bufs[2], bufs[3], ins[1], sums};
+    SmallVector<Ref> second = {bufs[0], bufs[2], bufs[3], ins[0], ins[1], sums};
     if (ins.size() > 2) { // the loss scale
       first.push_back(ins[2]);
       second.push_back(ins[2]);

@@ -101,9 +101,9 @@ std::vector<float> gatherWhole(Backend &backend, const fxe::State *s,
                                const ShardLayout &l) {
   comm::Communicator &group = backend.group();
   if (group.size() != l.replicas)
-    throw CheckpointError(fmt::format(
-        "state {} is sharded over {} replicas, but this run has {}",
-        s->name()->str(), l.replicas, group.size()));
+    throw CheckpointError(
+        fmt::format("state {} is sharded over {} replicas, but this run has {}",
+                    s->name()->str(), l.replicas, group.size()));
   // One layer entry at a time: rank 0 assembles the whole tensor, the
   // others only take part (they keep nothing).
   bool keep = group.rank() == 0;
@@ -361,7 +361,8 @@ std::string ckpt::saveCheckpoint(const std::string &dir,
   std::optional<Progress> progress;
   if (totalBytes >= (uint64_t{1} << 30) || Progress::forced())
     progress.emplace("saving " + (root / name).string(),
-                     static_cast<double>(totalBytes), "", Progress::Kind::Bytes);
+                     static_cast<double>(totalBytes), "",
+                     Progress::Kind::Bytes);
   auto writtenFrom = [&](uint64_t base) {
     return [&progress, base](size_t written) {
       if (progress)

@@ -301,8 +301,8 @@ void collect(const YAML::Node &node, const std::string &prefix,
           where + ": " + (section ? "section '" : "key '") + key +
           "' is given twice in one file (first at " + first->second + "); " +
           (section ? "merge the two '" + name + ":' blocks into one"
-                   : "keep one of them (for a one-off change use --set " +
-                         key + "=VALUE)"));
+                   : "keep one of them (for a one-off change use --set " + key +
+                         "=VALUE)"));
     }
     if (isSection(key)) {
       if (!value.IsMap())

@@ -30,8 +30,7 @@ const SaneLimit kSaneLimits[] = {
      "BERT-large uses 1024"},
     {"model.num_heads", &ModelConfig::num_heads, 1024, "BERT-large uses 16"},
     {"model.ffn_size", &ModelConfig::ffn_size, 262144, "BERT-large uses 4096"},
-    {"model.vocab_size", &ModelConfig::vocab_size, 4194304,
-     "BERT uses 30522"},
+    {"model.vocab_size", &ModelConfig::vocab_size, 4194304, "BERT uses 30522"},
     {"model.max_positions", &ModelConfig::max_positions, 65536,
      "BERT uses 512"},
     {"model.type_vocab_size", &ModelConfig::type_vocab_size, 1024,
@@ -73,11 +72,12 @@ void validateRelations(Config &c, const RawValues &raw) {
   for (const SaneLimit &l : kSaneLimits) {
     int64_t value = m.*(l.model);
     if (value > l.limit)
-      throw ConfigError(originOfKey(l.key) + ": " + l.key + " " +
-                        std::to_string(value) + " is beyond ferry's limit of " +
-                        std::to_string(l.limit) + " (" + l.reference +
-                        "); a value this large is usually a typo. Use at most " +
-                        std::to_string(l.limit));
+      throw ConfigError(
+          originOfKey(l.key) + ": " + l.key + " " + std::to_string(value) +
+          " is beyond ferry's limit of " + std::to_string(l.limit) + " (" +
+          l.reference +
+          "); a value this large is usually a typo. Use at most " +
+          std::to_string(l.limit));
   }
   if (c.training.global_batch_size > kMaxGlobalBatch)
     throw ConfigError(
@@ -114,7 +114,8 @@ void validateRelations(Config &c, const RawValues &raw) {
     throw ConfigError(
         where({"model.max_sequences_per_pack", "model.seq_length"}) +
         ": model.max_sequences_per_pack " +
-        std::to_string(m.max_sequences_per_pack) + " sequences of at least 3 "
+        std::to_string(m.max_sequences_per_pack) +
+        " sequences of at least 3 "
         "tokens ([CLS] [SEP] [SEP]) do not fit model.seq_length " +
         std::to_string(m.seq_length) + "; pack fewer sequences a row");
 

@@ -53,10 +53,10 @@ void rowKeepFactors(const AttentionShape &a, int64_t bh, int64_t i,
     for (int64_t j = 0; j < S; ++j) {
       uint64_t sample = 0, element = 0;
       a.dropoutKeys.map(b, (h * S + i) * S + j, sample, element);
-      factor[j] = random::dropoutKeeps(a.seed, a.purpose, a.layer, sample,
-                                       element, a.p)
-                      ? kept
-                      : 0.0f;
+      factor[j] =
+          random::dropoutKeeps(a.seed, a.purpose, a.layer, sample, element, a.p)
+              ? kept
+              : 0.0f;
     }
     return;
   }

@@ -3,8 +3,8 @@
 #include "runtime/cpu/CpuBackend.h"
 #include "runtime/ByteSize.h"
 
-#include "runtime/config/Config.h"
 #include "runtime/comm/Communicator.h"
+#include "runtime/config/Config.h"
 #include "runtime/cpu/Bf16Staging.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/executable/DropoutKeysOf.h"
@@ -296,16 +296,15 @@ void CpuBackend::execute(const fxe::Instr &in,
     std::vector<int64_t> ints(in.ints()->size());
     for (size_t k = 0; k < ints.size(); ++k)
       ints[k] = I(k);
-    bf16_.stage(in,
-                kernels::resolve(static_cast<Kernel>(in.kernel()), ints, nb),
-                buf);
+    bf16_.stage(
+        in, kernels::resolve(static_cast<Kernel>(in.kernel()), ints, nb), buf);
     finish.staging = &bf16_;
   }
   auto f = [&](size_t b) { return reinterpret_cast<float *>(buf[b]); };
   auto i32 = [&](size_t b) { return reinterpret_cast<int32_t *>(buf[b]); };
   // Packed rows' dropout keys, for the kernels that drop out.
-  const PackedDropoutKeys keys = dropoutKeysOf(
-      static_cast<Kernel>(in.kernel()), I, in.ints()->size(), nb, i32);
+  const PackedDropoutKeys keys = dropoutKeysOf(static_cast<Kernel>(in.kernel()),
+                                               I, in.ints()->size(), nb, i32);
 
   switch (static_cast<Kernel>(in.kernel())) {
   case Kernel::Copy:
@@ -334,9 +333,9 @@ void CpuBackend::execute(const fxe::Instr &in,
       std::fill(f(2) + count, f(2) + shard * replicas, 0.0f);
       whole = f(2);
     }
-    group_->reduceScatterSum(whole, f(1), shard,
-                             describeCollective(in, count,
-                                                current_->name()->str()));
+    group_->reduceScatterSum(
+        whole, f(1), shard,
+        describeCollective(in, count, current_->name()->str()));
     break;
   }
   case Kernel::AllGather: {

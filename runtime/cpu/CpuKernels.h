@@ -190,8 +190,8 @@ void adamUpdate(float *w, const float *g, float *m, float *v, int64_t n,
 // writes sums[s] = sum of w^2, sums[segments + s] = sum of u^2 per segment;
 // lambApply applies the update with the ratio from (summed) `sums`. Both do
 // nothing when the update is skipped (a non-finite norm under loss scaling).
-void lambMoments(const float *w, const float *g, float *m, float *v,
-                 int64_t n, int64_t segments, float globalNorm, float clipNorm,
+void lambMoments(const float *w, const float *g, float *m, float *v, int64_t n,
+                 int64_t segments, float globalNorm, float clipNorm,
                  const AdamParams &params, float *sums);
 void lambApply(float *w, const float *m, const float *v, int64_t n,
                int64_t segments, float lr, float globalNorm,

@@ -113,8 +113,7 @@ __device__ float kept(const AttentionShape &a, int64_t b, int64_t h, int64_t i,
   uint64_t element = static_cast<uint64_t>((h * a.seq + i) * a.seq + j);
   if (a.dropoutKeys.packed()) // packed rows: the unpacked sample's key
     a.dropoutKeys.map(b, static_cast<int64_t>(element), sample, element);
-  return random::dropoutKeeps(a.seed, a.purpose, a.layer, sample, element,
-                              a.p)
+  return random::dropoutKeeps(a.seed, a.purpose, a.layer, sample, element, a.p)
              ? 1.0f / (1.0f - a.p)
              : 0.0f;
 }

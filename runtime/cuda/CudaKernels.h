@@ -223,9 +223,9 @@ void adamUpdate(cudaStream_t s, float *w, const float *g, float *m, float *v,
 // adamUpdate's LAMB halves for shards (cpu::lambMoments, cpu::lambApply):
 // `sums` holds 2 * segments floats on the device, all-reduced in between.
 void lambMoments(cudaStream_t s, const float *w, const float *g, float *m,
-                 float *v, int64_t n, int64_t segments,
-                 const float *globalNorm, float clipNorm,
-                 const AdamParams &params, float *sums, double *scratch);
+                 float *v, int64_t n, int64_t segments, const float *globalNorm,
+                 float clipNorm, const AdamParams &params, float *sums,
+                 double *scratch);
 void lambApply(cudaStream_t s, float *w, const float *m, const float *v,
                int64_t n, int64_t segments, const float *lr,
                const float *globalNorm, const AdamParams &params,

@@ -153,7 +153,7 @@ __global__ void rowStats(View x, float *stats, int64_t cols, float eps) {
 // another sequence than the query's (packed rows; the query is row % cols).
 struct SoftmaxRow {
   View x;
-  const float *mask; // [cols] of this sample, or null
+  const float *mask;  // [cols] of this sample, or null
   const int32_t *ids; // [cols] of this sample, or null
   int32_t mine;
   __device__ SoftmaxRow(View scores, const float *masks,
@@ -561,8 +561,8 @@ void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
                 "dropout (copy)");
     return;
   }
-  DropoutSite site =
-      DropoutSite::of(n, perSample, seed, purpose, layer, sampleOffset, p, keys);
+  DropoutSite site = DropoutSite::of(n, perSample, seed, purpose, layer,
+                                     sampleOffset, p, keys);
   bool vectors = site.perSample % 4 == 0 && alignedQuad(x, vx.bf16) &&
                  alignedQuad(out, vo.bf16);
   launch("dropout", dropoutKernel, dim3(blocksFor(vectors ? (n + 3) / 4 : n)),

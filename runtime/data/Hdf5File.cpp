@@ -3,8 +3,8 @@
 // one sample at a time with a one-row hyperslab per dataset, and writeHdf5
 // writes a batch as int32 datasets. Every HDF5 failure becomes a DataError
 // naming the file and the dataset; HDF5's own printing to stderr is off.
-#include "runtime/data/MlperfData.h"
 #include "runtime/AtomicFile.h"
+#include "runtime/data/MlperfData.h"
 
 #include "runtime/data/IsolatedHelper.h"
 #include "runtime/data/PackedRows.h"
@@ -261,8 +261,8 @@ public:
           static_cast<size_t>(samples_ * columns_[c].width));
       Hdf5Lock lock;
       if (!all.empty() &&
-          H5Dread(columns_[c].dataset.get(), H5T_NATIVE_INT32, H5S_ALL,
-                  H5S_ALL, H5P_DEFAULT, all.data()) < 0)
+          H5Dread(columns_[c].dataset.get(), H5T_NATIVE_INT32, H5S_ALL, H5S_ALL,
+                  H5P_DEFAULT, all.data()) < 0)
         throw DataError(path_ + ": cannot read dataset sample_index (" +
                         hdf5Error() + ")");
       sequences_ = std::count_if(all.begin(), all.end(),
@@ -412,10 +412,10 @@ private:
     } else {
       bool perPrediction = spec.width == Width::Predictions;
       column.width = perPrediction ? shape_.predictions : shape_.seq;
-      expected = "[N, " + std::to_string(column.width) + "] (" +
-                 (perPrediction ? "model.max_predictions "
-                                : "model.seq_length ") +
-                 std::to_string(column.width) + ")";
+      expected =
+          "[N, " + std::to_string(column.width) + "] (" +
+          (perPrediction ? "model.max_predictions " : "model.seq_length ") +
+          std::to_string(column.width) + ")";
       fits = rank == 2 && dims[1] == static_cast<hsize_t>(column.width);
     }
     if (!fits)

@@ -58,9 +58,8 @@ struct HostBatch {
       v->assign(packed ? static_cast<std::size_t>(rows * seqLength) : 0, 0);
     clsPositions.assign(packed ? nsp : 0, 0);
     sampleIndex.assign(packed ? nsp : 0, -1);
-    dropoutKeys.assign(packed ? static_cast<std::size_t>(2 * rows * seqLength)
-                              : 0,
-                       0);
+    dropoutKeys.assign(
+        packed ? static_cast<std::size_t>(2 * rows * seqLength) : 0, 0);
   }
 
   // Sum of nspWeights: the real sequences of the batch.

@@ -7,8 +7,8 @@
 #include "runtime/data/SampleChecks.h"
 
 #include <algorithm>
-#include <cstdint>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -139,8 +139,7 @@ void checkBatchLayout(const char *who, const HostBatch &batch) {
   size_t slots = size(batch.samples, batch.predictions);
   size_t rows = size(batch.samples, batch.packs);
   bool packed = batch.packs > 1;
-  if (batch.packs < 1 ||
-      batch.sequenceIds.size() != (packed ? tokens : 0) ||
+  if (batch.packs < 1 || batch.sequenceIds.size() != (packed ? tokens : 0) ||
       batch.positionIds.size() != (packed ? tokens : 0) ||
       batch.clsPositions.size() != (packed ? rows : 0) ||
       batch.sampleIndex.size() != (packed ? rows : 0))

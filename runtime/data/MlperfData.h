@@ -29,9 +29,9 @@
 #include "runtime/data/HostBatch.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
-#include <functional>
 #include <string>
 #include <vector>
 

@@ -123,10 +123,9 @@ HostBatch packRows(const HostBatch &in,
   std::vector<std::vector<int64_t>> rows;
   for (const std::vector<int64_t> &group : groups) {
     if (static_cast<int64_t>(group.size()) > packs || group.empty())
-      throw std::invalid_argument("packRows: a group of " +
-                                  std::to_string(group.size()) +
-                                  " samples for rows of up to " +
-                                  std::to_string(packs));
+      throw std::invalid_argument(
+          "packRows: a group of " + std::to_string(group.size()) +
+          " samples for rows of up to " + std::to_string(packs));
     rows.emplace_back();
     int64_t slots = 0, tokens = 0;
     for (int64_t i : group) {
@@ -138,10 +137,9 @@ HostBatch packRows(const HostBatch &in,
         counted += in.maskedWeights[static_cast<size_t>(i * p + j)] != 0.0f;
       tokens += sampleLength(in, i);
       if (tokens > seq)
-        throw std::invalid_argument("packRows: a group's samples hold " +
-                                    std::to_string(tokens) +
-                                    " tokens; a row holds " +
-                                    std::to_string(seq));
+        throw std::invalid_argument(
+            "packRows: a group's samples hold " + std::to_string(tokens) +
+            " tokens; a row holds " + std::to_string(seq));
       if (slots + counted > p) {
         rows.emplace_back();
         slots = 0;

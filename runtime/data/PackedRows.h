@@ -26,8 +26,8 @@ void completePackedRow(const std::string &where, HostBatch &batch, int64_t row,
                        bool packedFile);
 
 // Packs samples of the unpacked batch `in` (packs 1) into rows of up to
-// `packs` (>= 2) sequences: row r holds the samples groups[r] in that order, their
-// masked slots one after another (positions moved with their sample). A
+// `packs` (>= 2) sequences: row r holds the samples groups[r] in that order,
+// their masked slots one after another (positions moved with their sample). A
 // group whose samples together have more than in.predictions masked slots
 // keeps the samples that fit and continues in a new row, so a few groups
 // may take two rows. Throws std::invalid_argument when a group has more than

@@ -90,7 +90,8 @@ public:
         throw DataError(where +
                         ": the length's CRC32C does not match (stored " +
                         hex(stored) + ", computed " + hex(computed) +
-                        "); the file is corrupt or not a TFRecord file: make it again or copy "
+                        "); the file is corrupt or not a TFRecord file: make "
+                        "it again or copy "
                         "it again");
       uint64_t left = size - offset - kHeaderBytes;
       if (length > left || left - length < kFooterBytes)
@@ -191,8 +192,8 @@ public:
       const char *indexName = detail::fieldName(Field::SampleIndex);
       if (example_.features().feature().count(indexName) > 0) {
         const tf::Feature &index = feature(where, indexName);
-        expectKind(where, indexName, index, tf::Feature::kInt64List,
-                   out.packs, "model.max_sequences_per_pack");
+        expectKind(where, indexName, index, tf::Feature::kInt64List, out.packs,
+                   "model.max_sequences_per_pack");
         int64_t width = index.int64_list().value_size();
         if (width > out.packs)
           throw DataError(where + ": " + indexName + " holds " +
@@ -248,11 +249,11 @@ private:
     uint32_t stored = static_cast<uint32_t>(loadLittle(footer, 4));
     uint32_t computed = maskCrc32c(crc32c(buffer_.data(), record.length));
     if (stored != computed)
-      throw DataError(
-          where + " (byte " + std::to_string(record.offset - kHeaderBytes) +
-          "): the data's CRC32C does not match (stored " + hex(stored) +
-          ", computed " + hex(computed) +
-          "); the file is corrupt: make it again or copy it again");
+      throw DataError(where + " (byte " +
+                      std::to_string(record.offset - kHeaderBytes) +
+                      "): the data's CRC32C does not match (stored " +
+                      hex(stored) + ", computed " + hex(computed) +
+                      "); the file is corrupt: make it again or copy it again");
     if (!example_.ParseFromArray(buffer_.data(),
                                  static_cast<int>(record.length)))
       throw DataError(where + ": the record is not a tf.Example protobuf");
@@ -331,11 +332,10 @@ private:
     throw DataError(
         where + ": feature " + name + " has " + std::to_string(found) +
         " values; the model expects " + std::to_string(length) +
-        (setting
-             ? std::string(" (") + setting + " " + std::to_string(length) +
-                   "): use data made for this model, or set " + setting +
-                   " to the data's"
-             : std::string()));
+        (setting ? std::string(" (") + setting + " " + std::to_string(length) +
+                       "): use data made for this model, or set " + setting +
+                       " to the data's"
+                 : std::string()));
   }
 
   // Checks the int64_list feature `field` (kind, length, every value before

@@ -55,8 +55,7 @@ void MetricsWriter::write(const UpdateRecord &r) {
         std::isfinite(m.gradNorm) ? fmt::format("{:.9g}", m.gradNorm)
                                   : std::string("null"),
         m.samplesPerSecond, m.rowsPerSecond, m.paddingFraction,
-        r.devicePeakBytes, r.devicePlannedBytes,
-        r.hostLinkBytes,
+        r.devicePeakBytes, r.devicePlannedBytes, r.hostLinkBytes,
         r.lossScale ? fmt::format(", \"loss_scale\": {:g}, \"skipped\": {}",
                                   *r.lossScale, m.skipped ? "true" : "false")
                     : std::string(),

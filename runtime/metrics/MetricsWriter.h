@@ -15,8 +15,8 @@
 namespace ferry {
 
 struct StepMetrics {
-  int64_t step = 0; // batches trained after this one (1 for the first)
-  bool skipped = false;   // fp16: the update overflowed and was skipped
+  int64_t step = 0;          // batches trained after this one (1 for the first)
+  bool skipped = false;      // fp16: the update overflowed and was skipped
   std::string lossScaleNote; // fp16: what happened to the loss scale
   double loss = 0, mlmLoss = 0, nspLoss = 0, mlmAccuracy = 0;
   double lr = 0, gradNorm = 0, samplesPerSecond = 0, seconds = 0;

@@ -11,10 +11,10 @@
 // vocabularies can tell), and every character of a C category is dropped
 // (Google drops Cc and Cf only, so private-use and unassigned code points
 // become [UNK] there). Like Google's, it has no special tokens in the text:
-// a literal "[MASK]" is split as punctuation and a word. Python's `str.lower()` is matched including the
-// final-sigma rule; its "case-ignorable" set is approximated by the
-// categories Mn, Me, Cf, Lm, Sk and the apostrophes, periods and colons
-// of Unicode's word-break classes.
+// a literal "[MASK]" is split as punctuation and a word. Python's `str.lower()`
+// is matched including the final-sigma rule; its "case-ignorable" set is
+// approximated by the categories Mn, Me, Cf, Lm, Sk and the apostrophes,
+// periods and colons of Unicode's word-break classes.
 #pragma once
 
 #include "runtime/text/Vocab.h"
