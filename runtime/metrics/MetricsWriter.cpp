@@ -47,7 +47,7 @@ void MetricsWriter::write(const UpdateRecord &r) {
         "{{\"step\": {}, \"loss\": {:.9g}, \"mlm_loss\": {:.9g}, "
         "\"nsp_loss\": {:.9g}, \"mlm_accuracy\": {:.9g}, \"lr\": {:.9g}, "
         "\"grad_norm\": {}, \"samples_per_s\": {:.9g}, "
-        "\"rows_per_s\": {:.9g}, \"padding_fraction\": {:.6f}, "
+        "\"rows_per_s\": {:.9g}, \"padding_fraction\": {:.9g}, "
         "\"device_peak_bytes\": {}, \"device_peak_bytes_planned\": {}, "
         "\"host_link_bytes\": {}{}{}}}\n",
         m.step, m.loss, m.mlmLoss, m.nspLoss, m.mlmAccuracy, m.lr,

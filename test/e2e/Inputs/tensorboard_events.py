@@ -73,6 +73,7 @@ TAGS = {
     "train/loss": "loss", "train/mlm_loss": "mlm_loss", "train/nsp_loss": "nsp_loss",
     "train/mlm_accuracy": "mlm_accuracy", "train/learning_rate": "lr",
     "train/grad_norm": "grad_norm", "train/samples_per_second": "samples_per_s",
+    "train/rows_per_second": "rows_per_s", "train/padding_fraction": "padding_fraction",
     "memory/device_peak_bytes": "device_peak_bytes",
     "memory/host_link_bytes": "host_link_bytes",
 }
