@@ -28,7 +28,8 @@ struct StepMetrics {
 };
 
 struct EvalMetrics {
-  int64_t samples = 0;
+  int64_t samples = 0;  // rows read (several samples each when packed)
+  double sequences = 0; // the samples they hold
   double countedSlots = 0;
   double mlmAccuracy = 0, mlmLoss = 0, nspAccuracy = 0, nspLoss = 0;
   double seconds = 0;

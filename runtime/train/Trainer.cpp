@@ -305,6 +305,7 @@ EvalMetrics Trainer::evaluate(const std::string &path, int64_t samples) {
   progress.update(static_cast<double>(total));
   progress.finish();
   m.samples = total;
+  m.sequences = sequences;
   m.mlmAccuracy = m.countedSlots > 0 ? mlmCorrect / m.countedSlots : 0.0;
   m.mlmLoss = m.countedSlots > 0 ? mlmLoss / m.countedSlots : 0.0;
   m.nspAccuracy = sequences > 0 ? nspCorrect / sequences : 0.0;

@@ -55,14 +55,20 @@ int runEval(const EvalOptionsCli &opts) {
     trainer->initFromCheckpoint(opts.checkpoint, out);
     std::fflush(out);
     EvalMetrics m = trainer->evaluate(opts.data, opts.samples);
+    // Packed rows: the samples they hold too.
+    std::string packed =
+        loaded->config.model.packed()
+            ? fmt::format(" rows holding {:.0f} samples", m.sequences)
+            : std::string(" samples");
     std::fprintf(out,
-                 "eval %s: %lld samples, %.0f masked tokens\n"
+                 "eval %s: %lld%s, %.0f masked tokens\n"
                  "  mlm_accuracy %.6f\n  mlm_loss     %.6f\n"
                  "  nsp_accuracy %.6f\n  nsp_loss     %.6f\n"
                  "  %.1f samples/s\n",
                  opts.data.c_str(), static_cast<long long>(m.samples),
-                 m.countedSlots, m.mlmAccuracy, m.mlmLoss, m.nspAccuracy,
-                 m.nspLoss, m.seconds > 0 ? m.samples / m.seconds : 0.0);
+                 packed.c_str(), m.countedSlots, m.mlmAccuracy, m.mlmLoss,
+                 m.nspAccuracy, m.nspLoss,
+                 m.seconds > 0 ? m.sequences / m.seconds : 0.0);
     std::fflush(out);
     if (group->rank() != 0)
       return 0; // rank 0 writes the results
