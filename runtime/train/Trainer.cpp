@@ -93,8 +93,8 @@ Trainer::Trainer(const ExecutableFile &executable, const Config &config,
         "(found {}): it writes special tokens and two segments",
         config_.model.vocab_size, config_.model.seq_length,
         config_.model.type_vocab_size));
-  backend_ = createBackend(exe_.root(), config_.execution.device_memory_limit,
-                           group_);
+  backend_ =
+      createBackend(exe_.root(), config_.execution.device_memory_limit, group_);
   backend_->setGraphReplay(config_.execution.cuda_graphs);
   backend_->initialiseStates(static_cast<uint64_t>(config_.training.seed));
   rows_ = config_.training.global_batch_size / config_.execution.data_parallel;
@@ -146,9 +146,9 @@ void Trainer::resume(const std::string &dir, std::FILE *out) {
   stepsDone_ = state.step;
   // Every replica must resume at the same step (one shared checkpoint, or
   // copies of it), or their collectives would not match.
-  std::vector<std::string> steps = comm::gatherText(
-      *group_, std::to_string(state.step) + " from " + stepDir,
-      "the comparison of the resumed steps");
+  std::vector<std::string> steps =
+      comm::gatherText(*group_, std::to_string(state.step) + " from " + stepDir,
+                       "the comparison of the resumed steps");
   for (size_t r = 1; r < steps.size(); ++r)
     if (steps[r].substr(0, steps[r].find(' ')) !=
         steps[0].substr(0, steps[0].find(' ')))
@@ -191,8 +191,7 @@ void Trainer::feed(const data::HostBatch &batch, float mlmCount,
   }
 }
 
-void Trainer::fillSynthetic(int64_t first, int64_t rows,
-                            data::HostBatch &out) {
+void Trainer::fillSynthetic(int64_t first, int64_t rows, data::HostBatch &out) {
   synthetic_->fill(first, rows, out);
   if (config_.model.packed()) // one sample a row, in the packed layout
     data::widenToPacks(out, config_.model.max_sequences_per_pack, first);
@@ -337,8 +336,8 @@ std::string Trainer::save(const std::string &dir, int64_t steps) {
   state.lossScale = lossScale_.scale();
   state.lossScaleCleanSteps = lossScale_.cleanSteps();
   state.skippedUpdates = skipped_;
-  std::string written = ckpt::saveCheckpoint(dir, exe_.root(), *backend_,
-                                             state, config_.checkpoint.keep);
+  std::string written = ckpt::saveCheckpoint(dir, exe_.root(), *backend_, state,
+                                             config_.checkpoint.keep);
   if (group_->size() > 1) {
     // The others wait for rank 0's write, however long it takes (a write is
     // not a stalled collective); a failed write reaches them as its

@@ -3,14 +3,15 @@
 // against the CUDA simulator, running `ferry-cudasim`, never skipped):
 // - the CUDA backend against the CPU backend in fp32 (20 updates): every
 //   loss within relative 1e-3, and every parameter and Adam moment, tensor by
-//   tensor, within relative L2 1e-3 (cuBLAS orders its sums its own way; the device's
-//   exp/erf differ from the CPU's by a few ULPs, which 20 updates amplify);
+//   tensor, within relative L2 1e-3 (cuBLAS orders its sums its own way; the
+//   device's exp/erf differ from the CPU's by a few ULPs, which 20 updates
+//   amplify);
 // - bf16 matmuls, bf16 activations and fused attention on the CUDA backend
 //   within 2% of the CPU's fp32 without fusion, and near the CPU's
 //   emulation of the same bf16 program (losses 1e-3, weights 1e-2,
 //   moments 2e-2);
 // - SQuAD fine-tuning (the span head) on the CUDA backend = the CPU's (5
-//   epochs, relative 1e-3);
+//   epochs, relative 1e-3), and the same predicted answers;
 // - packed rows = the unpacked rows of the same samples, dropout on (2
 //   updates, relative 1e-5), fused and unfused;
 // - fused attention = the unfused ops on the CUDA backend in fp32 (6
@@ -93,12 +94,11 @@ TrainingRun train(const std::string &binary, const std::string &name,
                     std::to_string(getpid()) + "-" + name;
   std::string metrics = dir + ".jsonl";
   std::string command =
-      (fresh ? "rm -rf " + dir + " && " : std::string()) + launcher + std::string(FERRY_BINARY_DIR) +
-      "/" + binary +
-      " train " + FERRY_SOURCE_DIR +
-      "/configs/bert-tiny.yaml --log-every 0 --no-cache " + kShape + sets +
-      " --steps " + std::to_string(steps) + " --save " + dir + " --metrics " +
-      metrics + " > " + dir + ".out";
+      (fresh ? "rm -rf " + dir + " && " : std::string()) + launcher +
+      std::string(FERRY_BINARY_DIR) + "/" + binary + " train " +
+      FERRY_SOURCE_DIR + "/configs/bert-tiny.yaml --log-every 0 --no-cache " +
+      kShape + sets + " --steps " + std::to_string(steps) + " --save " + dir +
+      " --metrics " + metrics + " > " + dir + ".out";
   if (fresh)
     std::remove(metrics.c_str());
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
@@ -203,14 +203,14 @@ TEST_F(CudaTraining, Bf16LossesWithinTwoPercentOfCpuFp32) {
 // CUDA kernels read and write the bf16 buffers the compiler planned as the
 // CPU backend's emulation does (fp32 compute on their values, results
 // rounded to nearest even). After 6 updates: losses within relative 1e-3,
-// every weight within 1e-2, every optimizer moment within 2e-2. The two backends' fp32 sums differ in order, a
-// difference a bf16 rounding boundary sometimes turns into a whole ULP,
-// and Adam scales the small gradients of the biases up to the learning
-// rate: bf16 matmuls alone leave the biases 3.1e-3 apart after 6 updates,
-// bf16 activations 6.0e-3 (the rest of the tensors far less).
-// The unfused path (execution.fusion: false) stores the attention scores,
-// probabilities and their transposes as bf16 too (softmax, softmax_grad,
-// transpose), within the same bounds.
+// every weight within 1e-2, every optimizer moment within 2e-2. The two
+// backends' fp32 sums differ in order, a difference a bf16 rounding boundary
+// sometimes turns into a whole ULP, and Adam scales the small gradients of the
+// biases up to the learning rate: bf16 matmuls alone leave the biases 3.1e-3
+// apart after 6 updates, bf16 activations 6.0e-3 (the rest of the tensors far
+// less). The unfused path (execution.fusion: false) stores the attention
+// scores, probabilities and their transposes as bf16 too (softmax,
+// softmax_grad, transpose), within the same bounds.
 TEST_F(CudaTraining, Bf16ActivationsEqualTheCpuEmulation) {
   for (std::string fusion : {"true", "false"}) {
     std::string sets =
@@ -256,8 +256,7 @@ TEST_F(CudaTraining, PhasedEqualsResident) {
 // The samples ferry-datagen --from-text makes of `text` with `flags`, and
 // the rows it writes them in (its --verbose line "(N samples in R rows)").
 std::pair<int, int> makeShards(const std::string &text,
-                               const std::string &vocab,
-                               const std::string &out,
+                               const std::string &vocab, const std::string &out,
                                const std::string &flags) {
   std::string log = out + ".log";
   std::string command = std::string(FERRY_BINARY_DIR) +
@@ -284,12 +283,12 @@ std::pair<int, int> makeShards(const std::string &text,
 TEST_F(CudaTraining, PackedRowsEqualTheUnpackedRows) {
   std::string dir = "/tmp/ferry-" + std::string(FERRY_CLI) + "-" +
                     std::to_string(getpid()) + "-packing";
-  std::string setup =
-      "rm -rf " + dir + " && mkdir -p " + dir + "/text && head -n 50 " +
-      "/usr/share/common-licenses/Apache-2.0 > " + dir + "/text/apache && " +
-      "python3 " + FERRY_SOURCE_DIR +
-      "/test/e2e/Inputs/bert_tokenizer.py vocab " + dir + "/vocab.txt " + dir +
-      "/text/apache";
+  std::string setup = "rm -rf " + dir + " && mkdir -p " + dir +
+                      "/text && head -n 50 " +
+                      "/usr/share/common-licenses/Apache-2.0 > " + dir +
+                      "/text/apache && " + "python3 " + FERRY_SOURCE_DIR +
+                      "/test/e2e/Inputs/bert_tokenizer.py vocab " + dir +
+                      "/vocab.txt " + dir + "/text/apache";
   ASSERT_EQ(std::system(setup.c_str()), 0) << setup;
   std::ifstream vocabFile(dir + "/vocab.txt");
   int vocab = 0;
@@ -297,8 +296,8 @@ TEST_F(CudaTraining, PackedRowsEqualTheUnpackedRows) {
     ++vocab;
   // 20 samples in 14 rows (the licence's paragraphs are short documents).
   std::string shape = "--seq 64 --predictions 10 --seed 3 --dupe-factor 1";
-  auto [samples, unpackedRows] = makeShards(
-      dir + "/text", dir + "/vocab.txt", dir + "/unpacked", shape);
+  auto [samples, unpackedRows] =
+      makeShards(dir + "/text", dir + "/vocab.txt", dir + "/unpacked", shape);
   auto [packedSamples, rows] =
       makeShards(dir + "/text", dir + "/vocab.txt", dir + "/packed",
                  shape + " --pack --max-sequences-per-pack 3");
@@ -307,7 +306,8 @@ TEST_F(CudaTraining, PackedRowsEqualTheUnpackedRows) {
   ASSERT_LT(rows, samples) << "nothing was packed";
   std::string common =
       "--set execution.backend=cuda --set training.precision=fp32 "
-      "--set data.shuffle=false --set model.seq_length=64 --set model.max_predictions=10 "
+      "--set data.shuffle=false --set model.seq_length=64 --set "
+      "model.max_predictions=10 "
       "--set model.vocab_size=" +
       std::to_string(vocab) + " ";
   auto batch = [](int n) {
@@ -354,8 +354,8 @@ TEST_F(CudaTraining, SquadFineTuningMatchesTheCpuBackend) {
     std::string out = dir + "/" + name;
     std::string command =
         std::string(FERRY_BINARY_DIR) + "/" + binary + " squad train " +
-        FERRY_SOURCE_DIR + "/configs/bert-tiny.yaml --no-cache --vocab " +
-        dir + "/vocab.txt --data " + squad +
+        FERRY_SOURCE_DIR + "/configs/bert-tiny.yaml --no-cache --vocab " + dir +
+        "/vocab.txt --data " + squad +
         " --set model.vocab_size=400 --set model.hidden_size=32 "
         "--set model.ffn_size=64 --set model.seq_length=64 "
         "--set training.global_batch_size=4 "
@@ -383,9 +383,33 @@ TEST_F(CudaTraining, SquadFineTuningMatchesTheCpuBackend) {
     // position: qa_outputs.bias and the last layer's output LayerNorm bias
     // have analytically zero gradients, and AdamW moves them by rounding
     // noise only (under 1e-4 here).
-    expectSameTensors(gpu, cpu, "model.safetensors", 1e-3, 1e-4,
-                      {"qa_outputs.bias",
-                       "bert.encoder.layer.1.output.LayerNorm.bias"});
+    expectSameTensors(
+        gpu, cpu, "model.safetensors", 1e-3, 1e-4,
+        {"qa_outputs.bias", "bert.encoder.layer.1.output.LayerNorm.bias"});
+    // Prediction (eval_step's span logits read back) from the CPU's model:
+    // the same answers on both backends.
+    auto predict = [&](const std::string &binary, const std::string &name,
+                       const std::string &sets) {
+      std::string out = dir + "/predict-" + name;
+      std::string command =
+          std::string(FERRY_BINARY_DIR) + "/" + binary + " squad predict " +
+          FERRY_SOURCE_DIR + "/configs/bert-tiny.yaml --no-cache --vocab " +
+          dir + "/vocab.txt --data " + squad + " --checkpoint " +
+          cpu.checkpoint +
+          " --set model.vocab_size=400 --set model.hidden_size=32 "
+          "--set model.ffn_size=64 --set model.seq_length=64 "
+          "--set execution.micro_batch_size=2 --set training.precision=fp32 "
+          "--doc-stride 16 --max-query-length 16 -o " +
+          out + " " + sets + " > " + out + ".out";
+      EXPECT_EQ(std::system(command.c_str()), 0) << command;
+      std::ifstream in(out + "/predictions.json");
+      return std::string((std::istreambuf_iterator<char>(in)), {});
+    };
+    std::string onCpu = predict("ferry", "cpu-" + fusion, "");
+    std::string onGpu =
+        predict(FERRY_CLI, "cuda-" + fusion, "--set execution.backend=cuda");
+    EXPECT_NE(onCpu.find("\"q7\""), std::string::npos) << onCpu;
+    EXPECT_EQ(onGpu, onCpu);
   }
 }
 
@@ -400,8 +424,8 @@ void expectSameBytes(const TrainingRun &a, const TrainingRun &b,
   std::string x = read(a.checkpoint + "/" + file),
               y = read(b.checkpoint + "/" + file);
   EXPECT_FALSE(x.empty()) << file;
-  EXPECT_TRUE(x == y) << file << " differs between " << a.checkpoint
-                      << " and " << b.checkpoint;
+  EXPECT_TRUE(x == y) << file << " differs between " << a.checkpoint << " and "
+                      << b.checkpoint;
 }
 
 // Dropout on (bert-tiny's config), both gathers, the losses and LAMB's
@@ -519,10 +543,10 @@ TEST_F(CudaTraining, ProfileReportsKernelsStreamsAndLaunches) {
        {"CUDA backend profile (CUDA-event timestamps", "\nattention_grad ",
         "\nattention ", "\ngemm_epilogue ", "\nload ", "\nstore ",
         "streams: compute busy ", "overlapped compute",
-        "host-side launches per program run", "  train_step ",
-        " launches, "})
+        "host-side launches per program run", "  train_step ", " launches, "})
     EXPECT_NE(text.find(expected), std::string::npos)
-        << "missing \"" << expected << "\" in:\n" << text;
+        << "missing \"" << expected << "\" in:\n"
+        << text;
   // Direct launches: one per kernel, copy and set of the program.
   EXPECT_GT(trainStepLaunches(text), 200) << text;
 
@@ -532,7 +556,8 @@ TEST_F(CudaTraining, ProfileReportsKernelsStreamsAndLaunches) {
        {"programs replayed as CUDA graphs are timed whole",
         "(a CUDA graph of "})
     EXPECT_NE(graph.find(expected), std::string::npos)
-        << "missing \"" << expected << "\" in:\n" << graph;
+        << "missing \"" << expected << "\" in:\n"
+        << graph;
   EXPECT_EQ(trainStepLaunches(graph), 2) << graph;
 }
 
@@ -550,10 +575,10 @@ void expectReplicasEqualOneProcess(const std::string &name,
   ASSERT_EQ(std::system("command -v mpirun > /dev/null 2>&1"), 0)
       << "no mpirun: install openmpi-bin (scripts/install-deps.sh)";
   TrainingRun one = train(FERRY_CLI, name + "-one", sets, 4);
-  TrainingRun two = train(
-      FERRY_CLI, name + "-two",
-      sets + " --set execution.data_parallel=2 " + replicaSets, 4,
-      "mpirun --allow-run-as-root --oversubscribe -np 2 ");
+  TrainingRun two =
+      train(FERRY_CLI, name + "-two",
+            sets + " --set execution.data_parallel=2 " + replicaSets, 4,
+            "mpirun --allow-run-as-root --oversubscribe -np 2 ");
   expectClose(two.losses, one.losses, 1e-5);
   expectSameTensors(two, one, "model.safetensors", 1e-5);
   expectSameTensors(two, one, "optimizer.safetensors", 1e-5);

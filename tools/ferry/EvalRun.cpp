@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
