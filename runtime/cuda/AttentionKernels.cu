@@ -178,6 +178,11 @@ __global__ void attentionForward(View q, View k, View v, const float *mask,
     o[c] = 0.0f;
   float high = -INFINITY, sum = 0.0f;
   for (int64_t k0 = 0; k0 < S; k0 += kKeyTile) {
+    // Packed rows: a tile of keys no query of the block shares a sequence
+    // with adds nothing (its probabilities are all 0), so it is skipped,
+    // by every thread alike.
+    if (!a.rangesMeet(b, q0, kBlockRows, k0, kKeyTile))
+      continue;
     __syncthreads(); // the last step's reads of k and v are done
     loadTile(sh.k, k.at(slice), k0, kKeyTile, a, dp);
     loadTile(sh.v, v.at(slice), k0, kKeyTile, a, dp);
@@ -310,6 +315,8 @@ __global__ void attentionKeyGrad(View q, View k, View v, const float *mask,
   for (int j = threadIdx.x; j < kBlockRows; j += blockDim.x)
     sh.mask[j] = k0 + j < S ? mask[b * S + k0 + j] : 0.0f;
   for (int64_t q0 = 0; q0 < S; q0 += kStep) {
+    if (!a.rangesMeet(b, k0, kBlockRows, q0, kStep))
+      continue;      // packed rows: no query here sees these keys
     __syncthreads(); // the last step's reads of q and dout are done
     loadTile(sh.q, q.at(slice), q0, kStep, a, dp);
     loadTile(sh.dout, dout.at(slice), q0, kStep, a, dp);
@@ -394,6 +401,8 @@ __global__ void attentionQueryGrad(View q, View k, View v, const float *mask,
   for (int e = threadIdx.x; e < kBlockRows * kMaxDim; e += blockDim.x)
     sh.dq[e] = 0.0f;
   for (int64_t k0 = 0; k0 < S; k0 += kStep) {
+    if (!a.rangesMeet(b, q0, kBlockRows, k0, kStep))
+      continue; // packed rows: these keys are no query's here
     __syncthreads();
     loadTile(sh.k, k.at(slice), k0, kStep, a, dp);
     loadTile(sh.v, v.at(slice), k0, kStep, a, dp);

@@ -46,6 +46,37 @@ struct AttentionShape {
     return !sequenceIds || sequenceIds[b * seq + i] == sequenceIds[b * seq + j];
   }
 
+  // Packed rows: whether any token of [i0, i0 + ni) shares a sequence with
+  // any token of [j0, j0 + nj) (both clipped to the row) in sample b, so
+  // that a tile of queries and keys where none does can be skipped: every
+  // probability there is 0. A row's sequence ids run 1, 2, ... in contiguous
+  // blocks and then padding 0, so the non-zero ids of a range are all ids
+  // between its least and its greatest. Always true for unpacked rows.
+  FERRY_ATTENTION_HOST_DEVICE bool rangesMeet(int64_t b, int64_t i0, int64_t ni,
+                                              int64_t j0, int64_t nj) const {
+    if (!sequenceIds)
+      return true;
+    struct Span {
+      int32_t low = 2147483647, high = 0;
+      bool padding = false;
+    };
+    auto span = [&](int64_t first, int64_t n) {
+      Span s;
+      for (int64_t t = first; t < first + n && t < seq; ++t) {
+        int32_t id = sequenceIds[b * seq + t];
+        if (id == 0) {
+          s.padding = true;
+        } else {
+          s.low = id < s.low ? id : s.low;
+          s.high = id > s.high ? id : s.high;
+        }
+      }
+      return s;
+    };
+    Span a = span(i0, ni), c = span(j0, nj);
+    return (a.padding && c.padding) || (a.low <= c.high && c.low <= a.high);
+  }
+
   // Where row `s` of head (b, h) starts, and the elements between rows.
   FERRY_ATTENTION_HOST_DEVICE int64_t rowStride() const {
     return sequenceMajor ? heads * headDim : headDim;

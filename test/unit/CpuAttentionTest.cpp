@@ -168,3 +168,28 @@ TEST(CpuAttention, PackedRowsEqualEachSequenceAlone) {
     }
   EXPECT_GT(checked, 0);
 }
+
+// AttentionShape::rangesMeet, which lets the CUDA kernels skip the tiles of
+// packed rows where no query shares a sequence with any key: sequences 1,
+// 2, 3 then padding. Ranges meet when they share a sequence, or both hold
+// padding (padding queries attend to padding keys); unpacked rows always.
+TEST(CpuAttention, RangesMeetWhereTheyShareASequence) {
+  std::vector<int32_t> ids = {1, 1, 1, 2, 2, 3, 3, 0, 0};
+  AttentionShape a;
+  a.batch = 1, a.seq = static_cast<int64_t>(ids.size());
+  EXPECT_TRUE(a.rangesMeet(0, 0, 2, 7, 2)); // unpacked: always
+  a.sequenceIds = ids.data();
+  EXPECT_TRUE(a.rangesMeet(0, 0, 3, 2, 2));  // both hold sequence 1
+  EXPECT_FALSE(a.rangesMeet(0, 0, 3, 3, 2)); // 1 against 2
+  EXPECT_FALSE(a.rangesMeet(0, 2, 2, 5, 2)); // 1, 2 against 3
+  EXPECT_TRUE(a.rangesMeet(0, 1, 4, 4, 3));  // 1..2 against 2..3
+  EXPECT_FALSE(a.rangesMeet(0, 0, 4, 7, 2)); // sequences against padding
+  EXPECT_TRUE(a.rangesMeet(0, 6, 2, 8, 4));  // padding against padding,
+                                             // clipped to the row
+  EXPECT_FALSE(a.rangesMeet(0, 5, 2, 9, 4)); // a range past the row
+  // Every pair of single tokens: exactly sameSequence.
+  for (int64_t i = 0; i < a.seq; ++i)
+    for (int64_t j = 0; j < a.seq; ++j)
+      EXPECT_EQ(a.rangesMeet(0, i, 1, j, 1), a.sameSequence(0, i, j))
+          << i << ", " << j;
+}
