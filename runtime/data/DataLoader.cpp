@@ -57,18 +57,9 @@ struct DataLoader::Impl {
     if (permutationEpoch == epoch)
       return permutation;
     // Fisher-Yates, documented in MlperfData.h.
-    const uint32_t purpose = random::purposeHash("data.shuffle");
-    permutation.resize(static_cast<size_t>(total));
-    for (int64_t i = 0; i < total; ++i)
-      permutation[static_cast<size_t>(i)] = static_cast<uint32_t>(i);
-    for (int64_t i = total - 1; i > 0; --i) {
-      uint32_t bits =
-          random::randomBits(seed, purpose, 0, static_cast<uint64_t>(epoch),
-                             static_cast<uint64_t>(i));
-      auto j = static_cast<int64_t>(bits % static_cast<uint64_t>(i + 1));
-      std::swap(permutation[static_cast<size_t>(i)],
-                permutation[static_cast<size_t>(j)]);
-    }
+    permutation = random::shuffled(static_cast<uint32_t>(total), seed,
+                                   random::purposeHash("data.shuffle"),
+                                   static_cast<uint64_t>(epoch));
     permutationEpoch = epoch;
     return permutation;
   }

@@ -4,6 +4,7 @@
 #include "runtime/random/Philox.h"
 
 #include <cmath>
+#include <utility>
 
 namespace ferry::random {
 
@@ -23,6 +24,19 @@ float normal(uint64_t seed, uint32_t purpose, uint32_t layer,
   double angle = kTwoPi * u2;
   double value = (element % 2 == 0) ? r * std::cos(angle) : r * std::sin(angle);
   return static_cast<float>(value);
+}
+
+std::vector<uint32_t> shuffled(uint32_t n, uint64_t seed, uint32_t purpose,
+                               uint64_t sample) {
+  std::vector<uint32_t> order(n);
+  for (uint32_t i = 0; i < n; ++i)
+    order[i] = i;
+  for (uint32_t i = n > 0 ? n - 1 : 0; i > 0; --i) {
+    uint32_t j = static_cast<uint32_t>(randomBits(seed, purpose, 0, sample, i) %
+                                       (static_cast<uint64_t>(i) + 1));
+    std::swap(order[i], order[j]);
+  }
+  return order;
 }
 
 } // namespace ferry::random

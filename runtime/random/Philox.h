@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 // The stream is shared by the CPU backend and the CUDA kernels (dropout
 // masks must be the same bits on both), so its functions compile for both.
@@ -95,6 +96,13 @@ FERRY_HOST_DEVICE inline float uniform(uint64_t seed, uint32_t purpose,
 // for counter (element / 2, element >> 33, 0xffffffff, layer); even elements
 // take the cosine branch, odd ones the sine branch of the same pair.
 float normal(uint64_t seed, uint32_t purpose, uint32_t layer, uint64_t element);
+
+// 0 .. n-1 in the order of a Fisher-Yates shuffle keyed by (seed, purpose,
+// sample): for i = n-1 down to 1, swap i with
+// randomBits(seed, purpose, 0, sample, i) % (i + 1). The data loader's
+// per-epoch order (sample = the epoch) and ferry squad train's.
+std::vector<uint32_t> shuffled(uint32_t n, uint64_t seed, uint32_t purpose,
+                               uint64_t sample);
 
 // Dropout keeps an element when uniform(...) >= p.
 FERRY_HOST_DEVICE inline bool dropoutKeeps(uint64_t seed, uint32_t purpose,

@@ -3,6 +3,7 @@
 #include "runtime/AtomicFile.h"
 #include "runtime/Progress.h"
 
+#include "runtime/backend/ProgramIo.h"
 #include "runtime/backend/Registry.h"
 #include "runtime/checkpoint/Checkpoint.h"
 #include "runtime/data/PackedRows.h"
@@ -21,33 +22,6 @@
 #include <sstream>
 
 using namespace ferry;
-
-namespace {
-
-template <typename T>
-void copyInto(Backend &backend, const std::string &name,
-              const std::vector<T> &values) {
-  const fxe::State *s = backend.state(name);
-  if (!s)
-    throw RuntimeError("the executable has no input '" + name +
-                       "'; recompile it with this ferry (`ferry compile`)");
-  if (static_cast<size_t>(s->bytes()) != values.size() * sizeof(T))
-    throw RuntimeError(fmt::format(
-        "input '{}' holds {} bytes, the batch has {}: the executable was "
-        "compiled for another batch or sequence shape",
-        name, s->bytes(), values.size() * sizeof(T)));
-  backend.write(s, 0, values.data(), s->bytes());
-}
-
-float scalar(Backend &backend, const std::string &name) {
-  const fxe::State *s = backend.state(name);
-  if (!s)
-    throw RuntimeError("the executable has no metric '" + name +
-                       "'; recompile it with this ferry (`ferry compile`)");
-  return backend.scalar(s);
-}
-
-} // namespace
 
 void ferry::checkReplicaCount(const Config &config,
                               const comm::Communicator &group) {
@@ -173,21 +147,21 @@ void Trainer::resume(const std::string &dir, std::FILE *out) {
 
 void Trainer::feed(const data::HostBatch &batch, float mlmCount,
                    float nspCount) {
-  copyInto(*backend_, "input.input_ids", batch.inputIds);
-  copyInto(*backend_, "input.segment_ids", batch.segmentIds);
-  copyInto(*backend_, "input.input_mask", batch.inputMask);
-  copyInto(*backend_, "input.masked_lm_positions", batch.maskedPositions);
-  copyInto(*backend_, "input.masked_lm_ids", batch.maskedIds);
-  copyInto(*backend_, "input.masked_lm_weights", batch.maskedWeights);
-  copyInto(*backend_, "input.next_sentence_labels", batch.nspLabels);
-  copyInto(*backend_, "input.next_sentence_weights", batch.nspWeights);
-  copyInto(*backend_, "input.mlm_count", std::vector<float>{mlmCount});
+  writeInput(*backend_, "input.input_ids", batch.inputIds);
+  writeInput(*backend_, "input.segment_ids", batch.segmentIds);
+  writeInput(*backend_, "input.input_mask", batch.inputMask);
+  writeInput(*backend_, "input.masked_lm_positions", batch.maskedPositions);
+  writeInput(*backend_, "input.masked_lm_ids", batch.maskedIds);
+  writeInput(*backend_, "input.masked_lm_weights", batch.maskedWeights);
+  writeInput(*backend_, "input.next_sentence_labels", batch.nspLabels);
+  writeInput(*backend_, "input.next_sentence_weights", batch.nspWeights);
+  writeInput(*backend_, "input.mlm_count", std::vector<float>{mlmCount});
   if (batch.packs > 1) { // packed rows (model.max_sequences_per_pack)
-    copyInto(*backend_, "input.sequence_ids", batch.sequenceIds);
-    copyInto(*backend_, "input.position_ids", batch.positionIds);
-    copyInto(*backend_, "input.dropout_keys", batch.dropoutKeys);
-    copyInto(*backend_, "input.cls_positions", batch.clsPositions);
-    copyInto(*backend_, "input.nsp_count", std::vector<float>{nspCount});
+    writeInput(*backend_, "input.sequence_ids", batch.sequenceIds);
+    writeInput(*backend_, "input.position_ids", batch.positionIds);
+    writeInput(*backend_, "input.dropout_keys", batch.dropoutKeys);
+    writeInput(*backend_, "input.cls_positions", batch.clsPositions);
+    writeInput(*backend_, "input.nsp_count", std::vector<float>{nspCount});
   }
 }
 
@@ -216,8 +190,8 @@ StepMetrics Trainer::step(int64_t s) {
   double counted = sums[0];
   feed(batch_, static_cast<float>(counted), static_cast<float>(sums[1]));
   if (lossScale_.enabled())
-    copyInto(*backend_, "input.loss_scale",
-             std::vector<float>{static_cast<float>(lossScale_.scale())});
+    writeInput(*backend_, "input.loss_scale",
+               std::vector<float>{static_cast<float>(lossScale_.scale())});
   // The program's step is the optimizer updates applied (skipped fp16
   // updates do not count: the schedule and bias corrections follow them).
   std::vector<int64_t> inputs = {s - skipped_};
@@ -229,13 +203,13 @@ StepMetrics Trainer::step(int64_t s) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   m.step = s + 1;
-  m.loss = scalar(*backend_, "metric.loss");
-  m.mlmLoss = scalar(*backend_, "metric.mlm_loss");
-  m.nspLoss = scalar(*backend_, "metric.nsp_loss");
+  m.loss = readMetric(*backend_, "metric.loss");
+  m.mlmLoss = readMetric(*backend_, "metric.mlm_loss");
+  m.nspLoss = readMetric(*backend_, "metric.nsp_loss");
   m.mlmAccuracy =
-      counted > 0 ? scalar(*backend_, "metric.mlm_correct") / counted : 0.0;
-  m.lr = scalar(*backend_, "metric.lr");
-  m.gradNorm = scalar(*backend_, "metric.grad_norm");
+      counted > 0 ? readMetric(*backend_, "metric.mlm_correct") / counted : 0.0;
+  m.lr = readMetric(*backend_, "metric.lr");
+  m.gradNorm = readMetric(*backend_, "metric.grad_norm");
   // The whole global batch's rate (every replica's rows together), in
   // samples (real sequences: several a row when packed) and rows.
   m.samplesPerSecond = sums[1] / m.seconds;
@@ -292,13 +266,13 @@ EvalMetrics Trainer::evaluate(const std::string &path, int64_t samples) {
     // per-sequence) cross-entropies.
     feed(batch, 1.0f, 1.0f);
     backend_->run("eval_step", {});
-    mlmLoss += scalar(*backend_, "metric.eval.mlm_loss");
+    mlmLoss += readMetric(*backend_, "metric.eval.mlm_loss");
     // Unpacked, @forward scales the NSP sum by 1/global_batch_size.
-    nspLoss += scalar(*backend_, "metric.eval.nsp_loss") *
+    nspLoss += readMetric(*backend_, "metric.eval.nsp_loss") *
                (batch.packs > 1 ? 1.0 : static_cast<double>(global));
     sequences += sums[1];
-    mlmCorrect += scalar(*backend_, "metric.eval.mlm_correct");
-    nspCorrect += scalar(*backend_, "metric.eval.nsp_correct");
+    mlmCorrect += readMetric(*backend_, "metric.eval.mlm_correct");
+    nspCorrect += readMetric(*backend_, "metric.eval.nsp_correct");
     m.countedSlots += counted;
   }
   progress.update(static_cast<double>(total));

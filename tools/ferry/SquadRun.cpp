@@ -5,11 +5,12 @@
 // warm-up and decay over the run's steps, or the logits of every window
 // read back and turned into answers as run_squad.py does. Built into
 // libferry-run.so (RunApi.h).
-#include "tools/ferry/RunApi.h"
 #include "tools/ferry/ReplicaRun.h"
+#include "tools/ferry/RunApi.h"
 
 #include "runtime/ByteSize.h"
 #include "runtime/Error.h"
+#include "runtime/backend/ProgramIo.h"
 #include "runtime/backend/Registry.h"
 #include "runtime/checkpoint/Checkpoint.h"
 #include "runtime/random/Philox.h"
@@ -45,7 +46,7 @@ struct SpanBatch {
 };
 
 void fillBatch(const std::vector<squad::Feature> &features,
-               const std::vector<int64_t> &order, int64_t first, int64_t rows,
+               const std::vector<uint32_t> &order, int64_t first, int64_t rows,
                int64_t seq, SpanBatch &b) {
   b.ids.assign(static_cast<size_t>(rows * seq), 0);
   b.segments.assign(b.ids.size(), 0);
@@ -71,21 +72,6 @@ void fillBatch(const std::vector<squad::Feature> &features,
   }
 }
 
-template <typename T>
-void writeInput(Backend &backend, const std::string &name,
-                const std::vector<T> &values) {
-  const fxe::State *s = backend.state(name);
-  if (!s)
-    throw RuntimeError("the executable has no input '" + name +
-                       "': it was not compiled for model.task squad");
-  if (static_cast<size_t>(s->bytes()) != values.size() * sizeof(T))
-    throw RuntimeError(fmt::format(
-        "input '{}' holds {} bytes, the batch has {}: the executable was "
-        "compiled for another batch or sequence shape",
-        name, s->bytes(), values.size() * sizeof(T)));
-  backend.write(s, 0, values.data(), s->bytes());
-}
-
 void feed(Backend &backend, const SpanBatch &b, float spanCount) {
   writeInput(backend, "input.input_ids", b.ids);
   writeInput(backend, "input.segment_ids", b.segments);
@@ -93,13 +79,6 @@ void feed(Backend &backend, const SpanBatch &b, float spanCount) {
   writeInput(backend, "input.span_positions", b.positions);
   writeInput(backend, "input.span_weights", b.weights);
   writeInput(backend, "input.span_count", std::vector<float>{spanCount});
-}
-
-float metric(Backend &backend, const std::string &name) {
-  const fxe::State *s = backend.state(name);
-  if (!s)
-    throw RuntimeError("the executable has no metric '" + name + "'");
-  return backend.scalar(s);
 }
 
 // The features of a SQuAD file for the config's model.
@@ -136,8 +115,8 @@ SquadData readData(const SquadOptionsCli &o, const Config &config,
 
 // The config the executable is compiled from: model.task squad. Prediction
 // runs in one process (execution.data_parallel is set to 1 for it).
-Config squadConfig(const SquadOptionsCli &o, std::vector<std::string> &overrides,
-                   bool replicas) {
+Config squadConfig(const SquadOptionsCli &o,
+                   std::vector<std::string> &overrides, bool replicas) {
   if (o.input.size() >= 4 && o.input.substr(o.input.size() - 4) == ".fxe")
     throw RuntimeError("ferry squad compiles its config (the schedule's "
                        "steps come from the data): give configs/*.yaml, not " +
@@ -146,21 +125,6 @@ Config squadConfig(const SquadOptionsCli &o, std::vector<std::string> &overrides
   if (!replicas)
     overrides.push_back("execution.data_parallel=1");
   return loadConfig(o.input, overrides);
-}
-
-// The features in the order of `epoch`: a Fisher-Yates shuffle keyed by
-// (seed, epoch), as the pretraining data loader shuffles.
-std::vector<int64_t> epochOrder(int64_t count, uint64_t seed, int64_t epoch) {
-  std::vector<int64_t> order(static_cast<size_t>(count));
-  std::iota(order.begin(), order.end(), 0);
-  const uint32_t purpose = random::purposeHash("squad.shuffle");
-  for (int64_t i = count - 1; i > 0; --i) {
-    uint32_t bits = random::randomBits(
-        seed, purpose, 0, static_cast<uint64_t>(epoch), static_cast<uint64_t>(i));
-    std::swap(order[static_cast<size_t>(i)],
-              order[static_cast<size_t>(bits % static_cast<uint64_t>(i + 1))]);
-  }
-  return order;
 }
 
 } // namespace
@@ -185,19 +149,18 @@ int runSquadTrain(const SquadOptionsCli &o) {
     // The schedule over this run: warm-up over the first proportion, then
     // the config's decay to the end (run_squad.py's linear one with poly
     // power 1).
-    overrides.push_back(fmt::format("training.lr_schedule.total_steps={}",
-                                    steps));
+    overrides.push_back(
+        fmt::format("training.lr_schedule.total_steps={}", steps));
     overrides.push_back(fmt::format("training.steps={}", steps));
-    overrides.push_back(fmt::format(
-        "training.lr_schedule.warmup_steps={}",
-        static_cast<int64_t>(std::llround(o.warmupProportion *
-                                          static_cast<double>(steps)))));
-    loaded = loadExecutable(o.input, overrides, o.compile,
-                            [&](const Config &c) {
-                              checkReplicaCount(c, group);
-                              group.setTimeoutSeconds(
-                                  c.execution.collective_timeout_seconds);
-                            });
+    overrides.push_back(
+        fmt::format("training.lr_schedule.warmup_steps={}",
+                    static_cast<int64_t>(std::llround(
+                        o.warmupProportion * static_cast<double>(steps)))));
+    loaded =
+        loadExecutable(o.input, overrides, o.compile, [&](const Config &c) {
+          checkReplicaCount(c, group);
+          group.setTimeoutSeconds(c.execution.collective_timeout_seconds);
+        });
     if (!loaded) { // the error is printed
       replicas.failPrinted("the executable could not be built");
       return 1;
@@ -214,42 +177,39 @@ int runSquadTrain(const SquadOptionsCli &o) {
         replicaInput = prog->inputs() && prog->inputs()->size() > 1;
     backend->setGraphReplay(config.execution.cuda_graphs);
     backend->initialiseStates(static_cast<uint64_t>(config.training.seed));
-    std::fprintf(out,
-                 "ferry squad train %s: %lld questions (%lld skipped), %lld "
-                "windows of %lld tokens (doc stride %lld), %lld epochs of "
-                "%lld steps (global batch %lld%s), warm-up %lld steps\n",
-                o.data.c_str(), static_cast<long long>(d.examples.size()),
-                static_cast<long long>(d.skipped),
-                static_cast<long long>(features),
-                static_cast<long long>(config.model.seq_length),
-                static_cast<long long>(o.docStride),
-                static_cast<long long>(o.epochs),
-                static_cast<long long>(perEpoch),
-                static_cast<long long>(global),
-                group.size() > 1
-                    ? fmt::format(" over {} replicas", group.size()).c_str()
-                    : "",
-                static_cast<long long>(
-                    config.training.lr_schedule.warmup_steps));
+    std::fprintf(
+        out,
+        "ferry squad train %s: %lld questions (%lld skipped), %lld "
+        "windows of %lld tokens (doc stride %lld), %lld epochs of "
+        "%lld steps (global batch %lld%s), warm-up %lld steps\n",
+        o.data.c_str(), static_cast<long long>(d.examples.size()),
+        static_cast<long long>(d.skipped), static_cast<long long>(features),
+        static_cast<long long>(config.model.seq_length),
+        static_cast<long long>(o.docStride), static_cast<long long>(o.epochs),
+        static_cast<long long>(perEpoch), static_cast<long long>(global),
+        group.size() > 1
+            ? fmt::format(" over {} replicas", group.size()).c_str()
+            : "",
+        static_cast<long long>(config.training.lr_schedule.warmup_steps));
     if (!o.initCheckpoint.empty()) {
       std::string file = ckpt::modelFileOf(o.initCheckpoint);
       ckpt::ImportReport r =
           ckpt::importStates(exe, *backend, fxe::Role_Parameter,
                              ckpt::readSafetensors(file), "qa_outputs.");
       std::fprintf(out, "initialised %lld parameter tensors from %s\n",
-                  static_cast<long long>(r.tensors), file.c_str());
+                   static_cast<long long>(r.tensors), file.c_str());
       for (const std::string &note : r.notes)
         std::fprintf(out, "  note: %s\n", note.c_str());
       if (!r.unused.empty())
         std::fprintf(out,
                      "  note: %zu tensor(s) of the file are not used by the "
-                    "span model (first: %s)\n",
-                    r.unused.size(), r.unused.front().c_str());
+                     "span model (first: %s)\n",
+                     r.unused.size(), r.unused.front().c_str());
     }
     std::fflush(out);
 
     SpanBatch batch;
-    std::vector<int64_t> order;
+    std::vector<uint32_t> order;
     double windowSeconds = 0, windowLoss = 0, windowRows = 0;
     int64_t windowSteps = 0;
     // fp16: the dynamic loss scale; a skipped update does not count in the
@@ -260,8 +220,12 @@ int runSquadTrain(const SquadOptionsCli &o) {
       auto start = std::chrono::steady_clock::now();
       int64_t epoch = s / perEpoch;
       if (s % perEpoch == 0)
-        order = epochOrder(features, static_cast<uint64_t>(config.training.seed),
-                           epoch);
+        // A Fisher-Yates shuffle keyed by (seed, epoch), as the pretraining
+        // data loader shuffles.
+        order = random::shuffled(static_cast<uint32_t>(features),
+                                 static_cast<uint64_t>(config.training.seed),
+                                 random::purposeHash("squad.shuffle"),
+                                 static_cast<uint64_t>(epoch));
       fillBatch(d.features, order,
                 (s % perEpoch) * global + group.rank() * rows, rows,
                 config.model.seq_length, batch);
@@ -275,9 +239,9 @@ int runSquadTrain(const SquadOptionsCli &o) {
       if (replicaInput)
         inputs.push_back(group.rank());
       backend->run("train_step", inputs);
-      float loss = metric(*backend, "metric.loss");
+      float loss = readMetric(*backend, "metric.loss");
       DynamicLossScale::Outcome scaling =
-          lossScale.update(s + 1, metric(*backend, "metric.grad_norm"));
+          lossScale.update(s + 1, readMetric(*backend, "metric.grad_norm"));
       skipped += scaling.skipped ? 1 : 0;
       if (!scaling.note.empty() && o.logEvery > 0)
         std::fprintf(out, "%s\n", scaling.note.c_str());
@@ -293,16 +257,16 @@ int runSquadTrain(const SquadOptionsCli &o) {
       ++windowSteps;
       if (o.logEvery > 0 &&
           ((s + 1) % o.logEvery == 0 || s + 1 == steps || s == 0)) {
-        std::fprintf(out,
-                     "step %5lld/%lld  epoch %lld  loss %.4f  span_acc %.4f  "
-                    "lr %.3e  %.1f questions/s\n",
-                    static_cast<long long>(s + 1),
-                    static_cast<long long>(steps),
-                    static_cast<long long>(epoch + 1),
-                    windowLoss / static_cast<double>(windowSteps),
-                    slots > 0 ? metric(*backend, "metric.span_correct") / slots
-                              : 0.0,
-                    metric(*backend, "metric.lr"), windowRows / windowSeconds);
+        std::fprintf(
+            out,
+            "step %5lld/%lld  epoch %lld  loss %.4f  span_acc %.4f  "
+            "lr %.3e  %.1f questions/s\n",
+            static_cast<long long>(s + 1), static_cast<long long>(steps),
+            static_cast<long long>(epoch + 1),
+            windowLoss / static_cast<double>(windowSteps),
+            slots > 0 ? readMetric(*backend, "metric.span_correct") / slots
+                      : 0.0,
+            readMetric(*backend, "metric.lr"), windowRows / windowSeconds);
         std::fflush(out);
         windowSeconds = windowLoss = windowRows = 0;
         windowSteps = 0;
@@ -381,8 +345,8 @@ int runSquadPredict(const SquadOptionsCli &o) {
     const int64_t rows = config.execution.micro_batch_size,
                   seq = config.model.seq_length;
     const int64_t count = static_cast<int64_t>(d.features.size());
-    std::vector<int64_t> order(static_cast<size_t>(count));
-    std::iota(order.begin(), order.end(), 0);
+    std::vector<uint32_t> order(static_cast<size_t>(count));
+    std::iota(order.begin(), order.end(), 0u);
     std::vector<std::vector<float>> starts(order.size()), ends(order.size());
     std::vector<float> values(static_cast<size_t>(rows * 2 * seq));
     SpanBatch batch;
