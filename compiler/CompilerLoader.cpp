@@ -29,12 +29,23 @@ const CompilerApi *load(std::string &why) {
   void *handle =
       openModuleFile(FERRY_COMPILER_MODULE_FILE, RTLD_LOCAL, error, missing);
   if (!handle) {
+#ifdef FERRY_COMPILER_MODULE_BUILT
     why = missing ? "the compiler module " +
                         std::string(FERRY_COMPILER_MODULE_FILE) +
                         " is not installed (" + error +
                         "); rebuild ferry, or use a compiled executable "
                         "(FILE.fxe)"
                   : error;
+#else
+    // A runtime-only build (the GPU kit's): only the cache can answer.
+    why = "this ferry was built without the compiler "
+          "(-DFERRY_BUILD_COMPILER=OFF), and the executable is not in the "
+          "executable cache (FERRY_CACHE_DIR): compile the same config and "
+          "settings into that cache with a ferry that has the compiler "
+          "(`ferry compile CONFIG --set ...`, the same build), or use a "
+          "compiled executable (FILE.fxe)";
+    (void)missing;
+#endif
     return nullptr;
   }
   auto entry = reinterpret_cast<CompilerEntry>(

@@ -96,15 +96,17 @@ public:
     steps_ = std::make_unique<cuda::StepTable>();
     checkCuda(cudaMalloc(&scratch_, cuda::kScratchDoubles * sizeof(double)),
               "scratch");
-    if (cublasCreate(&cublas_) != CUBLAS_STATUS_SUCCESS)
+    if (cublasCreate(&cublas_.handle) != CUBLAS_STATUS_SUCCESS)
       throw RuntimeError("cuBLAS could not be initialised on this device");
     // cuBLAS's own workspace, so that its fallback GEMMs never allocate
     // (a CUDA graph may be capturing): NVIDIA recommends 32 MiB on Hopper;
-    // the fallback is rare, so 4 MiB.
-    checkCuda(cudaMalloc(&cublasWorkspace_, kCublasWorkspaceBytes),
+    // the fallback is rare, so 4 MiB. Set again after every cublasSetStream
+    // (cuda::gemmEx), which resets it to the default pool.
+    checkCuda(cudaMalloc(&cublas_.workspace, kCublasWorkspaceBytes),
               "cuBLAS workspace");
-    if (cublasSetWorkspace(cublas_, cublasWorkspace_, kCublasWorkspaceBytes) !=
-        CUBLAS_STATUS_SUCCESS)
+    cublas_.workspaceBytes = kCublasWorkspaceBytes;
+    if (cublasSetWorkspace(cublas_.handle, cublas_.workspace,
+                           kCublasWorkspaceBytes) != CUBLAS_STATUS_SUCCESS)
       throw RuntimeError("cuBLAS refused its workspace");
     lt_ = std::make_unique<cuda::LtGemm>();
     if (hasCollectives(exe))
@@ -118,9 +120,9 @@ public:
     graphs_.clear();
     transfers_.reset();
     steps_.reset();
-    if (cublas_)
-      cublasDestroy(cublas_);
-    cudaFree(cublasWorkspace_);
+    if (cublas_.handle)
+      cublasDestroy(cublas_.handle);
+    cudaFree(cublas_.workspace);
     cudaFree(scratch_);
     cudaStreamDestroy(compute_);
     cudaFree(arena_);
@@ -168,13 +170,13 @@ public:
     const fxe::Program &p = program(name, inputs, registers);
     current_ = &p;
     prepare(p, registers);
-    // Replicated runs too: NCCL's collectives are captured with the kernels
-    // (NCCL 2.9 and later), as nodes of the compute stream, in the order
-    // every rank issues them. Their first run launches directly, so NCCL
-    // sets up its connections outside a capture.
-    bool replayGraph = graphReplay_ && (!nccl_ || ranDirectly_.count(&p));
-    if (nccl_)
-      ranDirectly_.insert(&p);
+    // A program's first run launches directly, and only a later run is
+    // captured: what happens once happens outside the capture (lazy module
+    // loading, cuBLASLt's first-call set-up, NCCL's connections), and a
+    // program that fails directly is never captured. Replicated runs too:
+    // NCCL's collectives are captured with the kernels (NCCL 2.9 and later),
+    // as nodes of the compute stream, in the order every rank issues them.
+    bool replayGraph = graphReplay_ && ranDirectly_.count(&p);
     if (profiling_)
       profile_.programStart(name, compute_, replayGraph);
     // This run's inputs and the values derived from them, where the
@@ -185,6 +187,7 @@ public:
         launchGraph(p, registers);
       else
         replay(*p.instrs(), 0, p.instrs()->size(), registers);
+      ranDirectly_.insert(&p);
     } catch (...) {
       // What was queued finishes before the error leaves: the next run
       // rewrites the per-run values' pinned copy and starts from idle
@@ -374,6 +377,10 @@ private:
       transfers_->endCapture();
     } catch (...) {
       capturing_ = false;
+      // The copy streams rejoin the compute stream first: a capture ended
+      // while they are still forked fails as unjoined and leaves them in
+      // the invalidated capture, where their next copy would fail.
+      transfers_->joinCapture();
       cudaStreamEndCapture(compute_, &graph); // ends it, whatever its state
       if (graph)
         cudaGraphDestroy(graph);
@@ -828,9 +835,8 @@ private:
   cudaStream_t compute_ = nullptr;
   std::unique_ptr<cuda::Transfers> transfers_;
   std::unique_ptr<cuda::StepTable> steps_;
-  cublasHandle_t cublas_ = nullptr;
+  cuda::Cublas cublas_;
   static constexpr size_t kCublasWorkspaceBytes = size_t(4) << 20;
-  void *cublasWorkspace_ = nullptr;
   std::unique_ptr<cuda::LtGemm> lt_; // after the device check
   const fxe::Program *current_ = nullptr;
   bool profiling_ = false;
@@ -841,8 +847,8 @@ private:
   std::set<const fxe::Program *> prepared_;
   std::map<const fxe::Program *, std::unique_ptr<Graph>> graphs_;
   cuda::KernelProfile profile_;
-  // Programs run once without a graph (replicated runs capture from the
-  // second run on).
+  // Programs that have run once without a graph (capture starts with the
+  // second run).
   std::set<const fxe::Program *> ranDirectly_;
   std::unique_ptr<cuda::NcclGroup> nccl_; // when the program has collectives
 };

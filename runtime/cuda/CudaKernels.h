@@ -15,12 +15,23 @@
 #include "runtime/kernels/AttentionShape.h"
 #include "runtime/kernels/StepValue.h"
 
+#include <cstddef>
 #include <cstdint>
 
 typedef struct CUstream_st *cudaStream_t;
 typedef struct cublasContext *cublasHandle_t;
 
 namespace ferry::cuda {
+
+// A cuBLAS handle and the device workspace it must use. cublasSetStream
+// resets a handle's workspace to cuBLAS's default pool (NVIDIA's cuBLAS
+// documentation, cublasSetStream), which allocates, also inside a CUDA-graph
+// capture; so every GEMM sets the stream and then this workspace again.
+struct Cublas {
+  cublasHandle_t handle = nullptr;
+  void *workspace = nullptr;
+  size_t workspaceBytes = 0;
+};
 
 // Launch or cuBLAS failures throw std::runtime_error naming the kernel and
 // the CUDA error. Kernels are launched through runtime/cuda/Launch.h, which
@@ -38,13 +49,13 @@ void roundToHalf(cudaStream_t stream, const float *x, void *out, int64_t n,
 // and B of `inputType` (0 fp32, 1 bf16, 2 fp16), fp32 accumulation, and C
 // fp32 (or bf16 with bf16 inputs, `bf16Out`): the fallback where cuBLASLt
 // (LtGemm.h) has no algorithm.
-void gemmEx(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
-            int64_t m, int64_t n, int64_t k, bool transA, bool transB,
-            float alpha, const void *a, int64_t strideA, const void *b,
-            int64_t strideB, float beta, float *c, int64_t strideC,
-            int inputType, bool bf16Out = false);
+void gemmEx(const Cublas &cublas, cudaStream_t stream, int64_t batch, int64_t m,
+            int64_t n, int64_t k, bool transA, bool transB, float alpha,
+            const void *a, int64_t strideA, const void *b, int64_t strideB,
+            float beta, float *c, int64_t strideC, int inputType,
+            bool bf16Out = false);
 
-void gemm(cublasHandle_t handle, cudaStream_t stream, int64_t batch, int64_t m,
+void gemm(const Cublas &cublas, cudaStream_t stream, int64_t batch, int64_t m,
           int64_t n, int64_t k, bool transA, bool transB, float alpha,
           const float *a, int64_t strideA, const float *b, int64_t strideB,
           float beta, float *c, int64_t strideC);
@@ -52,7 +63,7 @@ void gemm(cublasHandle_t handle, cudaStream_t stream, int64_t batch, int64_t m,
 // gemm with A and B rounded to bf16 (into `workspace`: extentA + extentB
 // bf16 values) and fp32 accumulation through cublasGemmStridedBatchedEx
 // (training.precision: bf16).
-void gemmBf16(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
+void gemmBf16(const Cublas &cublas, cudaStream_t stream, int64_t batch,
               int64_t m, int64_t n, int64_t k, bool transA, bool transB,
               float alpha, const float *a, int64_t strideA, const float *b,
               int64_t strideB, float beta, float *c, int64_t strideC,

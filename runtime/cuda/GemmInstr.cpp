@@ -20,12 +20,12 @@ void checkZero(cudaError_t e) {
 
 } // namespace
 
-void runGemmInstr(const GemmInstr &instr, LtGemm &lt, cublasHandle_t cublas,
-                  double *scratch, cudaStream_t s) {
+GemmPath runGemmInstr(const GemmInstr &instr, LtGemm &lt, const Cublas &cublas,
+                      double *scratch, cudaStream_t s) {
   GemmCall g = instr.call;
   g.a = instr.a, g.b = instr.b, g.c = reinterpret_cast<float *>(instr.c);
   if (g.batch <= 0 || g.m <= 0 || g.n <= 0)
-    return;
+    return GemmPath::None;
   char *workspace = instr.workspace;
   int64_t workspaceBytes = workspace ? instr.workspaceBytes : 0;
   if ((instr.bf16A || instr.bf16B || instr.bf16C) &&
@@ -92,7 +92,7 @@ void runGemmInstr(const GemmInstr &instr, LtGemm &lt, cublasHandle_t cublas,
     else if (g.epilogue == 2)
       fill(s, g.vector, g.m, 0.0f);
     finish();
-    return;
+    return GemmPath::None;
   }
   // An operand stored as bf16 is read where it is: no copy.
   if (rounded) {
@@ -131,7 +131,7 @@ void runGemmInstr(const GemmInstr &instr, LtGemm &lt, cublasHandle_t cublas,
     if (epilogue == 2 && g.epilogue == 0)
       sumA();
     finish();
-    return;
+    return GemmPath::Lt;
   }
   g.epilogue = epilogue;
   // No cuBLASLt algorithm for this call: the GEMM, then the epilogue as its
@@ -144,6 +144,7 @@ void runGemmInstr(const GemmInstr &instr, LtGemm &lt, cublasHandle_t cublas,
   else if (g.epilogue == 2) // ferry's A is [k, m]: sum its rows
     sumA();
   finish();
+  return GemmPath::Fallback;
 }
 
 } // namespace ferry::cuda

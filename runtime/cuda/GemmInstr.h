@@ -12,9 +12,9 @@
 
 #include <cstdint>
 
-typedef struct cublasContext *cublasHandle_t;
-
 namespace ferry::cuda {
+
+struct Cublas; // CudaKernels.h
 
 struct GemmInstr {
   GemmCall call; // shape, strides, alpha, beta, inputType, epilogue, vector
@@ -24,9 +24,13 @@ struct GemmInstr {
   int64_t workspaceBytes = 0;
 };
 
+// Which library ran the product: cuBLASLt (with its epilogue), or cuBLAS
+// with the epilogue as ferry's own kernel (cuBLASLt had no algorithm).
+enum class GemmPath { None, Lt, Fallback };
+
 // Throws RuntimeError when the workspace cannot hold what the call needs
-// (a damaged executable).
-void runGemmInstr(const GemmInstr &instr, LtGemm &lt, cublasHandle_t cublas,
-                  double *scratch, cudaStream_t s);
+// (a damaged executable). Returns the path taken (None: an empty product).
+GemmPath runGemmInstr(const GemmInstr &instr, LtGemm &lt, const Cublas &cublas,
+                      double *scratch, cudaStream_t s);
 
 } // namespace ferry::cuda

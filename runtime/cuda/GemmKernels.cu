@@ -9,7 +9,7 @@
 
 namespace ferry::cuda {
 
-void gemmEx(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
+void gemmEx(const Cublas &cublas, cudaStream_t stream, int64_t batch,
             int64_t m, int64_t n, int64_t k, bool transA, bool transB,
             float alpha, const void *a, int64_t strideA, const void *b,
             int64_t strideB, float beta, float *c, int64_t strideC,
@@ -23,10 +23,14 @@ void gemmEx(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
   cudaDataType_t type = inputType == 1   ? CUDA_R_16BF
                         : inputType == 2 ? CUDA_R_16F
                                          : CUDA_R_32F;
-  cublasSetStream(handle, stream);
+  // The stream, then the workspace again (see Cublas in CudaKernels.h).
+  if (cublasSetStream(cublas.handle, stream) != CUBLAS_STATUS_SUCCESS ||
+      cublasSetWorkspace(cublas.handle, cublas.workspace,
+                         cublas.workspaceBytes) != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error("cuBLAS refused its stream or workspace");
   ++launchCount();
   cublasStatus_t status = cublasGemmStridedBatchedEx(
-      handle, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+      cublas.handle, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
       transA ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),
       static_cast<int>(m), static_cast<int>(k), &alpha, b, type,
       static_cast<int>(transB ? k : n), strideB, a, type,
@@ -39,15 +43,15 @@ void gemmEx(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
                              std::to_string(static_cast<int>(status)));
 }
 
-void gemm(cublasHandle_t handle, cudaStream_t stream, int64_t batch, int64_t m,
+void gemm(const Cublas &cublas, cudaStream_t stream, int64_t batch, int64_t m,
           int64_t n, int64_t k, bool transA, bool transB, float alpha,
           const float *a, int64_t strideA, const float *b, int64_t strideB,
           float beta, float *c, int64_t strideC) {
-  gemmEx(handle, stream, batch, m, n, k, transA, transB, alpha, a, strideA, b,
+  gemmEx(cublas, stream, batch, m, n, k, transA, transB, alpha, a, strideA, b,
          strideB, beta, c, strideC, 0);
 }
 
-void gemmBf16(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
+void gemmBf16(const Cublas &cublas, cudaStream_t stream, int64_t batch,
               int64_t m, int64_t n, int64_t k, bool transA, bool transB,
               float alpha, const float *a, int64_t strideA, const float *b,
               int64_t strideB, float beta, float *c, int64_t strideC,
@@ -59,7 +63,7 @@ void gemmBf16(cublasHandle_t handle, cudaStream_t stream, int64_t batch,
   uint16_t *wb = wa + extentA;
   roundToHalf(stream, a, wa, extentA, fp16);
   roundToHalf(stream, b, wb, extentB, fp16);
-  gemmEx(handle, stream, batch, m, n, k, transA, transB, alpha, wa, strideA, wb,
+  gemmEx(cublas, stream, batch, m, n, k, transA, transB, alpha, wa, strideA, wb,
          strideB, beta, c, strideC, fp16 ? 2 : 1);
 }
 

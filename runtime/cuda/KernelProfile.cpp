@@ -144,13 +144,13 @@ void KernelProfile::programEnd() {
     span = std::max(span, i.second);
   for (const Interval &i : copies)
     span = std::max(span, i.second);
-  ProgramRuns &runs = programs_[program_];
+  ProgramRuns &program = programs_[program_];
+  Runs &runs = graphEnd_ ? program.graph : program.direct;
   if (graphEnd_) { // the graph's work, copies included, ends on compute
     float ms = 0;
     check(cudaEventElapsedTime(&ms, reference_, graphEnd_), "event timing");
     span = 1e-3 * ms;
-    runs.graphRuns += 1;
-    runs.graphNodes = graphNodes_;
+    program.graphNodes = graphNodes_;
     pool_.push_back(graphEnd_);
     graphEnd_ = nullptr;
   }
@@ -178,7 +178,7 @@ std::string KernelProfile::report() const {
       "some time of their own)\n";
   bool graphs = false;
   for (const auto &[name, r] : programs_)
-    graphs = graphs || r.graphRuns > 0;
+    graphs = graphs || r.graph.runs > 0;
   if (graphs)
     out += "programs replayed as CUDA graphs are timed whole; for times per "
            "kernel and stream, run with --set execution.cuda_graphs=false\n";
@@ -198,17 +198,22 @@ std::string KernelProfile::report() const {
   }
   out += "host-side launches per program run (kernel launches, copies and "
          "sets, graph launches; host-link copies):\n";
-  for (const auto &[name, r] : programs_) {
-    double runs = static_cast<double>(r.runs);
-    out += fmt::format(
-        "  {:<24} {:>6} runs, {:>8.0f} launches, {:>6.0f} copies, {:.4f} s "
-        "on the device each{}\n",
-        name, r.runs, static_cast<double>(r.launches) / runs,
-        static_cast<double>(r.copies) / runs, r.seconds / runs,
-        r.graphRuns > 0 ? fmt::format(" (a CUDA graph of {} nodes)",
-                                      r.graphNodes)
-                        : std::string());
-  }
+  for (const auto &[name, p] : programs_)
+    for (const Runs *r : {&p.direct, &p.graph}) {
+      if (r->runs == 0)
+        continue;
+      double runs = static_cast<double>(r->runs);
+      bool graph = r == &p.graph;
+      out += fmt::format(
+          "  {:<24} {:>6} {} {}, {:>8.0f} launches, {:>6.0f} copies, {:.4f} "
+          "s on the device each{}\n",
+          name, r->runs, r->runs == 1 ? "run" : "runs",
+          graph ? "replayed" : "directly",
+          static_cast<double>(r->launches) / runs,
+          static_cast<double>(r->copies) / runs, r->seconds / runs,
+          graph ? fmt::format(" (a CUDA graph of {} nodes)", p.graphNodes)
+                : std::string());
+    }
   return out;
 }
 

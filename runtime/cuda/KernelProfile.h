@@ -49,11 +49,16 @@ private:
     ProfileStream stream;
     cudaEvent_t start, end;
   };
-  struct ProgramRuns {
-    int64_t runs = 0, graphRuns = 0;
+  // A program's runs launched directly, and those replayed as a graph (a
+  // program's first run is always direct).
+  struct Runs {
+    int64_t runs = 0;
     uint64_t launches = 0, copies = 0;
-    size_t graphNodes = 0;
     double seconds = 0;
+  };
+  struct ProgramRuns {
+    Runs direct, graph;
+    size_t graphNodes = 0;
   };
   std::vector<Pending> pending_;
   std::vector<cudaEvent_t> pool_, all_;

@@ -1,6 +1,8 @@
 // NCCL for the CUDA backend's collectives (NcclGroup.h).
 #include "runtime/cuda/NcclGroup.h"
 
+#include "runtime/cuda/NcclLibrary.h"
+
 #include <fmt/format.h>
 
 #include <chrono>
@@ -19,23 +21,32 @@ int selectDevice(comm::Communicator &group) {
   return device;
 }
 
-NcclGroup::NcclGroup(comm::Communicator &host) : host_(host) {
+NcclGroup::NcclGroup(comm::Communicator &host)
+    : host_(host), nccl_(nullptr) {
+  // Every rank loads NCCL before any rank waits in the broadcast, so a
+  // rank without it fails here, and the group's failure notices end the
+  // others (Communicator.h).
+  try {
+    nccl_ = &ncclLibrary();
+  } catch (const RuntimeError &e) {
+    throw RuntimeError(host.prefix() + e.what());
+  }
   ncclUniqueId id{};
   if (host.rank() == 0)
-    check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    check(nccl_->getUniqueId(&id), "ncclGetUniqueId");
   host.broadcast(&id, sizeof id, 0, "the broadcast of the NCCL unique id");
-  check(ncclCommInitRank(&comm_, host.size(), id, host.rank()),
+  check(nccl_->commInitRank(&comm_, host.size(), id, host.rank()),
         "ncclCommInitRank");
 }
 
 NcclGroup::~NcclGroup() {
   if (comm_ && !aborted_)
-    ncclCommDestroy(comm_);
+    nccl_->commDestroy(comm_);
 }
 
 void NcclGroup::abort() {
   if (comm_ && !aborted_)
-    ncclCommAbort(comm_);
+    nccl_->commAbort(comm_);
   aborted_ = true;
 }
 
@@ -44,26 +55,26 @@ void NcclGroup::check(ncclResult_t r, const std::string &what) {
     return;
   throw comm::CollectiveError(fmt::format("{}NCCL {} failed: {}",
                                           host_.prefix(), what,
-                                          ncclGetErrorString(r)));
+                                          nccl_->getErrorString(r)));
 }
 
 void NcclGroup::allReduce(const float *in, float *out, int64_t count,
                           cudaStream_t stream, const std::string &what) {
-  check(ncclAllReduce(in, out, static_cast<size_t>(count), ncclFloat32,
+  check(nccl_->allReduce(in, out, static_cast<size_t>(count), ncclFloat32,
                       ncclSum, comm_, stream),
         what);
 }
 
 void NcclGroup::reduceScatter(const float *in, float *out, int64_t shard,
                               cudaStream_t stream, const std::string &what) {
-  check(ncclReduceScatter(in, out, static_cast<size_t>(shard), ncclFloat32,
+  check(nccl_->reduceScatter(in, out, static_cast<size_t>(shard), ncclFloat32,
                           ncclSum, comm_, stream),
         what);
 }
 
 void NcclGroup::allGather(const float *in, float *out, int64_t shard,
                           cudaStream_t stream, const std::string &what) {
-  check(ncclAllGather(in, out, static_cast<size_t>(shard), ncclFloat32, comm_,
+  check(nccl_->allGather(in, out, static_cast<size_t>(shard), ncclFloat32, comm_,
                       stream),
         what);
 }
@@ -86,12 +97,12 @@ void NcclGroup::synchronize(cudaStream_t stream, const std::string &what) {
       throw;
     }
     ncclResult_t async = ncclSuccess;
-    ncclCommGetAsyncError(comm_, &async);
+    nccl_->commGetAsyncError(comm_, &async);
     if (async != ncclSuccess && async != ncclInProgress) {
       abort();
       throw comm::CollectiveError(fmt::format(
           "{}NCCL failed in {}: {}", host_.prefix(), what,
-          ncclGetErrorString(async)));
+          nccl_->getErrorString(async)));
     }
     double waited = std::chrono::duration<double>(
                         std::chrono::steady_clock::now() - start)

@@ -5,6 +5,8 @@
 // compute stream. One GPU per process: selectDevice picks it from the local
 // rank before anything else touches the device.
 //
+// NCCL itself is opened when the first group is made (NcclLibrary.h).
+//
 // NCCL calls are asynchronous, and a peer that dies leaves them waiting on
 // the GPU. synchronize() therefore waits by polling, watching NCCL's
 // asynchronous error and the host group's failure notices, and after the
@@ -50,6 +52,7 @@ private:
   void check(ncclResult_t r, const std::string &what);
 
   comm::Communicator &host_;
+  const struct NcclLibrary *nccl_; // NcclLibrary.h: opened on first use
   ncclComm_t comm_ = nullptr;
   bool aborted_ = false;
 };

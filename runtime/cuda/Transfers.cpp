@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 namespace ferry::cuda {
 namespace {
 
@@ -157,6 +159,27 @@ void Transfers::endCapture() {
   for (int64_t id : {kJoinLoads, kJoinStores})
     check(cudaStreamWaitEvent(compute_, event(id), 0), "stream wait");
   retireCaptured();
+}
+
+void Transfers::joinCapture() {
+  if (!capturing_)
+    return;
+  // After a failure: the capture may be invalidated already, so a call
+  // that fails here changes nothing the caller could act on.
+  for (auto [id, stream] :
+       {std::pair{kJoinLoads, loads_}, std::pair{kJoinStores, stores_}}) {
+    cudaEvent_t e = nullptr;
+    try {
+      e = event(id);
+    } catch (const RuntimeError &) {
+      continue;
+    }
+    if (cudaEventRecord(e, stream) == cudaSuccess) {
+      captured_.insert(id);
+      (void)cudaStreamWaitEvent(compute_, e, 0);
+    }
+  }
+  (void)cudaGetLastError();
 }
 
 void Transfers::abandonCapture() {

@@ -41,6 +41,10 @@ public:
 
   void beginCapture();
   void endCapture(); // before the compute stream's capture ends
+  // After a failure during a capture, before the compute stream's capture
+  // ends: the copy streams rejoin it (errors ignored), so that ending it
+  // leaves no stream in the capture.
+  void joinCapture();
   // After a capture that failed: forget its events.
   void abandonCapture();
 

@@ -16,6 +16,10 @@
 
 struct cublasContext {
   cudaStream_t stream = nullptr;
+  // A workspace of the caller's (cublasSetWorkspace), or cuBLAS's default
+  // pool, which cublasSetStream returns the handle to.
+  bool ownWorkspace = false;
+  bool used = false; // a GEMM has run: the library's first call is past
 };
 
 namespace cudasim {
@@ -128,6 +132,9 @@ cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream) {
   if (!handles().count(handle))
     return CUBLAS_STATUS_NOT_INITIALIZED;
   handle->stream = stream;
+  // NVIDIA's cuBLAS documentation: cublasSetStream "unconditionally resets
+  // the cuBLAS library workspace back to the default workspace pool".
+  handle->ownWorkspace = false;
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -139,6 +146,7 @@ cublasStatus_t cublasSetWorkspace(cublasHandle_t handle, void *workspace,
     return CUBLAS_STATUS_INVALID_VALUE;
   if (bytes > 0)
     cudasim::requireDevice(workspace, bytes, "cublasSetWorkspace");
+  handle->ownWorkspace = bytes > 0;
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -182,6 +190,21 @@ cublasStatus_t cublasGemmStridedBatchedEx(
     requireDevice(static_cast<char *>(C) + i * strideC * outBytes,
                   spanOf(m, n, ldc) * outBytes, "cuBLAS gemm C");
   }
+  // Under stream capture: the default pool allocates (also inside the
+  // capture, where ferry's programs allocate nothing), and the library's
+  // first call sets itself up, which NVIDIA does not promise is capturable.
+  if (streamOf(handle->stream)->capture) {
+    if (!handle->ownWorkspace)
+      fail("cublasGemmStridedBatchedEx on a capturing stream with cuBLAS's "
+           "default workspace pool, which allocates: cublasSetStream resets "
+           "the handle's workspace to that pool (NVIDIA's cuBLAS "
+           "documentation), so call cublasSetWorkspace after it");
+    if (!handle->used)
+      fail("a cuBLAS handle's first GEMM is under stream capture: run the "
+           "work once outside a capture first (the library's first call "
+           "sets itself up)");
+  }
+  handle->used = true;
   enqueue(handle->stream, "cublasGemmStridedBatchedEx", [=] {
     for (int i = 0; i < batchCount; ++i)
       gemmColumnMajorTo(ta, tb, m, n, k, a,

@@ -21,7 +21,7 @@
 #include <set>
 
 struct cublasLtContext {
-  int unused;
+  bool used = false; // a matmul has run: the library's first call is past
 };
 struct cublasLtMatmulDescOpaque_st {
   cublasComputeType_t compute;
@@ -331,6 +331,11 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t op,
   if (workspaceBytes < promise.workspace ||
       (promise.workspace > 0 && (!workspace || alignmentOf(workspace) < 256)))
     return CUBLAS_STATUS_INVALID_VALUE;
+  if (streamOf(stream)->capture && !handle->used)
+    fail("a cuBLASLt handle's first cublasLtMatmul is under stream capture: "
+         "run the work once outside a capture first (the library's first "
+         "call sets itself up)");
+  handle->used = true;
   bool ta = op->transA == CUBLAS_OP_T, tb = op->transB == CUBLAS_OP_T;
   size_t in = elementBytes(s.in), outBytes = elementBytes(s.out);
   for (int i = 0; i < s.batch; ++i) {

@@ -35,6 +35,10 @@ public:
   // with __asan_handle_no_return, a system call per thread.
   void finish();
 
+  // The stack's bytes (the race checker takes accesses there as private).
+  const char *stackBegin() const { return stack_; }
+  const char *stackEnd() const { return stack_ + stackBytes_; }
+
 private:
   static void trampoline(Fiber *self);
   char *stack_ = nullptr; // mmap'd, with a guard page below

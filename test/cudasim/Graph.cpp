@@ -40,6 +40,10 @@ int &activeCaptures() {
   static int count = 0;
   return count;
 }
+int &unjoinedEnds() {
+  static int count = 0;
+  return count;
+}
 
 void addUnique(std::vector<size_t> &to, const std::vector<size_t> &from) {
   for (size_t n : from)
@@ -161,6 +165,7 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph) {
   for (CUstream_st *lane : c->lanes)
     for (size_t n : lane->frontier)
       if (!joined.count(n)) {
+        ++unjoinedEnds();
         detach(*c);
         *graph = nullptr;
         return result(cudaErrorStreamCaptureUnjoined);
@@ -172,6 +177,8 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph) {
   *graph = g;
   return cudaSuccess;
 }
+
+int cudaSimUnjoinedCaptureEnds() { return unjoinedEnds(); }
 
 cudaError_t cudaStreamIsCapturing(cudaStream_t stream,
                                   cudaStreamCaptureStatus *status) {

@@ -2,9 +2,13 @@
 // a captured fork and join replays the same work as direct launches, each
 // launch reading the device memory of its own time; capture runs nothing;
 // what CUDA rejects under capture (an unjoined fork, a synchronising call,
-// a wait on uncaptured work, queries of captured events) is rejected.
+// a wait on uncaptured work, queries of captured events) is rejected, and
+// so is what cuBLAS and cuBLASLt would do there (allocate, set themselves
+// up).
 #include "runtime/cuda/Launch.h"
 
+#include <cublasLt.h>
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -203,3 +207,105 @@ TEST(CudaSimulatorGraphDeathTest, WaitingOnUncapturedWorkIsRefused) {
 }
 
 } // namespace
+
+// The libraries under capture. cublasSetStream returns a cuBLAS handle to
+// the default workspace pool (NVIDIA's cuBLAS documentation), which
+// allocates: a GEMM captured after it, without cublasSetWorkspace again,
+// is refused. And a library handle's first call sets the library up, which
+// NVIDIA does not promise is capturable: a handle's first GEMM (cuBLAS) or
+// matmul (cuBLASLt) under capture is refused too.
+namespace {
+struct GemmBuffers {
+  float *a = nullptr, *b = nullptr, *c = nullptr;
+  void *workspace = nullptr;
+  GemmBuffers() {
+    cudaMalloc(&a, 64 * sizeof(float));
+    cudaMalloc(&b, 64 * sizeof(float));
+    cudaMalloc(&c, 64 * sizeof(float));
+    cudaMalloc(&workspace, 1 << 16);
+  }
+  cublasStatus_t gemm(cublasHandle_t h) {
+    float one = 1, zero = 0;
+    return cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8,
+                                      &one, a, CUDA_R_32F, 8, 64, b, CUDA_R_32F,
+                                      8, 64, &zero, c, CUDA_R_32F, 8, 64, 1,
+                                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  }
+};
+} // namespace
+
+TEST(CudaSimulatorGraph, ACublasGemmWithItsOwnWorkspaceIsCaptured) {
+  GemmBuffers m;
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cublasHandle_t h;
+  ASSERT_EQ(cublasCreate(&h), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(cublasSetStream(h, s), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(cublasSetWorkspace(h, m.workspace, 1 << 16), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(m.gemm(h), CUBLAS_STATUS_SUCCESS); // once, directly
+  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal),
+            cudaSuccess);
+  ASSERT_EQ(m.gemm(h), CUBLAS_STATUS_SUCCESS);
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(s, &graph), cudaSuccess);
+  cudaGraphDestroy(graph);
+  cublasDestroy(h);
+  cudaStreamDestroy(s);
+}
+
+TEST(CudaSimulatorGraphDeathTest,
+     CublasSetStreamDropsTheWorkspaceUnderCapture) {
+  EXPECT_DEATH(
+      {
+        GemmBuffers m;
+        cudaStream_t s;
+        cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+        cublasHandle_t h;
+        cublasCreate(&h);
+        cublasSetWorkspace(h, m.workspace, 1 << 16);
+        m.gemm(h); // once, directly
+        cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+        cublasSetStream(h, s); // the workspace is the default pool again
+        m.gemm(h);
+      },
+      "default workspace pool, which allocates: cublasSetStream resets");
+}
+
+TEST(CudaSimulatorGraphDeathTest, ALibraryHandlesFirstCallIsNotCaptured) {
+  EXPECT_DEATH(
+      {
+        GemmBuffers m;
+        cudaStream_t s;
+        cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+        cublasHandle_t h;
+        cublasCreate(&h);
+        cublasSetStream(h, s);
+        cublasSetWorkspace(h, m.workspace, 1 << 16);
+        cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+        m.gemm(h);
+      },
+      "a cuBLAS handle's first GEMM is under stream capture");
+  EXPECT_DEATH(
+      {
+        GemmBuffers m;
+        cudaStream_t s;
+        cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+        cublasLtHandle_t h;
+        cublasLtCreate(&h);
+        cublasLtMatmulDesc_t desc;
+        cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+        cublasLtMatrixLayout_t l;
+        cublasLtMatrixLayoutCreate(&l, CUDA_R_32F, 8, 8, 8);
+        cublasLtMatmulPreference_t pref;
+        cublasLtMatmulPreferenceCreate(&pref);
+        cublasLtMatmulHeuristicResult_t r{};
+        int n = 0;
+        cublasLtMatmulAlgoGetHeuristic(h, desc, l, l, l, l, pref, 1, &r, &n);
+        float one = 1;
+        float zero = 0;
+        cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+        cublasLtMatmul(h, desc, &one, m.a, l, m.b, l, &zero, m.c, l, m.c, l,
+                       &r.algo, m.workspace, 1 << 16, s);
+      },
+      "a cuBLASLt handle's first cublasLtMatmul is under stream capture");
+}

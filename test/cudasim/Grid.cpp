@@ -2,11 +2,18 @@
 // threads are fibers (Fiber.h) that run until a barrier, a warp shuffle or
 // their end; the scheduler resumes them in a seeded order that changes every
 // round, so a read of another thread's write that lacks a barrier sees a
-// different value under some seed. What CUDA leaves undefined is an error:
+// different value under some seed. After a warp completes a shuffle or
+// __syncwarp, the scheduler may (seeded) let that warp alone run on to its
+// next one, and on again, before the other warps move: a warp running ahead
+// of the block, as a GPU's warp schedulers allow, so a read of another
+// warp's shared-memory write that lacks its __syncthreads sees the old value
+// (and the race checker, Race.h, names it). What CUDA leaves undefined is an
+// error:
 // a barrier that not every thread reaches (or that threads reach at
 // different __syncthreads), a shuffle whose mask names a lane that is not
 // there or does not take part, a deadlock.
 #include "Fiber.h"
+#include "Race.h"
 #include "Sim.h"
 
 #include <algorithm>
@@ -70,6 +77,9 @@ struct BlockRunner {
   void runBlock(const dim3 &grid, const dim3 &block, uint3 blockIdx);
   bool completeShuffles();
   void releaseBarrier();
+  void resume(SimThread &t);
+  void runWarpAhead(unsigned warp, std::vector<unsigned> &order);
+  std::vector<unsigned> released; // warps whose shuffle just completed
 };
 
 thread_local BlockRunner *tRunner = nullptr;
@@ -96,29 +106,34 @@ void BlockRunner::runBlock(const dim3 &grid, const dim3 &block,
     t.fiber = fibers[i].get();
     t.fiber->start(&threadEntry, &t);
   }
-  std::vector<unsigned> order(count);
+  race::blockBegin(blockIndex.x, blockIndex.y, blockIndex.z, count, block.x,
+                   block.y);
+  std::vector<unsigned> order(count), lanes;
   for (unsigned i = 0; i < count; ++i)
     order[i] = i;
   for (;;) {
     std::shuffle(order.begin(), order.end(), rng());
     for (unsigned i : order) {
       SimThread &t = threads[i];
-      if (t.status != SimThread::Runnable)
-        continue;
-      running = &t;
-      enter(t.state);
-      t.fiber->resume();
+      if (t.status == SimThread::Runnable)
+        resume(t);
     }
     running = nullptr;
-    if (completeShuffles())
+    if (completeShuffles()) {
+      // Half the time (seeded), one of the warps just released runs ahead.
+      if (!released.empty() && rng()() % 2 == 0)
+        runWarpAhead(released[rng()() % released.size()], lanes);
       continue;
+    }
     unsigned done = 0, waiting = 0;
     for (const SimThread &t : threads) {
       done += t.status == SimThread::Done;
       waiting += t.status == SimThread::AtBarrier;
     }
-    if (done == count)
+    if (done == count) {
+      race::blockEnd();
       return;
+    }
     if (waiting == count) {
       releaseBarrier();
       continue;
@@ -150,9 +165,42 @@ void BlockRunner::runBlock(const dim3 &grid, const dim3 &block,
   }
 }
 
+void BlockRunner::resume(SimThread &t) {
+  running = &t;
+  enter(t.state);
+  race::running(static_cast<int>(t.linear), t.fiber->stackBegin(),
+                t.fiber->stackEnd());
+  t.fiber->resume();
+  race::running(-1, nullptr, nullptr);
+}
+
+// Runs `warp`'s lanes alone, each until it blocks, for as long as they
+// complete their warp-level syncs among themselves.
+void BlockRunner::runWarpAhead(unsigned warp, std::vector<unsigned> &lanes) {
+  unsigned count = static_cast<unsigned>(threads.size());
+  for (;;) {
+    lanes.clear();
+    for (unsigned i = warp * 32; i < std::min(count, warp * 32 + 32); ++i)
+      lanes.push_back(i);
+    std::shuffle(lanes.begin(), lanes.end(), rng());
+    bool ran = false;
+    for (unsigned i : lanes)
+      if (threads[i].status == SimThread::Runnable) {
+        resume(threads[i]);
+        ran = true;
+      }
+    running = nullptr;
+    if (!ran || !completeShuffles())
+      return;
+    if (std::find(released.begin(), released.end(), warp) == released.end())
+      return; // other warps' shuffles completed, not this one's
+  }
+}
+
 // Completes every shuffle whose mask's lanes have all arrived; true if any.
 bool BlockRunner::completeShuffles() {
   bool any = false;
+  released.clear();
   unsigned count = static_cast<unsigned>(threads.size());
   for (SimThread &t : threads) {
     if (t.status != SimThread::AtShuffle)
@@ -233,6 +281,9 @@ bool BlockRunner::completeShuffles() {
       if (t.mask >> lane & 1u &&
           threads[base + lane].status == SimThread::AtShuffle)
         threads[base + lane].status = SimThread::Runnable;
+    race::warpSynchronised(warp);
+    if (std::find(released.begin(), released.end(), warp) == released.end())
+      released.push_back(warp);
     any = true;
   }
   return any;
@@ -248,6 +299,7 @@ void BlockRunner::releaseBarrier() {
   }
   for (SimThread &t : threads)
     t.status = SimThread::Runnable;
+  race::barrierReleased();
 }
 
 } // namespace
@@ -293,6 +345,7 @@ void runGrid(const dim3 &grid, const dim3 &block,
   runner.body = &body;
   runner.kernel = &kernel;
   tRunner = &runner;
+  race::kernelBegin(kernel);
   uint64_t blocks = uint64_t(grid.x) * grid.y * grid.z;
   std::vector<uint64_t> order(blocks);
   for (uint64_t b = 0; b < blocks; ++b)
@@ -304,6 +357,7 @@ void runGrid(const dim3 &grid, const dim3 &block,
                 static_cast<unsigned>(b / (uint64_t(grid.x) * grid.y))};
     runner.runBlock(grid, block, index);
   }
+  race::kernelEnd();
   tRunner = nullptr;
 }
 

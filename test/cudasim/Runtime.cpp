@@ -730,6 +730,11 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e) {
 
 void cudaSimNameNextLaunch(const char *name) { tNextLaunchName = name; }
 
+namespace {
+bool gFailCapturedLaunches = false;
+}
+void cudaSimFailCapturedLaunches(bool on) { gFailCapturedLaunches = on; }
+
 cudaError_t cudaSimLaunch(const cudaLaunchConfig_t &config,
                           const std::vector<const void *> &pointers,
                           std::function<void()> body) {
@@ -766,6 +771,8 @@ cudaError_t cudaSimLaunch(const cudaLaunchConfig_t &config,
     return result(cudaErrorInvalidValue); // no opt-in attribute is set
   if (!knownStream(config.stream))
     return result(cudaErrorInvalidResourceHandle);
+  if (gFailCapturedLaunches && streamOf(config.stream)->capture)
+    return result(cudaErrorStreamCaptureUnsupported);
   if (config.dynamicSmemBytes > 0) // extern __shared__ has no stand-in
     fail("kernel " + name + ": dynamic shared memory is not simulated (no " +
          "ferry kernel uses it; add it to test/cudasim first)");

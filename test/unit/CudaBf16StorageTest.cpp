@@ -399,7 +399,7 @@ TEST_F(CudaBf16Storage, GemmInstrReadsAndWritesBf16Operands) {
       std::vector<float> ws(4 * (m * k + k * n + m * n) + (1 << 18));
       g.workspace = reinterpret_cast<char *>(device(ws));
       g.workspaceBytes = static_cast<int64_t>(ws.size()) * 4;
-      cuda::runGemmInstr(g, lt, handle, scratch(), stream);
+      cuda::runGemmInstr(g, lt, cublas, scratch(), stream);
       if (epilogue == 2)
         vector = host(v, static_cast<size_t>(m));
       return half ? host(reinterpret_cast<const uint16_t *>(g.c),

@@ -33,13 +33,18 @@ protected:
     if (report.devices.empty())
       GTEST_SKIP() << "no CUDA device: " << report.reason;
 #endif
-    ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(cublasCreate(&cublas.handle), CUBLAS_STATUS_SUCCESS);
+    // Its own workspace, as the backend gives it (cuda::Cublas).
+    cublas.workspaceBytes = 4 << 20;
+    ASSERT_EQ(cudaMalloc(&cublas.workspace, cublas.workspaceBytes),
+              cudaSuccess);
+    allocations.push_back(cublas.workspace);
   }
   void TearDown() override {
     for (void *p : allocations)
       cudaFree(p);
-    if (handle)
-      cublasDestroy(handle);
+    if (cublas.handle)
+      cublasDestroy(cublas.handle);
   }
   template <typename T> T *device(const std::vector<T> &host) {
     T *p = nullptr;
@@ -110,7 +115,7 @@ protected:
         static_cast<size_t>(rows + cuda::sortRowsWorkspace(rows))));
   }
 
-  cublasHandle_t handle = nullptr;
+  cuda::Cublas cublas;
   cudaStream_t stream = nullptr; // the default stream
   std::vector<void *> allocations;
   std::mt19937 rng{1234};

@@ -35,6 +35,7 @@
 //   phased under a budget.
 // Each compares the tensors of the checkpoints both runs save. On a machine
 // without a GPU the `gpu` build skips with the CUDA runtime's reason.
+#include "GpuTestPaths.h"
 #include "runtime/checkpoint/Safetensors.h"
 #include "runtime/cuda/DeviceQuery.h"
 
@@ -55,6 +56,8 @@
 #ifndef FERRY_CLI
 #define FERRY_CLI "ferry" // the simulated build runs "ferry-cudasim"
 #endif
+
+using namespace ferry::test;
 
 namespace {
 
@@ -90,15 +93,14 @@ TrainingRun train(const std::string &binary, const std::string &name,
                   const std::string &sets, int steps,
                   const std::string &launcher = "", bool fresh = true) {
   // Per process: ctest runs seeds and variants of one test side by side.
-  std::string dir = "/tmp/ferry-" + std::string(FERRY_CLI) + "-" +
-                    std::to_string(getpid()) + "-" + name;
+  std::string dir = workDir(FERRY_CLI, name);
   std::string metrics = dir + ".jsonl";
-  std::string command =
-      (fresh ? "rm -rf " + dir + " && " : std::string()) + launcher +
-      std::string(FERRY_BINARY_DIR) + "/" + binary + " train " +
-      FERRY_SOURCE_DIR + "/configs/bert-tiny.yaml --log-every 0 --no-cache " +
-      kShape + sets + " --steps " + std::to_string(steps) + " --save " + dir +
-      " --metrics " + metrics + " > " + dir + ".out";
+  std::string command = (fresh ? "rm -rf " + dir + " && " : std::string()) +
+                        launcher + binaryDir() + "/" + binary + " train " +
+                        sourceDir() + "/configs/bert-tiny.yaml --log-every 0 " +
+                        cacheFlag() + kShape + sets + " --steps " +
+                        std::to_string(steps) + " --save " + dir +
+                        " --metrics " + metrics + " > " + dir + ".out";
   if (fresh)
     std::remove(metrics.c_str());
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
@@ -171,7 +173,7 @@ protected:
 #ifdef FERRY_CUDA_SIM
     ASSERT_FALSE(report.devices.empty()) << report.reason;
 #else
-    if (report.devices.empty())
+    if (report.devices.empty() && !compileOnly())
       GTEST_SKIP() << "no CUDA device: " << report.reason;
 #endif
   }
@@ -259,10 +261,9 @@ std::pair<int, int> makeShards(const std::string &text,
                                const std::string &vocab, const std::string &out,
                                const std::string &flags) {
   std::string log = out + ".log";
-  std::string command = std::string(FERRY_BINARY_DIR) +
-                        "/ferry-datagen --from-text " + text + " --vocab " +
-                        vocab + " -o " + out + " --verbose " + flags +
-                        " > /dev/null 2> " + log;
+  std::string command = binaryDir() + "/ferry-datagen --from-text " + text +
+                        " --vocab " + vocab + " -o " + out + " --verbose " +
+                        flags + " > /dev/null 2> " + log;
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
   std::ifstream in(log);
   std::string all((std::istreambuf_iterator<char>(in)), {});
@@ -281,14 +282,12 @@ std::pair<int, int> makeShards(const std::string &text,
 // keyed by each sequence's unpacked sample (the second update is the second
 // epoch). Losses and every tensor within relative 1e-5 after 2 updates.
 TEST_F(CudaTraining, PackedRowsEqualTheUnpackedRows) {
-  std::string dir = "/tmp/ferry-" + std::string(FERRY_CLI) + "-" +
-                    std::to_string(getpid()) + "-packing";
-  std::string setup = "rm -rf " + dir + " && mkdir -p " + dir +
-                      "/text && head -n 50 " +
-                      "/usr/share/common-licenses/Apache-2.0 > " + dir +
-                      "/text/apache && " + "python3 " + FERRY_SOURCE_DIR +
-                      "/test/e2e/Inputs/bert_tokenizer.py vocab " + dir +
-                      "/vocab.txt " + dir + "/text/apache";
+  std::string dir = workDir(FERRY_CLI, "packing");
+  std::string setup =
+      "rm -rf " + dir + " && mkdir -p " + dir + "/text && head -n 50 " +
+      "/usr/share/common-licenses/Apache-2.0 > " + dir + "/text/apache && " +
+      "python3 " + sourceDir() + "/test/e2e/Inputs/bert_tokenizer.py vocab " +
+      dir + "/vocab.txt " + dir + "/text/apache";
   ASSERT_EQ(std::system(setup.c_str()), 0) << setup;
   std::ifstream vocabFile(dir + "/vocab.txt");
   int vocab = 0;
@@ -338,14 +337,12 @@ TEST_F(CudaTraining, PackedRowsEqualTheUnpackedRows) {
 // within relative 1e-3 and every tensor of the fine-tuned model within 1e-3
 // (as Fp32MatchesTheCpuBackend), fused attention and not.
 TEST_F(CudaTraining, SquadFineTuningMatchesTheCpuBackend) {
-  std::string dir = "/tmp/ferry-" + std::string(FERRY_CLI) + "-" +
-                    std::to_string(getpid()) + "-squad";
-  std::string squad = std::string(FERRY_SOURCE_DIR) +
-                      "/test/e2e/Inputs/squad/tiny-train-v1.1.json";
+  std::string dir = workDir(FERRY_CLI, "squad");
+  std::string squad =
+      sourceDir() + "/test/e2e/Inputs/squad/tiny-train-v1.1.json";
   std::string setup = "rm -rf " + dir + " && mkdir -p " + dir + " && python3 " +
-                      FERRY_SOURCE_DIR + "/test/e2e/Inputs/squad_text.py " +
-                      squad + " > " + dir + "/text.txt && python3 " +
-                      FERRY_SOURCE_DIR +
+                      sourceDir() + "/test/e2e/Inputs/squad_text.py " + squad +
+                      " > " + dir + "/text.txt && python3 " + sourceDir() +
                       "/test/e2e/Inputs/bert_tokenizer.py vocab " + dir +
                       "/vocab.txt " + dir + "/text.txt";
   ASSERT_EQ(std::system(setup.c_str()), 0) << setup;
@@ -353,8 +350,8 @@ TEST_F(CudaTraining, SquadFineTuningMatchesTheCpuBackend) {
                       const std::string &sets) {
     std::string out = dir + "/" + name;
     std::string command =
-        std::string(FERRY_BINARY_DIR) + "/" + binary + " squad train " +
-        FERRY_SOURCE_DIR + "/configs/bert-tiny.yaml --no-cache --vocab " + dir +
+        binaryDir() + "/" + binary + " squad train " + sourceDir() +
+        "/configs/bert-tiny.yaml " + cacheFlag() + "--vocab " + dir +
         "/vocab.txt --data " + squad +
         " --set model.vocab_size=400 --set model.hidden_size=32 "
         "--set model.ffn_size=64 --set model.seq_length=64 "
@@ -392,10 +389,9 @@ TEST_F(CudaTraining, SquadFineTuningMatchesTheCpuBackend) {
                        const std::string &sets) {
       std::string out = dir + "/predict-" + name;
       std::string command =
-          std::string(FERRY_BINARY_DIR) + "/" + binary + " squad predict " +
-          FERRY_SOURCE_DIR + "/configs/bert-tiny.yaml --no-cache --vocab " +
-          dir + "/vocab.txt --data " + squad + " --checkpoint " +
-          cpu.checkpoint +
+          binaryDir() + "/" + binary + " squad predict " + sourceDir() +
+          "/configs/bert-tiny.yaml " + cacheFlag() + "--vocab " + dir +
+          "/vocab.txt --data " + squad + " --checkpoint " + cpu.checkpoint +
           " --set model.vocab_size=400 --set model.hidden_size=32 "
           "--set model.ffn_size=64 --set model.seq_length=64 "
           "--set execution.micro_batch_size=2 --set training.precision=fp32 "
@@ -448,8 +444,7 @@ TEST_F(CudaTraining, ResumeIsBitExact) {
                      "--set training.precision=fp32";
   TrainingRun whole = train(FERRY_CLI, "whole", sets, 4);
   train(FERRY_CLI, "split", sets, 2);
-  std::string dir = "/tmp/ferry-" + std::string(FERRY_CLI) + "-" +
-                    std::to_string(getpid()) + "-split";
+  std::string dir = workDir(FERRY_CLI, "split");
   TrainingRun resumed =
       train(FERRY_CLI, "split", sets + " --resume " + dir, 4, "", false);
   ASSERT_EQ(resumed.losses.size(), 4u) << "2 steps, then 2 resumed";
@@ -487,9 +482,16 @@ TEST_F(CudaTraining, GraphReplayEqualsDirectLaunches) {
 // bf16 weight copies (training.bf16_weight_copies, the default with bf16):
 // each GEMM reads a bf16 copy of its weight that a `scale` by 1 wrote
 // (rounded to nearest even by the bf16 store) instead of rounding the fp32
-// weight into its workspace; the same rounding, so the same bits after 3
-// updates, resident and phased (kShape's two micro-batches: a copy serves
-// several GEMM calls).
+// weight into its workspace; the same rounding, resident and phased
+// (kShape's two micro-batches: a copy serves several GEMM calls). Under the
+// simulator, whose cuBLASLt has one algorithm, that is the same bits after
+// 3 updates. On a GPU the two executables are different programs: their
+// operands sit at other offsets and their workspaces differ, and cuBLASLt's
+// heuristic picks its algorithm (tile, split-K) by alignment and workspace,
+// which orders the fp32 sums differently. There the bound is
+// Bf16ActivationsEqualTheCpuEmulation's, for the same reason (a different
+// summation order, turned into whole bf16 ULPs at rounding boundaries):
+// losses within 1e-3, weights 1e-2, moments 2e-2.
 TEST_F(CudaTraining, Bf16WeightCopiesGiveTheSameBits) {
   std::string sets = "--set execution.backend=cuda "
                      "--set training.precision=bf16";
@@ -503,21 +505,26 @@ TEST_F(CudaTraining, Bf16WeightCopiesGiveTheSameBits) {
         train(FERRY_CLI, "rounded-" + tag,
               sets + mode + " --set training.bf16_weight_copies=false", 3);
     ASSERT_EQ(copies.losses.size(), 3u) << tag;
+#ifdef FERRY_CUDA_SIM
     EXPECT_EQ(copies.losses, rounded.losses) << tag;
     expectSameBytes(copies, rounded, "model.safetensors");
     expectSameBytes(copies, rounded, "optimizer.safetensors");
+#else
+    SCOPED_TRACE(tag);
+    expectClose(copies.losses, rounded.losses, 1e-3);
+    expectSameTensors(copies, rounded, "model.safetensors", 1e-2, 1e-4);
+    expectSameTensors(copies, rounded, "optimizer.safetensors", 2e-2, 1e-4);
+#endif
   }
 }
 
 // `ferry train --profile` on the CUDA backend, phased so that the copy
 // streams work: its report, as the file `text` holds it.
 std::string profile(const std::string &name, const std::string &sets) {
-  std::string dir = "/tmp/ferry-" + std::string(FERRY_CLI) + "-" +
-                    std::to_string(getpid()) + "-" + name;
+  std::string dir = workDir(FERRY_CLI, name);
   std::string command =
-      std::string(FERRY_BINARY_DIR) + "/" + FERRY_CLI + " train " +
-      FERRY_SOURCE_DIR + "/configs/bert-tiny.yaml --log-every 0 --no-cache " +
-      kShape +
+      binaryDir() + "/" + FERRY_CLI + " train " + sourceDir() +
+      "/configs/bert-tiny.yaml --log-every 0 " + cacheFlag() + kShape +
       "--set execution.backend=cuda --set training.precision=fp32 "
       "--set execution.mode=phased --set execution.recompute=layer "
       "--set execution.device_memory_limit=800KiB --steps 2 --profile " +
@@ -527,14 +534,20 @@ std::string profile(const std::string &name, const std::string &sets) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// The host-side launches per run that the report gives for train_step.
-double trainStepLaunches(const std::string &text) {
-  size_t line = text.find("  train_step ");
-  size_t end = line == std::string::npos ? line : text.find(" launches", line);
-  if (end == std::string::npos)
-    return -1;
-  size_t start = text.rfind(',', end);
-  return std::stod(text.substr(start + 1, end - start - 1));
+// The host-side launches per run that the report gives for train_step's
+// runs `how` ("directly" or "replayed"); -1 if it has no such line.
+double trainStepLaunches(const std::string &text, const std::string &how) {
+  for (size_t line = text.find("  train_step "); line != std::string::npos;
+       line = text.find("  train_step ", line + 1)) {
+    size_t eol = text.find('\n', line);
+    std::string l = text.substr(line, eol - line);
+    if (l.find(" " + how + ",") == std::string::npos)
+      continue;
+    size_t end = l.find(" launches");
+    size_t start = l.rfind(',', end);
+    return std::stod(l.substr(start + 1, end - start - 1));
+  }
+  return -1;
 }
 
 TEST_F(CudaTraining, ProfileReportsKernelsStreamsAndLaunches) {
@@ -548,7 +561,8 @@ TEST_F(CudaTraining, ProfileReportsKernelsStreamsAndLaunches) {
         << "missing \"" << expected << "\" in:\n"
         << text;
   // Direct launches: one per kernel, copy and set of the program.
-  EXPECT_GT(trainStepLaunches(text), 200) << text;
+  EXPECT_GT(trainStepLaunches(text, "directly"), 200) << text;
+  EXPECT_EQ(trainStepLaunches(text, "replayed"), -1) << text;
 
   // Replayed as a graph: the per-run values' copy and the graph's launch.
   std::string graph = profile("profile-graph", "");
@@ -558,7 +572,10 @@ TEST_F(CudaTraining, ProfileReportsKernelsStreamsAndLaunches) {
     EXPECT_NE(graph.find(expected), std::string::npos)
         << "missing \"" << expected << "\" in:\n"
         << graph;
-  EXPECT_EQ(trainStepLaunches(graph), 2) << graph;
+  // The first run launches directly; the second is captured, and from
+  // then on each run is the per-run values' copy and the graph's launch.
+  EXPECT_GT(trainStepLaunches(graph, "directly"), 200) << graph;
+  EXPECT_EQ(trainStepLaunches(graph, "replayed"), 2) << graph;
 }
 
 #ifdef FERRY_CUDA_SIM

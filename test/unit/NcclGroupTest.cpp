@@ -9,10 +9,13 @@
 #include "runtime/comm/Communicator.h"
 #include "runtime/cuda/DeviceQuery.h"
 #include "runtime/cuda/NcclGroup.h"
+#include "runtime/cuda/NcclLibrary.h"
+#include "runtime/Error.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -72,4 +75,38 @@ TEST(NcclGroup, OneRankCollectivesOnDeviceBuffers) {
   cudaStreamDestroy(stream);
   cudaFree(in);
   cudaFree(out);
+}
+
+// NCCL is opened on first use (NcclLibrary.h), so the CUDA backend loads
+// without it; a library that is missing, or is not NCCL, is named with the
+// fix. No device needed.
+TEST(NcclLibrary, AMissingLibraryIsNamedWithTheFix) {
+  try {
+    ferry::cuda::openNcclLibrary("/nonexistent/libnccl.so.2");
+    FAIL() << "opened a library that does not exist";
+  } catch (const ferry::RuntimeError &e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("needs NCCL, and /nonexistent/libnccl.so.2 could not be "
+                     "loaded"),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("set FERRY_NCCL_LIBRARY"), std::string::npos) << m;
+  }
+}
+
+TEST(NcclLibrary, ALibraryThatIsNotNcclIsNamed) {
+  try {
+    ferry::cuda::openNcclLibrary("libm.so.6");
+    FAIL() << "took libm for NCCL";
+  } catch (const ferry::RuntimeError &e) {
+    EXPECT_NE(std::string(e.what()).find("libm.so.6 has no ncclGetVersion"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(NcclLibrary, VersionStrings) {
+  EXPECT_EQ(ferry::cuda::ncclVersionString(22809), "2.28.9");
+  EXPECT_EQ(ferry::cuda::ncclVersionString(20900), "2.9.0");
+  EXPECT_EQ(ferry::cuda::ncclVersionString(2708), "2.7.8");
 }

@@ -18,6 +18,7 @@ Runner addEvalCommand(CLI::App &app) {
       "eval", "Evaluate a checkpoint: masked-LM accuracy and loss, NSP "
               "accuracy and loss on an MLPerf evaluation set.");
   addCompileFlags(cmd, opts->compile);
+  addCompileOnlyFlag(cmd, opts->compile);
   cmd->add_option("input", opts->input,
                   "A config (configs/bert-large.yaml) or an executable "
                   "(model.fxe)")

@@ -50,6 +50,8 @@ int runEval(const EvalOptionsCli &opts) {
                            "messages)");
       return 1;
     }
+    if (stopAfterCompile(opts.compile, opts.input, *loaded, out))
+      return 0;
     replicas.checkSameRun(*loaded->exe, loaded->config, 0);
     trainer = std::make_unique<Trainer>(*loaded->exe, loaded->config, group);
     trainer->initFromCheckpoint(opts.checkpoint, out);

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <cstdio>
 
-#ifdef FERRY_HAVE_COMPILER
+#ifdef FERRY_HAVE_COMPILE_CACHE
 #include "compiler/CompileCache.h"
 #endif
 
@@ -58,6 +58,27 @@ void addCompileFlags(CLI::App *cmd, CompileFlags &flags) {
                 "Print the time each pass took (stderr)");
 }
 
+void addCompileOnlyFlag(CLI::App *cmd, CompileFlags &flags) {
+  cmd->add_flag("--compile-only", flags.compileOnly,
+                "Compile what this command would run into the executable "
+                "cache (FERRY_CACHE_DIR), then stop without running it");
+}
+
+bool stopAfterCompile(const CompileFlags &flags, const std::string &input,
+                      const LoadedExecutable &loaded, std::FILE *out) {
+  if (!flags.compileOnly)
+    return false;
+  std::fprintf(out, "ferry: --compile-only: %s %s (%.0f ms); not run\n",
+               input.c_str(),
+               endsWith(input, ".fxe") ? "is already compiled"
+               : loaded.cacheHit       ? "was in the executable cache"
+               : flags.noCache         ? "compiled (--no-cache: not stored)"
+                                       : "compiled into the executable cache",
+               loaded.compileMs);
+  std::fflush(out);
+  return true;
+}
+
 std::optional<LoadedExecutable>
 loadExecutable(const std::string &input,
                const std::vector<std::string> &overrides,
@@ -86,7 +107,7 @@ loadExecutable(const std::string &input,
     out.config = loadConfig(input, overrides);
     if (checkConfig)
       checkConfig(out.config);
-#ifndef FERRY_HAVE_COMPILER
+#ifndef FERRY_HAVE_COMPILE_CACHE
     std::fprintf(stderr,
                  "ferry: error: this ferry was built without the compiler "
                  "(-DFERRY_BUILD_COMPILER=OFF): use a compiled executable "

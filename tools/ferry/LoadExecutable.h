@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <functional>
 #include <optional>
 #include <string>
@@ -22,9 +23,15 @@ struct CompileFlags {
   std::string dumpIr;
   std::string printIrAfter;
   bool timing = false;
+  bool compileOnly = false; // the run commands' --compile-only
 };
 // --no-cache, --explain-cache, --dump-ir DIR, --print-ir-after PASS, --timing.
 void addCompileFlags(CLI::App *cmd, CompileFlags &flags);
+// --compile-only, for the commands that run what they compile (train, eval,
+// squad train/predict): compile exactly what the command would run into the
+// executable cache, say so, and stop; e.g. to fill a cache here for a
+// machine whose ferry has no compiler (the GPU kit, docs/gpu-kit.md).
+void addCompileOnlyFlag(CLI::App *cmd, CompileFlags &flags);
 
 struct LoadedExecutable {
   Config config;
@@ -32,6 +39,11 @@ struct LoadedExecutable {
   double compileMs = 0;
   bool cacheHit = false;
 };
+
+// After loadExecutable, with --compile-only: prints what was compiled (to
+// `out`) and returns true, the command then exits 0.
+bool stopAfterCompile(const CompileFlags &flags, const std::string &input,
+                      const LoadedExecutable &loaded, std::FILE *out);
 
 // Loads `input` (a config or FILE.fxe) with `overrides`. Returns nullopt after
 // printing an error (a compile error, an override a compiled executable

@@ -55,6 +55,7 @@ int runSquadEval(const SquadEvalOptions &o) {
 // The flags train and predict share.
 void addSquadFlags(CLI::App *cmd, SquadOptionsCli &o) {
   addCompileFlags(cmd, o.compile);
+  addCompileOnlyFlag(cmd, o.compile);
   cmd->add_option("config", o.input,
                   "Model config, e.g. configs/squad-bert-base.yaml "
                   "(model.task is set to squad)")

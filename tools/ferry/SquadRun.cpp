@@ -165,6 +165,8 @@ int runSquadTrain(const SquadOptionsCli &o) {
       replicas.failPrinted("the executable could not be built");
       return 1;
     }
+    if (stopAfterCompile(o.compile, o.input, *loaded, replicas.out))
+      return 0;
     config = loaded->config;
     replicas.checkSameRun(*loaded->exe, config, steps);
     const fxe::Executable &exe = loaded->exe->root();
@@ -330,6 +332,8 @@ int runSquadPredict(const SquadOptionsCli &o) {
         loadExecutable(o.input, overrides, o.compile);
     if (!loaded)
       return 1;
+    if (stopAfterCompile(o.compile, o.input, *loaded, stdout))
+      return 0;
     config = loaded->config;
     const fxe::Executable &exe = loaded->exe->root();
     std::unique_ptr<Backend> backend =

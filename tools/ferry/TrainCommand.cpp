@@ -22,6 +22,7 @@ Runner addTrainCommand(CLI::App &app) {
       "train", "Train a model config (compiled on the fly) or a compiled "
                "executable (FILE.fxe) on the CPU backend.");
   addCompileFlags(cmd, opts->compile);
+  addCompileOnlyFlag(cmd, opts->compile);
   cmd->add_option("input", opts->input,
                   "A config (configs/bert-tiny.yaml) or an executable "
                   "(model.fxe)")

@@ -46,6 +46,8 @@ int runTrain(const TrainOptionsCli &opts) {
                            "messages)");
       return 1;
     }
+    if (stopAfterCompile(opts.compile, opts.input, *loaded, out))
+      return 0;
     const Config &config = loaded->config;
     if (!opts.resume.empty() && !config.checkpoint.init.empty())
       throw RuntimeError("--resume and --init-checkpoint (or checkpoint.init) "

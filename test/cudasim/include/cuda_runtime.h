@@ -217,6 +217,17 @@ void cudaSimNotePointer(std::vector<const void *> &pointers, const T &value) {
 }
 // ferry's launch point names the next launch for the simulator's messages.
 void cudaSimNameNextLaunch(const char *name);
+// Test hooks: with `on`, every kernel launch on a capturing stream returns
+// cudaErrorStreamCaptureUnsupported (a capture that fails part-way); and
+// how many captures have ended with a forked stream not joined back
+// (cudaErrorStreamCaptureUnjoined).
+void cudaSimFailCapturedLaunches(bool on);
+int cudaSimUnjoinedCaptureEnds();
+// The race checker (test/cudasim/Race.h): whether it checks the kernels
+// that ran (they are instrumented, and FERRY_CUDA_SIM_RACECHECK is not 0),
+// and turning it off and on again (a test of what the checks would hide).
+bool cudaSimRaceChecksEnabled();
+void cudaSimSetRaceChecks(bool on);
 
 template <typename... Params, typename... Args>
 cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t *config,

@@ -30,6 +30,11 @@ typedef struct {
 
 typedef struct ncclComm *ncclComm_t;
 
+#define NCCL_MAJOR 2
+#define NCCL_MINOR 27
+#define NCCL_PATCH 7
+#define NCCL_VERSION_CODE 22707
+ncclResult_t ncclGetVersion(int *version);
 const char *ncclGetErrorString(ncclResult_t result);
 ncclResult_t ncclGetUniqueId(ncclUniqueId *id);
 ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id,

@@ -146,17 +146,19 @@ inline void wholeWarp(const char *file, int line) {
 
 // Atomics. A grid's threads run on one OS thread and switch only at
 // barriers and shuffles, so a read-modify-write is indivisible: exact.
-template <typename T> inline T atomicAdd(T *address, T value) {
+// Not instrumented for the race checker (Race.h): atomics do not race.
+#define CUDASIM_ATOMIC __attribute__((no_sanitize_thread, noinline))
+template <typename T> CUDASIM_ATOMIC T atomicAdd(T *address, T value) {
   T old = *address;
   *address = old + value;
   return old;
 }
-template <typename T> inline T atomicOr(T *address, T value) {
+template <typename T> CUDASIM_ATOMIC T atomicOr(T *address, T value) {
   T old = *address;
   *address = old | value;
   return old;
 }
-template <typename T> inline T atomicMax(T *address, T value) {
+template <typename T> CUDASIM_ATOMIC T atomicMax(T *address, T value) {
   T old = *address;
   *address = old < value ? value : old;
   return old;
