@@ -11,6 +11,8 @@
 #                                                   # compile every case to bench/out/*.fxe
 #   bench/gpu_throughput.sh run CASE [CASE...]      # on the GPU machine
 #   bench/gpu_throughput.sh list                    # the cases
+#   bench/gpu_throughput.sh prepare-kit             # the GPU kit's: bert-large
+#                                                   # resident and phased only
 #
 # CASE = MODEL-SEQ-MODE with MODEL base|large, SEQ 128|512, MODE
 # resident|phased|direct|eager|compile, e.g. large-128-resident
@@ -25,7 +27,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FERRY=${FERRY:-build/bin/ferry}
-OUT=bench/out
+OUT=${OUT:-bench/out}
 STEPS=${STEPS:-20}
 WARMUP=${WARMUP:-5}
 PYTHON=${PYTHON:-python3}
@@ -60,7 +62,7 @@ compile_case() { # MODEL SEQ MODE
     sets+=(--set execution.mode=phased --set execution.device_memory_limit="$budget")
   fi
   "$FERRY" compile "$(config "$m" "$s")" "${sets[@]}" -o "$OUT/$m-$s-$mode.fxe"
-  "$FERRY" plan "$(config "$m" "$s")" "${sets[@]}" > "$OUT/$m-$s-$mode.plan.txt"
+  "$FERRY" plan "$(config "$m" "$s")" "${sets[@]}" --model > "$OUT/$m-$s-$mode.plan.txt"
 }
 
 run_case() { # CASE
@@ -107,6 +109,9 @@ case "${1:-}" in
     for m in base large; do for s in 128 512; do for mode in resident phased; do
       compile_case "$m" "$s" "$mode"; done; done; done
     ls -la "$OUT"/*.fxe ;;
+  prepare-kit)
+    for s in 128 512; do for mode in resident phased; do
+      compile_case large "$s" "$mode"; done; done ;;
   run) shift; for c in "$@"; do run_case "$c"; done ;;
   list) cases ;;
   *) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 2 ;;

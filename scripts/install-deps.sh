@@ -30,6 +30,8 @@ packages=(
   python3-protobuf
   # the golden test against PyTorch (never a build dependency)
   python3-torch python3-numpy
+  # the GPU kit (scripts/gpu-kit.sh): its binaries' RUNPATH, its archive
+  patchelf xz-utils
 )
 
 say() { echo "install-deps: $*"; }
