@@ -18,6 +18,8 @@ import struct
 import sys
 from collections import Counter
 
+from tfrecord_reader import records
+
 
 def read_safetensors(path):
     with open(path, "rb") as f:
@@ -34,73 +36,6 @@ def write_safetensors(path, header, data):
     text += b" " * ((8 - len(text) % 8) % 8)
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(text)) + text + data)
-
-
-def varint(buf, pos):
-    value, shift = 0, 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if b < 0x80:
-            return value, pos
-
-
-def fields(buf):
-    """(field number, wire type, value) of a protobuf message."""
-    pos = 0
-    while pos < len(buf):
-        key, pos = varint(buf, pos)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, pos = varint(buf, pos)
-        elif wire == 2:
-            size, pos = varint(buf, pos)
-            value, pos = buf[pos:pos + size], pos + size
-        elif wire == 5:
-            value, pos = buf[pos:pos + 4], pos + 4
-        else:
-            raise ValueError(f"wire type {wire}")
-        yield number, wire, value
-
-
-def example(record):
-    """tf.Example -> {name: list of numbers}."""
-    out = {}
-    for _, _, features in fields(record):            # Example.features
-        for _, _, entry in fields(features):         # Features.feature
-            name, feature = None, None
-            for number, _, value in fields(entry):
-                if number == 1:
-                    name = value.decode()
-                else:
-                    feature = value
-            for kind, _, lst in fields(feature):     # Feature.kind
-                values = []
-                for _, wire, v in fields(lst):
-                    if kind == 2:                    # packed floats
-                        values += list(struct.unpack(f"<{len(v) // 4}f", v))
-                    elif wire == 2:                  # packed varints
-                        p = 0
-                        while p < len(v):
-                            x, p = varint(v, p)
-                            values.append(x)
-                    else:
-                        values.append(v)
-                out[name] = values
-    return out
-
-
-def records(path, limit):
-    with open(path, "rb") as f:
-        raw = f.read()
-    pos, out = 0, []
-    while pos < len(raw) and len(out) < limit:
-        (n,) = struct.unpack("<Q", raw[pos:pos + 8])
-        out.append(example(raw[pos + 12:pos + 12 + n]))
-        pos += 12 + n + 4
-    return out
 
 
 def hand_count(path, samples, token=None):
