@@ -54,12 +54,10 @@ DATASHEET_BF16 = 989e12
 PHASED_LINK_MODEL = 50e9  # bytes/s each way, what `ferry plan` assumes
 
 
-def environment(out):
-    """The kit's run environment: its libraries first, then the machine's
-    CUDA toolkit and pip's NVIDIA wheels; paths the tests and the cache
-    keys see identically on every machine (/tmp/ferry-gpu-kit)."""
-    env = dict(os.environ)
-    libs = [os.path.join(KIT, "lib"), "/usr/local/cuda/lib64"]
+def cuda_library_dirs():
+    """The CUDA toolkit's lib64, then pip's NVIDIA wheels' lib directories
+    (cuBLAS, NCCL) of this python."""
+    libs = ["/usr/local/cuda/lib64"]
     try:
         import site
         for base in site.getsitepackages() + [site.getusersitepackages()]:
@@ -71,6 +69,15 @@ def environment(out):
                         libs.append(lib)
     except Exception:  # a python without site-packages
         pass
+    return libs
+
+
+def environment(out):
+    """The kit's run environment: its libraries first, then the machine's
+    CUDA toolkit and pip's NVIDIA wheels; paths the tests and the cache
+    keys see identically on every machine (/tmp/ferry-gpu-kit)."""
+    env = dict(os.environ)
+    libs = [os.path.join(KIT, "lib")] + cuda_library_dirs()
     if env.get("LD_LIBRARY_PATH"):
         libs.append(env["LD_LIBRARY_PATH"])
     env["LD_LIBRARY_PATH"] = ":".join(libs)

@@ -101,18 +101,8 @@ def child_env(cuda):
     have = env.get("LD_LIBRARY_PATH", "")
     if "nvidia" in have:
         return env
-    libs = ["/usr/local/cuda/lib64"]
-    try:
-        import site
-        for base in site.getsitepackages() + [site.getusersitepackages()]:
-            nvidia = os.path.join(base, "nvidia")
-            if os.path.isdir(nvidia):
-                for name in sorted(os.listdir(nvidia)):
-                    lib = os.path.join(nvidia, name, "lib")
-                    if os.path.isdir(lib):
-                        libs.append(lib)
-    except Exception:
-        pass
+    from check import cuda_library_dirs  # beside this file
+    libs = cuda_library_dirs()
     env["LD_LIBRARY_PATH"] = ":".join(libs + ([have] if have else []))
     return env
 
