@@ -61,7 +61,8 @@ printf 'commit %s%s, built %s on %s\n' "$commit" "${dirty:+ (with uncommitted ch
 # machine provides (glibc, libstdc++, libgcc_s, the driver, cuBLAS/cuBLASLt,
 # cudart, NCCL). RUNPATH $ORIGIN/../lib on the binaries, $ORIGIN on the
 # libraries.
-allowed='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|libpthread\.|librt\.|libresolv\.|libstdc\+\+\.|libgcc_s\.|libcuda\.|libcublas\.|libcublasLt\.|libcudart\.|libnccl\.)'
+# The set, as a regular expression over sonames, is kept in one file.
+allowed=$(<scripts/kit/allowed-libraries.txt)
 for b in "$stage"/bin/*; do
   libs=$(LD_LIBRARY_PATH=/usr/local/cuda/lib64 ldd "$b")
   while read -r name _ path _; do

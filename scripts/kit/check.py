@@ -44,11 +44,6 @@ STEPS = ["probe", "tests", "speed", "anchor", "correctness", "sanitizer"]
 # Shares of the whole budget (6 minutes by default), in priority order.
 SHARES = {"probe": 0.05, "tests": 0.33, "speed": 0.32, "anchor": 0.12,
           "correctness": 0.11, "sanitizer": 0.07}
-# Libraries the GPU machine provides (never in the kit).
-ALLOWED = re.compile(r"^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|"
-                     r"libpthread\.|librt\.|libresolv\.|libstdc\+\+\.|"
-                     r"libgcc_s\.|libcuda\.|libcublas\.|libcublasLt\.|"
-                     r"libcudart\.|libnccl\.)")
 # Dense bf16 datasheet peak of the H100 SXM and the H200 (the same SM).
 DATASHEET_BF16 = 989e12
 PHASED_LINK_MODEL = 50e9  # bytes/s each way, what `ferry plan` assumes
@@ -171,7 +166,6 @@ def libraries(env, log):
     """cuBLAS, cuBLASLt and NCCL as this machine's loader finds them."""
     import ctypes
     found = {}
-    saved = os.environ.get("LD_LIBRARY_PATH")
     # ctypes follows this process's LD_LIBRARY_PATH only at start: look
     # through the same directories by hand.
     dirs = env["LD_LIBRARY_PATH"].split(":")
@@ -210,8 +204,6 @@ def libraries(env, log):
                 found[key] = ".".join(parts) + f" ({path})"
         except (OSError, AttributeError) as e:
             found[key] = f"{path}: {e}"
-    if saved is not None:
-        os.environ["LD_LIBRARY_PATH"] = saved
     log.write(json.dumps(found, indent=2) + "\n")
     return found
 

@@ -25,7 +25,8 @@ tar -xJf "$archive" -C "$tmp"
 kit=$tmp/ferry-gpu-kit
 say "unpacked $(du -sh "$kit" | cut -f1) in $(( $(date +%s) - start )) s"
 
-allowed='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|libpthread\.|librt\.|libresolv\.|libstdc\+\+\.|libgcc_s\.|libcuda\.|libcublas\.|libcublasLt\.|libcudart\.|libnccl\.)'
+# The libraries the GPU machine provides (the one list: allowed-libraries.txt).
+allowed=$(<"$(dirname "$0")/allowed-libraries.txt")
 bad=0 checked=0
 for f in "$kit"/bin/* "$kit"/lib/*; do
   [[ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" == "177ELF" ]] || continue
