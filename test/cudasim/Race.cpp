@@ -66,7 +66,6 @@ private:
 
 struct State {
   bool inKernel = false;
-  const std::string *kernel = nullptr;
   std::string kernelName;
   unsigned bx = 0, by = 0, bz = 0, dimX = 1, dimY = 1;
   uint32_t block = 0; // linear index among the kernel's blocks run so far
