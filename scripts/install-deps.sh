@@ -28,8 +28,9 @@ packages=(
   clang-22 libclang-rt-22-dev libomp-22-dev
   # the TensorBoard test reads event files with python3-protobuf
   python3-protobuf
-  # the golden test against PyTorch (never a build dependency)
-  python3-torch python3-numpy
+  # the golden test against PyTorch (never a build dependency); the virtual
+  # environment of the checks against Hugging Face (scripts/hf-env.sh)
+  python3-torch python3-numpy python3-venv
   # the GPU kit (scripts/gpu-kit.sh): its binaries' RUNPATH, its archive
   patchelf xz-utils
 )

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The README's second command (and what CI runs): install what is missing,
 # build, and run every test with ctest (unit, lit, and gpu tests, which report
-# "skipped" with the reason when no GPU is present).
+# "skipped" with the reason when no GPU is present), the checks against
+# Hugging Face's libraries among them (scripts/hf-env.sh installs those from
+# PyPI first).
 #
 # Then the GPU kit (scripts/gpu-kit.sh --check, docs/gpu-kit.md): a
 # runtime-only build (-DFERRY_BUILD_COMPILER=OFF, as on a GPU host without
@@ -25,6 +27,11 @@ esac
 
 echo "== full build and tests =="
 bash scripts/build.sh
+# The checks against Hugging Face (test/hf/) run in a virtual environment of
+# pinned PyPI packages over Debian's torch (scripts/hf-env.sh); without PyPI
+# it says why and those tests are skipped with the reason (FERRY_HF=OFF skips
+# them on purpose).
+bash scripts/hf-env.sh
 (cd "${BUILD_DIR:-build}" && ctest --output-on-failure -j "${JOBS:-2}")
 
 # The runtime-only ferry in $1: no MLIR or LLVM linked, and `ferry compile`

@@ -510,7 +510,27 @@ void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
   for (const bert::ParameterSpec *spec : blockParams(bert::Block::Heads))
     headArgs.push_back(ref(*spec));
   auto call = func::CallOp::create(b, loc, heads, headArgs);
-  func::ReturnOp::create(b, loc, call.getResults());
+  if (!m.eval_sequence_output) {
+    func::ReturnOp::create(b, loc, call.getResults());
+    return;
+  }
+  // The encoder's last hidden states as a sixth result: every result is
+  // then named by `ferry.output` (the metrics by their usual names), and
+  // ferry-insert-eval stores the non-scalar one per micro-batch in
+  // @output.eval.sequence_output.
+  SmallVector<Value> results(call.getResults());
+  results.push_back(encoded);
+  SmallVector<Type> types(fn.getFunctionType().getResults());
+  types.push_back(encoded.getType());
+  fn.setFunctionType(b.getFunctionType(fn.getArgumentTypes(), types));
+  func::ReturnOp::create(b, loc, results);
+  // @heads' results, in order (buildHeads), then the hidden states.
+  const StringRef metrics[] = {"loss", "mlm_loss", "nsp_loss", "mlm_correct",
+                               "nsp_correct"};
+  for (unsigned i = 0; i + 1 < results.size(); ++i)
+    fn.setResultAttr(i, "ferry.output", b.getStringAttr(metrics[i]));
+  fn.setResultAttr(results.size() - 1, "ferry.output",
+                   b.getStringAttr("sequence_output"));
 }
 
 OwningOpRef<ModuleOp> BertBuilder::build(StringRef name) {

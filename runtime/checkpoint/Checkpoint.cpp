@@ -30,6 +30,7 @@ const char *kWordEmbedding = "bert.embeddings.word_embeddings.weight";
 const char *kDecoderWeight = "cls.predictions.decoder.weight";
 const char *kDecoderBias = "cls.predictions.bias";
 const char *kDecoderBiasAlias = "cls.predictions.decoder.bias";
+constexpr size_t kBertPrefixLength = 5; // "bert."
 
 std::string shapeText(const std::vector<int64_t> &shape) {
   return "[" + fmt::format("{}", fmt::join(shape, ", ")) + "]";
@@ -178,7 +179,24 @@ ImportReport ckpt::importStates(const fxe::Executable &exe, Backend &backend,
   std::set<std::string> used;
   std::map<const fxe::State *, std::vector<float>> wholes; // sharded states
   std::vector<std::string> problems;
+  // A Hugging Face BertModel file (an encoder without pretraining heads, as
+  // sentence-transformers and most fine-tuned encoders are published) names
+  // its tensors without BertForPreTraining's "bert." prefix: they are looked
+  // up with the prefix dropped, and the heads that only BertForPreTraining
+  // has ("cls.") keep their initialisation, which is Hugging Face's scheme
+  // (normal(0, initializer_range) matrices, zero biases, unit LayerNorm
+  // scales, the decoder tied to the word embeddings).
+  const bool encoderOnly = !file.find(kWordEmbedding) &&
+                           !file.find(kDecoderWeight) &&
+                           file.find(kWordEmbedding + kBertPrefixLength);
+  if (encoderOnly)
+    report.notes.push_back(fmt::format(
+        "{} is a BertModel file (tensor names without the \"bert.\" prefix "
+        "of BertForPreTraining): the encoder is read from it",
+        file.path));
   auto lookup = [&](const std::string &name) -> const Tensor * {
+    if (encoderOnly && name.rfind("bert.", 0) == 0)
+      return file.find(name.substr(kBertPrefixLength));
     if (const Tensor *t = file.find(name))
       return t;
     // The tied decoder weight is the word embedding; the decoder bias has
@@ -195,6 +213,14 @@ ImportReport ckpt::importStates(const fxe::Executable &exe, Backend &backend,
   };
   for (const Slot &slot : slotsOf(exe, role)) {
     const Tensor *t = lookup(slot.name);
+    if (!t && encoderOnly && slot.name.rfind("cls.", 0) == 0) {
+      report.notes.push_back(fmt::format(
+          "{} is not in the BertModel file: it keeps its initialisation (a "
+          "pretraining head, as Hugging Face's BertForPreTraining."
+          "from_pretrained gives it)",
+          slot.name));
+      continue;
+    }
     if (!t && !newHeadPrefix.empty() &&
         slot.name.rfind(newHeadPrefix, 0) == 0) {
       report.notes.push_back(fmt::format(
@@ -376,6 +402,8 @@ std::string ckpt::saveCheckpoint(const std::string &dir,
   if (progress)
     progress->finish();
   writeText(tmp / "trainer.json", trainerJsonText(state));
+  if (!state.huggingFaceConfig.empty())
+    writeText(tmp / "config.json", state.huggingFaceConfig);
 
   fs::path final = root / name;
   if (fs::exists(final)) {

@@ -10,6 +10,9 @@
 //                                            optimizer.m.<hf> /
 //                                            optimizer.v.<hf>
 //   DIR/step-00000040/trainer.json           step, data position, seed, config
+//   DIR/step-00000040/config.json            transformers' BertConfig
+//                                            (HfConfig.h): from_pretrained
+//                                            loads the step directory
 //   DIR/latest                               "step-00000040", written last
 //
 // A step directory is written as DIR/.tmp-step-... and renamed, so a reader
@@ -65,6 +68,8 @@ struct TrainerState {
   // changed, updates skipped so far (optimizer updates = step - skipped).
   double lossScale = 0;
   int64_t lossScaleCleanSteps = 0, skippedUpdates = 0;
+  // config.json beside model.safetensors ("" = none): HfConfig.h.
+  std::string huggingFaceConfig;
 };
 
 // Writes DIR/step-<step>/ and then DIR/latest; removes the oldest step

@@ -99,6 +99,7 @@ const std::vector<KeyDef> &schema() {
       {"model.hidden_dropout", KeyStage::Compile, Kind::Probability, "0.1", {}, FERRY_FLOAT(model.hidden_dropout)},
       {"model.attention_dropout", KeyStage::Compile, Kind::Probability, "0.1", {}, FERRY_FLOAT(model.attention_dropout)},
       {"model.layer_norm_eps", KeyStage::Compile, Kind::PositiveFloat, "1e-12", {}, FERRY_FLOAT(model.layer_norm_eps)},
+      {"model.eval_sequence_output", KeyStage::Compile, Kind::Bool, "false", {}, FERRY_BOOL(model.eval_sequence_output)},
 
       {"training.global_batch_size", KeyStage::Compile, Kind::PositiveInt, nullptr, {}, FERRY_INT(training.global_batch_size)},
       {"training.steps", KeyStage::RunAnyTime, Kind::PositiveInt, nullptr, {}, FERRY_INT(training.steps)},

@@ -38,6 +38,10 @@ struct ModelConfig {
   double hidden_dropout = 0;
   double attention_dropout = 0;
   double layer_norm_eps = 0;
+  // The evaluation program also returns the encoder's last hidden states,
+  // [samples, seq, hidden] (@output.eval.sequence_output; `ferry eval
+  // --outputs`), as transformers' BertModel's last_hidden_state.
+  bool eval_sequence_output = false;
 
   // The vocabulary as the model computes it: padded to a multiple of 8 for the
   // matrix units. Padded logits take no part in the softmax; import and export

@@ -105,6 +105,12 @@ void validateRelations(Config &c, const RawValues &raw) {
         ": model.max_predictions " + std::to_string(m.max_predictions) +
         " exceeds model.seq_length " + std::to_string(m.seq_length) +
         "; at most one prediction per token");
+  if (m.squad() && m.eval_sequence_output)
+    throw ConfigError(
+        where({"model.task", "model.eval_sequence_output"}) +
+        ": model.eval_sequence_output is for the pretraining model's "
+        "evaluation (ferry eval --outputs); set it to false for model.task "
+        "squad, whose span logits ferry squad predict reads");
   if (m.squad() && m.packed())
     throw ConfigError(
         where({"model.task", "model.max_sequences_per_pack"}) +

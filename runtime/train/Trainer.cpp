@@ -6,6 +6,7 @@
 #include "runtime/backend/ProgramIo.h"
 #include "runtime/backend/Registry.h"
 #include "runtime/checkpoint/Checkpoint.h"
+#include "runtime/checkpoint/HfConfig.h"
 #include "runtime/data/PackedRows.h"
 #include "runtime/train/ResumeCheck.h"
 #include "runtime/train/StopSignals.h"
@@ -232,8 +233,38 @@ StepMetrics Trainer::step(int64_t s) {
   return m;
 }
 
-EvalMetrics Trainer::evaluate(const std::string &path, int64_t samples) {
+EvalMetrics Trainer::evaluate(const std::string &path, int64_t samples,
+                              std::vector<EvalOutput> *outputs) {
   auto start = std::chrono::steady_clock::now();
+  // The program's per-sample outputs: [accumulation, micro-batch, ...] each.
+  std::vector<const fxe::State *> outputStates;
+  if (outputs) {
+    const std::string prefix = "output.eval.";
+    for (const fxe::State *s : *exe_.root().states()) {
+      std::string name = s->name()->str();
+      if (name.rfind(prefix, 0) != 0)
+        continue;
+      if (s->dtype() != fxe::DType_F32 || s->shape()->size() < 2)
+        throw RuntimeError(fmt::format(
+            "the evaluation output {} is not an fp32 [accumulation, "
+            "micro-batch, ...] tensor; compile with training.precision=fp32 "
+            "to write the outputs",
+            name));
+      outputStates.push_back(s);
+      EvalOutput out;
+      out.name = name.substr(prefix.size());
+      out.shape.assign(s->shape()->begin() + 2, s->shape()->end());
+      outputs->push_back(std::move(out));
+    }
+    if (outputStates.empty())
+      throw RuntimeError(
+          "the executable stores no evaluation outputs; compile it with "
+          "model.eval_sequence_output=true for the encoder's last hidden "
+          "states");
+    if (group_->size() > 1)
+      throw RuntimeError("the evaluation outputs are written by one process; "
+                         "run ferry eval --outputs without mpirun");
+  }
   data::DataLoader loader(path, config_.data.format, /*shuffle=*/false,
                           static_cast<uint64_t>(config_.training.seed),
                           shapeOf(config_));
@@ -274,7 +305,20 @@ EvalMetrics Trainer::evaluate(const std::string &path, int64_t samples) {
     mlmCorrect += readMetric(*backend_, "metric.eval.mlm_correct");
     nspCorrect += readMetric(*backend_, "metric.eval.nsp_correct");
     m.countedSlots += counted;
+    for (size_t k = 0; k < outputStates.size(); ++k) {
+      // Rows in program order; the first `count` are this batch's samples.
+      const fxe::State *s = outputStates[k];
+      std::vector<float> all(static_cast<size_t>(s->bytes() / 4));
+      backend_->read(s, 0, all.data(), s->bytes());
+      int64_t perRow = static_cast<int64_t>(all.size()) /
+                       (s->shape()->Get(0) * s->shape()->Get(1));
+      std::vector<float> &values = (*outputs)[k].values;
+      values.insert(values.end(), all.begin(), all.begin() + count * perRow);
+    }
   }
+  if (outputs)
+    for (EvalOutput &out : *outputs)
+      out.shape.insert(out.shape.begin(), total);
   progress.update(static_cast<double>(total));
   progress.finish();
   m.samples = total;
@@ -310,6 +354,7 @@ std::string Trainer::save(const std::string &dir, int64_t steps) {
   state.lossScale = lossScale_.scale();
   state.lossScaleCleanSteps = lossScale_.cleanSteps();
   state.skippedUpdates = skipped_;
+  state.huggingFaceConfig = ckpt::huggingFaceConfigJson(config_);
   std::string written = ckpt::saveCheckpoint(dir, exe_.root(), *backend_, state,
                                              config_.checkpoint.keep);
   if (group_->size() > 1) {
@@ -338,6 +383,12 @@ RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
   double windowSeconds = 0, windowSequences = 0, windowPadding = 0;
   int64_t windowSteps = 0;
   int64_t savedAt = -1;
+  if (options.saveInitial && !options.saveDir.empty() && stepsDone_ == 0) {
+    std::string written = save(options.saveDir, 0);
+    if (!written.empty() && !options.quiet)
+      std::fprintf(out, "saved the initial weights to %s\n", written.c_str());
+    std::fflush(out);
+  }
   for (int64_t s = stepsDone_; s < options.steps; ++s) {
     uint64_t linkBefore = backend_->hostLinkBytes();
     StepMetrics last = step(s);

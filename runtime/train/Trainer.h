@@ -18,17 +18,28 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace ferry {
 
 struct TrainOptions {
-  int64_t steps = 0;    // total optimizer updates of the run (a resumed run
-                        // continues up to it)
-  int64_t logEvery = 0; // progress line every N updates (and the last)
-  std::string metricsPath;     // JSON lines ("" = none)
-  std::string tensorboardDir;  // TensorBoard event files ("" = none)
-  std::string saveDir; // "" = no checkpoints
+  int64_t steps = 0;       // total optimizer updates of the run (a resumed run
+                           // continues up to it)
+  int64_t logEvery = 0;    // progress line every N updates (and the last)
+  std::string metricsPath; // JSON lines ("" = none)
+  std::string tensorboardDir; // TensorBoard event files ("" = none)
+  std::string saveDir;        // "" = no checkpoints
+  bool saveInitial = false;   // also save the starting weights as step 0
   bool quiet = false;
+};
+
+// A tensor the evaluation program stores per sample (an @output.eval.*
+// state, e.g. sequence_output [samples, seq, hidden]), over the evaluated
+// samples in file order.
+struct EvalOutput {
+  std::string name; // without "output.eval."
+  std::vector<int64_t> shape;
+  std::vector<float> values;
 };
 
 struct RunResult {
@@ -69,8 +80,10 @@ public:
   // saving as the config says, printing progress to `out`.
   RunResult run(const TrainOptions &options, std::FILE *out);
   // The forward pass without dropout over `samples` samples (0: all) of
-  // `path`, in file order.
-  EvalMetrics evaluate(const std::string &path, int64_t samples);
+  // `path`, in file order. With `outputs`, also collects every per-sample
+  // output the program stores (one process only; fp32).
+  EvalMetrics evaluate(const std::string &path, int64_t samples,
+                       std::vector<EvalOutput> *outputs = nullptr);
 
   Backend &backend() { return *backend_; }
   int64_t samplesPerUpdate() const { return rows_; }

@@ -43,6 +43,12 @@ Runner addEvalCommand(CLI::App &app) {
   cmd->add_option("--json", opts->json,
                   "Also write the results as one JSON object to FILE")
       ->type_name("FILE.json");
+  cmd->add_option("--outputs", opts->outputs,
+                  "Also write the program's per-sample outputs over the "
+                  "evaluated samples as safetensors (sequence_output [samples, "
+                  "seq, hidden]: the encoder's last hidden states; compile "
+                  "with model.eval_sequence_output=true)")
+      ->type_name("FILE.safetensors");
   return [opts] { return runInModule(&RunApi::eval, *opts); };
 }
 

@@ -5,6 +5,7 @@
 #include "tools/ferry/RunApi.h"
 
 #include "runtime/AtomicFile.h"
+#include "runtime/checkpoint/Safetensors.h"
 #include "runtime/train/Trainer.h"
 #include "tools/ferry/ReplicaRun.h"
 
@@ -56,7 +57,9 @@ int runEval(const EvalOptionsCli &opts) {
     trainer = std::make_unique<Trainer>(*loaded->exe, loaded->config, group);
     trainer->initFromCheckpoint(opts.checkpoint, out);
     std::fflush(out);
-    EvalMetrics m = trainer->evaluate(opts.data, opts.samples);
+    std::vector<EvalOutput> outputs;
+    EvalMetrics m = trainer->evaluate(
+        opts.data, opts.samples, opts.outputs.empty() ? nullptr : &outputs);
     // Packed rows: the samples they hold too.
     std::string packed =
         loaded->config.model.packed()
@@ -74,6 +77,17 @@ int runEval(const EvalOptionsCli &opts) {
     std::fflush(out);
     if (group->rank() != 0)
       return 0; // rank 0 writes the results
+    if (!opts.outputs.empty()) {
+      std::vector<ckpt::Tensor> tensors;
+      for (const EvalOutput &o : outputs)
+        tensors.push_back(ckpt::makeTensor(o.name, o.shape, o.values.data(),
+                                           ckpt::DType::F32));
+      ckpt::writeSafetensors(opts.outputs, tensors,
+                             {{"format", "pt"}, {"data", opts.data}});
+      std::fprintf(out, "wrote %zu output(s) of %lld samples to %s\n",
+                   tensors.size(), static_cast<long long>(m.samples),
+                   opts.outputs.c_str());
+    }
     if (!opts.json.empty()) {
       std::string json = fmt::format(
           "{{\"samples\": {}, \"masked_tokens\": {}, \"eval_mlm_accuracy\": "

@@ -25,6 +25,7 @@ struct TrainOptionsCli {
   int64_t logEvery = 10;
   std::string metrics, tensorboard;
   std::string initCheckpoint, save, resume;
+  bool saveInitial = false;
   bool profile = false;
 };
 
@@ -33,6 +34,7 @@ struct EvalOptionsCli {
   std::string input;
   std::vector<std::string> overrides;
   std::string checkpoint, data, json;
+  std::string outputs; // safetensors of the per-sample outputs ("" = none)
   int64_t samples = 0;
 };
 

@@ -13,6 +13,7 @@
 #include "runtime/backend/ProgramIo.h"
 #include "runtime/backend/Registry.h"
 #include "runtime/checkpoint/Checkpoint.h"
+#include "runtime/checkpoint/HfConfig.h"
 #include "runtime/random/Philox.h"
 #include "runtime/squad/SquadData.h"
 #include "runtime/squad/SquadEval.h"
@@ -291,6 +292,7 @@ int runSquadTrain(const SquadOptionsCli &o) {
       state.lossScale = lossScale.scale();
       state.lossScaleCleanSteps = lossScale.cleanSteps();
       state.skippedUpdates = skipped;
+      state.huggingFaceConfig = ckpt::huggingFaceConfigJson(config);
       // Every replica gathers its shards; rank 0 writes, the others wait.
       std::string written = ckpt::saveCheckpoint(o.save, exe, *backend, state,
                                                  config.checkpoint.keep);

@@ -52,6 +52,10 @@ Runner addTrainCommand(CLI::App &app) {
                   "checkpoint.every_steps, at the end, and on SIGINT/SIGTERM), "
                   "keeping the newest checkpoint.keep (checkpoint.save_dir)")
       ->type_name("DIR");
+  cmd->add_flag("--save-initial", opts->saveInitial,
+                "Also write the weights the run starts from (the "
+                "initialisation, or --init-checkpoint's with new heads "
+                "initialised) as DIR/step-00000000 before the first update");
   cmd->add_option("--resume", opts->resume,
                   "Continue from a save directory's latest checkpoint, or "
                   "from one step directory, exactly as if never stopped")

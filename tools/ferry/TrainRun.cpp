@@ -52,6 +52,12 @@ int runTrain(const TrainOptionsCli &opts) {
     if (!opts.resume.empty() && !config.checkpoint.init.empty())
       throw RuntimeError("--resume and --init-checkpoint (or checkpoint.init) "
                          "both say where the weights come from; give one");
+    if (opts.saveInitial && config.checkpoint.save_dir.empty())
+      throw RuntimeError("--save-initial writes into the save directory: "
+                         "give --save DIR (or checkpoint.save_dir)");
+    if (opts.saveInitial && !opts.resume.empty())
+      throw RuntimeError("--save-initial saves the weights a fresh run "
+                         "starts from; a resumed run (--resume) has none");
     int64_t steps = opts.steps > 0 ? opts.steps : config.training.steps;
     replicas.checkSameRun(*loaded->exe, config, steps);
     trainer = std::make_unique<Trainer>(*loaded->exe, config, group);
@@ -90,6 +96,7 @@ int runTrain(const TrainOptionsCli &opts) {
     run.metricsPath = opts.metrics;
     run.tensorboardDir = opts.tensorboard;
     run.saveDir = config.checkpoint.save_dir;
+    run.saveInitial = opts.saveInitial;
     RunResult result = trainer->run(run, out);
     const Backend &backend = trainer->backend();
     std::fprintf(out, "device memory: peak %s measured, %s planned%s\n",
