@@ -194,6 +194,7 @@ ImportReport ckpt::importStates(const fxe::Executable &exe, Backend &backend,
         "{} is a BertModel file (tensor names without the \"bert.\" prefix "
         "of BertForPreTraining): the encoder is read from it",
         file.path));
+  std::vector<std::string> freshHeads; // pretraining heads a BertModel lacks
   auto lookup = [&](const std::string &name) -> const Tensor * {
     if (encoderOnly && name.rfind("bert.", 0) == 0)
       return file.find(name.substr(kBertPrefixLength));
@@ -214,11 +215,7 @@ ImportReport ckpt::importStates(const fxe::Executable &exe, Backend &backend,
   for (const Slot &slot : slotsOf(exe, role)) {
     const Tensor *t = lookup(slot.name);
     if (!t && encoderOnly && slot.name.rfind("cls.", 0) == 0) {
-      report.notes.push_back(fmt::format(
-          "{} is not in the BertModel file: it keeps its initialisation (a "
-          "pretraining head, as Hugging Face's BertForPreTraining."
-          "from_pretrained gives it)",
-          slot.name));
+      freshHeads.push_back(slot.name);
       continue;
     }
     if (!t && !newHeadPrefix.empty() &&
@@ -230,7 +227,11 @@ ImportReport ckpt::importStates(const fxe::Executable &exe, Backend &backend,
       continue;
     }
     if (!t) {
-      problems.push_back(fmt::format("  {}: missing (expected {})", slot.name,
+      // Named as the file would spell it.
+      std::string name = encoderOnly && slot.name.rfind("bert.", 0) == 0
+                             ? slot.name.substr(kBertPrefixLength)
+                             : slot.name;
+      problems.push_back(fmt::format("  {}: missing (expected {})", name,
                                      shapeText(slot.shape)));
       continue;
     }
@@ -306,6 +307,12 @@ ImportReport ckpt::importStates(const fxe::Executable &exe, Backend &backend,
         "max_positions, type_vocab_size) is the checkpoint's",
         file.path, problems.size(), problems.size() == 1 ? "" : "s",
         fmt::format("{}", fmt::join(problems, "\n"))));
+  if (!freshHeads.empty())
+    report.notes.push_back(fmt::format(
+        "the pretraining heads are not in the BertModel file and keep their "
+        "initialisation, as Hugging Face's BertForPreTraining.from_pretrained "
+        "gives them: {}",
+        fmt::join(freshHeads, ", ")));
   for (auto &[state, whole] : wholes)
     scatterWhole(backend, state, *shardLayoutOf(state), whole);
   for (const Tensor &t : file.tensors)
