@@ -1,4 +1,5 @@
-// BERT's basic tokenizer and WordPiece (Tokenizer.h).
+// BERT's basic tokenizer and WordPiece (Tokenizer.h), step for step as Hugging
+// Face tokenizers' BertNormalizer, BertPreTokenizer and WordPiece do them.
 #include "runtime/text/Tokenizer.h"
 
 #include "runtime/text/Unicode.h"
@@ -8,141 +9,115 @@
 #include <fmt/format.h>
 #include <utf8proc.h>
 
-#include <cstdlib>
-#include <memory>
+#include <algorithm>
+#include <iterator>
 
 namespace ferry::text {
 namespace {
 
-utf8proc_category_t category(int32_t cp) { return utf8proc_category(cp); }
+struct CodepointRange {
+  int32_t first, last;
+};
 
-// The reference tokenizers' _is_whitespace: the four ASCII ones and Zs.
-bool isWhitespace(int32_t cp) {
-  return cp == ' ' || cp == '\t' || cp == '\n' || cp == '\r' ||
-         category(cp) == UTF8PROC_CATEGORY_ZS;
+// kWhitespace, kControl, kPunctuation, kChinese, kNonspacingMark,
+// kDecomposes, kNonstarter: tokenizers' character classes.
+#include "runtime/text/BertUnicodeTables.inc"
+
+template <size_t N> bool in(const CodepointRange (&table)[N], int32_t cp) {
+  const CodepointRange *after = std::upper_bound(
+      table, table + N, cp,
+      [](int32_t c, const CodepointRange &r) { return c < r.first; });
+  return after != table && cp <= std::prev(after)->last;
 }
 
-// _is_control: every C category but the three whitespace controls
-// (unassigned code points are Cn, so they go too).
-bool isControl(int32_t cp) {
-  if (cp == '\t' || cp == '\n' || cp == '\r')
-    return false;
-  switch (category(cp)) {
-  case UTF8PROC_CATEGORY_CC:
-  case UTF8PROC_CATEGORY_CF:
-  case UTF8PROC_CATEGORY_CS:
-  case UTF8PROC_CATEGORY_CO:
-  case UTF8PROC_CATEGORY_CN:
-    return true;
-  default:
-    return false;
-  }
-}
-
-// _is_punctuation: ASCII's non-alphanumeric printables (so "$", "^", "`"
-// split too) and every P category.
-bool isPunctuation(int32_t cp) {
-  if (isAsciiPunctuation(cp))
-    return true;
-  utf8proc_category_t c = category(cp);
-  return c >= UTF8PROC_CATEGORY_PC && c <= UTF8PROC_CATEGORY_PO;
-}
-
-// The CJK Unified Ideographs blocks the reference tokenizers split out
-// (not Hangul, Hiragana or Katakana, which are written with spaces or
-// tokenized as words).
-bool isCjk(int32_t cp) {
-  return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
-         (cp >= 0x20000 && cp <= 0x2A6DF) || (cp >= 0x2A700 && cp <= 0x2B73F) ||
-         (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B820 && cp <= 0x2CEAF) ||
-         (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
-}
-
-// NFD, then without the nonspacing marks (category Mn).
-Codepoints stripAccents(const Codepoints &word) {
-  std::string utf8 = encodeUtf8(word);
-  std::vector<utf8proc_int32_t> buffer(word.size() * 4 + 4);
-  utf8proc_option_t options =
-      static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_DECOMPOSE);
-  for (;;) {
-    utf8proc_ssize_t n = utf8proc_decompose(
-        reinterpret_cast<const utf8proc_uint8_t *>(utf8.data()),
-        static_cast<utf8proc_ssize_t>(utf8.size()), buffer.data(),
-        static_cast<utf8proc_ssize_t>(buffer.size()), options);
-    if (n < 0)
-      throw data::DataError(std::string("text normalisation failed: ") +
-                            utf8proc_errmsg(n));
-    if (static_cast<size_t>(n) > buffer.size()) {
-      buffer.resize(static_cast<size_t>(n));
+// tokenizers' NFD (unicode-normalization-alignments): each character's
+// canonical decomposition, then each run of nonstarters stably sorted by
+// combining class. The tables say which characters tokenizers decomposes and
+// reorders (those of Unicode 9.0); utf8proc gives their decompositions and
+// classes, which Unicode never changes once assigned.
+Codepoints decomposed(const Codepoints &text) {
+  Codepoints out;
+  out.reserve(text.size());
+  for (int32_t cp : text) {
+    if (!in(kDecomposes, cp)) {
+      out.push_back(cp);
       continue;
     }
-    Codepoints out;
-    out.reserve(static_cast<size_t>(n));
-    for (utf8proc_ssize_t i = 0; i < n; ++i)
-      if (category(buffer[i]) != UTF8PROC_CATEGORY_MN)
-        out.push_back(buffer[i]);
-    return out;
+    utf8proc_int32_t buffer[8]; // the longest canonical decomposition is 4
+    int boundClass = 0;
+    utf8proc_ssize_t n = utf8proc_decompose_char(
+        cp, buffer, std::size(buffer), UTF8PROC_DECOMPOSE, &boundClass);
+    if (n < 0 || n > static_cast<utf8proc_ssize_t>(std::size(buffer)))
+      throw data::DataError(
+          fmt::format("utf8proc cannot decompose U+{:04X}", cp));
+    out.insert(out.end(), buffer, buffer + n);
   }
-}
-
-// NFC (Hugging Face normalises before splitting on whitespace).
-Codepoints composed(const Codepoints &text) {
-  std::string utf8 = encodeUtf8(text);
-  utf8proc_uint8_t *out = nullptr;
-  utf8proc_ssize_t n = utf8proc_map(
-      reinterpret_cast<const utf8proc_uint8_t *>(utf8.data()),
-      static_cast<utf8proc_ssize_t>(utf8.size()), &out,
-      static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
-  if (n < 0)
-    throw data::DataError(std::string("text normalisation failed: ") +
-                          utf8proc_errmsg(n));
-  std::unique_ptr<utf8proc_uint8_t, decltype(&std::free)> owned(out,
-                                                                &std::free);
-  return decodeUtf8(std::string_view(reinterpret_cast<const char *>(out),
-                                     static_cast<size_t>(n)));
+  auto combiningClass = [](int32_t cp) -> int {
+    return in(kNonstarter, cp) ? utf8proc_get_property(cp)->combining_class : 0;
+  };
+  for (auto run = out.begin(); run != out.end();) {
+    auto end = std::find_if(
+        run, out.end(), [&](int32_t cp) { return combiningClass(cp) == 0; });
+    std::stable_sort(run, end, [&](int32_t a, int32_t b) {
+      return combiningClass(a) < combiningClass(b);
+    });
+    run = end == out.end() ? end : end + 1;
+  }
+  return out;
 }
 
 } // namespace
 
 std::vector<std::string> BasicTokenizer::tokenize(std::string_view text) const {
-  Codepoints cleaned;
+  // BertNormalizer's clean_text (controls out, whitespace a space) and
+  // handle_chinese_chars.
+  Codepoints normal;
   for (int32_t cp : decodeUtf8(text)) {
-    if (cp == 0 || cp == 0xFFFD || isControl(cp))
+    if (cp == 0 || cp == 0xFFFD || in(kControl, cp))
       continue;
-    if (isWhitespace(cp)) {
-      cleaned.push_back(' ');
-    } else if (isCjk(cp)) {
-      cleaned.push_back(' ');
-      cleaned.push_back(cp);
-      cleaned.push_back(' ');
+    if (in(kWhitespace, cp)) {
+      normal.push_back(' ');
+    } else if (in(kChinese, cp)) {
+      normal.push_back(' ');
+      normal.push_back(cp);
+      normal.push_back(' ');
     } else {
-      cleaned.push_back(cp);
+      normal.push_back(cp);
     }
   }
-  Codepoints normal = composed(cleaned);
+  // An uncased vocabulary: strip_accents (NFD, the Mn marks out), then
+  // lowercase, one character at a time as Rust's char::to_lowercase does: no
+  // final sigma. Its one mapping to more than one character, U+0130 to i and
+  // U+0307, cannot arise: NFD has split U+0130 into I and a stripped mark.
+  if (lowerCase) {
+    Codepoints stripped;
+    stripped.reserve(normal.size());
+    for (int32_t cp : decomposed(normal))
+      if (!in(kNonspacingMark, cp))
+        stripped.push_back(utf8proc_tolower(cp));
+    normal = std::move(stripped);
+  }
+  // BertPreTokenizer: split on whitespace; each punctuation character a token
+  // of its own, the runs between them whole.
   std::vector<std::string> tokens;
-  auto emitWord = [&](Codepoints word) {
-    if (lowerCase) {
-      pythonLower(word);
-      word = stripAccents(word);
-    }
-    // Each punctuation character on its own; the runs between them whole.
-    Codepoints run;
-    for (int32_t cp : word) {
-      if (isPunctuation(cp)) {
-        if (!run.empty())
-          tokens.push_back(encodeUtf8(run));
-        run.clear();
-        tokens.push_back(encodeUtf8(Codepoints{cp}));
-      } else {
-        run.push_back(cp);
-      }
-    }
-    if (!run.empty())
-      tokens.push_back(encodeUtf8(run));
+  std::string word;
+  auto endWord = [&] {
+    if (!word.empty())
+      tokens.push_back(std::move(word));
+    word.clear();
   };
-  for (Codepoints &word : pythonSplit(normal))
-    emitWord(std::move(word));
+  for (int32_t cp : normal) {
+    if (in(kWhitespace, cp)) {
+      endWord();
+    } else if (in(kPunctuation, cp)) {
+      endWord();
+      tokens.emplace_back();
+      appendUtf8(tokens.back(), cp);
+    } else {
+      appendUtf8(word, cp);
+    }
+  }
+  endWord();
   return tokens;
 }
 
@@ -162,6 +137,7 @@ void WordPiece::pieces(const std::string &word,
   }
   size_t chars = at.size();
   at.push_back(word.size());
+  // Over the limit in code points (tokenizers counts Rust chars): [UNK].
   if (static_cast<int64_t>(chars) > maxWordChars_) {
     ids.push_back(vocab_.unk());
     return;

@@ -1,20 +1,33 @@
-// BERT's tokenizer, as Google's `tokenization.py` and Hugging Face's
-// `BertTokenizer` define it: a basic tokenizer (clean, split CJK
-// characters, split on whitespace, lower-case and strip accents for an
-// uncased vocabulary, split punctuation) and then WordPiece (greedy longest
-// match first, "##" on the pieces after the first, [UNK] for a word with
-// no match or over 100 characters). Unicode categories, case mapping and
-// normalisation come from utf8proc.
+// BERT's tokenizer as Hugging Face's `tokenizers` library runs it (the Rust
+// BertWordPieceTokenizer, the fast tokenizer `transformers` loads from a
+// vocab.txt): BertNormalizer, then BertPreTokenizer, then WordPiece.
 //
-// Where the two reference tokenizers differ, this follows Hugging Face: the
-// text is NFC-normalised before the whitespace split (only cased
-// vocabularies can tell), and every character of a C category is dropped
-// (Google drops Cc and Cf only, so private-use and unassigned code points
-// become [UNK] there). Like Google's, it has no special tokens in the text:
-// a literal "[MASK]" is split as punctuation and a word. Python's `str.lower()`
-// is matched including the final-sigma rule; its "case-ignorable" set is
-// approximated by the categories Mn, Me, Cf, Lm, Sk and the apostrophes,
-// periods and colons of Unicode's word-break classes.
+//   normalize  remove NUL, U+FFFD and the Cc, Cf and Co characters but tab,
+//              newline and carriage return; every White_Space character a
+//              space; a space each side of a CJK ideograph; for an uncased
+//              vocabulary, NFD without the Mn marks, then lower-case one
+//              character at a time
+//   split      on whitespace, then each punctuation character (ASCII's
+//              non-alphanumeric printables and the P categories) a token
+//   WordPiece  greedy longest match first, "##" on the pieces after the
+//              first, [UNK] for a word with no match or over 100 characters
+//
+// The character classes are tokenizers' own (runtime/text/
+// BertUnicodeTables.inc, read off the library): Unicode 8.0's categories
+// and Unicode 9.0's normalisation, so characters assigned since then are
+// plain word characters there. utf8proc gives the decompositions, the
+// combining classes and the lower case.
+//
+// Where the other BERT tokenizers differ: Google's tokenization.py
+// lower-cases with Python's str.lower(), so a final capital sigma becomes ς
+// (transformers' slow Python BertTokenizer lowers one character at a time,
+// as here); both work on Python's Unicode tables (today's categories; Cn
+// removed too by the slow one, Co kept by Google's) and space apart
+// U+2B820-U+2B91F too; the slow one NFC-normalises the text first, which a
+// cased vocabulary sees (e + U+0301 becomes é, jamo become syllables). Like
+// tokenization.py, and unlike a BertWordPieceTokenizer with its special
+// tokens added, a literal "[MASK]" in the text is punctuation and a word, not
+// the special token.
 #pragma once
 
 #include "runtime/text/Vocab.h"
@@ -27,7 +40,7 @@
 namespace ferry::text {
 
 struct BasicTokenizer {
-  bool lowerCase = true; // an uncased vocabulary: lower-case, strip accents
+  bool lowerCase = true; // an uncased vocabulary: strip accents, lower-case
 
   // The words and punctuation of `text` (UTF-8). Throws data::DataError
   // naming the byte where the text stops being UTF-8.

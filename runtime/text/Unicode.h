@@ -1,5 +1,6 @@
 // The Unicode operations ferry's text code needs, with Python's meaning
-// (the reference tokenizers and the SQuAD evaluation script are Python):
+// (create_pretraining_data.py and the SQuAD evaluation script are Python;
+// the tokenizer follows Hugging Face's Rust tokenizers instead, Tokenizer.h):
 // UTF-8 to code points and back, str.lower() (with the final-sigma rule),
 // str.isspace() (what str.split() splits on), and re's \w. Categories and
 // case mappings come from utf8proc.

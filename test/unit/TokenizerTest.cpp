@@ -1,9 +1,10 @@
 // BERT's tokenizer (runtime/text): hand-checked hard cases of the basic
 // tokenizer (accents, CJK, emoji, controls, Unicode whitespace, punctuation
-// runs, final sigma, empty lines), WordPiece's greedy longest match and its
-// [UNK]s, the vocabulary's checks, and a property: with a vocabulary that
-// holds every printable ASCII character (alone and as "##c"), each word's
-// pieces, "##" dropped and joined, give back the basic tokenizer's word.
+// runs, capital sigma, empty lines, tokenizers' Unicode 8.0 classes),
+// WordPiece's greedy longest match and its [UNK]s, the vocabulary's checks,
+// and a property: with a vocabulary that holds every printable ASCII
+// character (alone and as "##c"), each word's pieces, "##" dropped and
+// joined, give back the basic tokenizer's word.
 #include "TestFiles.h"
 
 #include "runtime/data/DataError.h"
@@ -35,15 +36,15 @@ TEST(BasicTokenizer, LowerCasesAndStripsAccents) {
             (Tokens{"cafe", "naive", "angstrom"}));
   // Decomposed input: the combining acute accent goes the same way.
   EXPECT_EQ(basic("Cafe\xcc\x81"), (Tokens{"cafe"}));
-  // U+0130 (capital I with dot): Python lowers it to i + U+0307, whose
-  // accent stripping leaves "i".
+  // U+0130 (capital I with dot): NFD splits it into I and U+0307, which
+  // goes with the accents before lower-casing.
   EXPECT_EQ(basic("\xc4\xb0stanbul"), (Tokens{"istanbul"}));
 }
 
 TEST(BasicTokenizer, KeepsCaseAndAccentsForCasedVocabularies) {
   EXPECT_EQ(basic("Héllo WORLD", false), (Tokens{"Héllo", "WORLD"}));
-  // NFC first (Hugging Face): e + combining acute is the composed é.
-  EXPECT_EQ(basic("He\xcc\x81llo", false), (Tokens{"Héllo"}));
+  // No NFC (tokenizers has none): e + combining acute stays two characters.
+  EXPECT_EQ(basic("He\xcc\x81llo", false), (Tokens{"He\xcc\x81llo"}));
 }
 
 TEST(BasicTokenizer, SplitsEachCjkCharacter) {
@@ -75,9 +76,7 @@ TEST(BasicTokenizer, DropsControlsAndSplitsOnUnicodeWhitespace) {
                   "e"),
             (Tokens{"abcde"}));
   EXPECT_EQ(basic("a\tb\nc\rd"), (Tokens{"a", "b", "c", "d"}));
-  // No-break space (Zs), ideographic space (Zs), line separator (Zl:
-  // Python's split() splits on it though the reference's cleaning keeps
-  // it).
+  // No-break space, ideographic space, line separator: White_Space.
   EXPECT_EQ(basic("a\xc2\xa0"
                   "b\xe3\x80\x80"
                   "c\xe2\x80\xa8"
@@ -99,11 +98,24 @@ TEST(BasicTokenizer, EmptyAndBlankLinesHaveNoTokens) {
   EXPECT_TRUE(basic(" \t  \n ").empty());
 }
 
-TEST(BasicTokenizer, LowersCapitalSigmaAsPythonDoes) {
-  // Final sigma at the end of a word, σ elsewhere.
-  EXPECT_EQ(basic("ΟΔΟΣ ΣΑΣ ΣΑ"), (Tokens{"οδος", "σας", "σα"}));
-  // Followed by punctuation (split after lowering): still final.
-  EXPECT_EQ(basic("ΟΔΟΣ."), (Tokens{"οδος", "."}));
+TEST(BasicTokenizer, LowersCapitalSigmaOneCharacterAtATime) {
+  // σ at the end of a word too (Rust's char::to_lowercase: no final sigma,
+  // which Python's str.lower() has); a written ς stays.
+  EXPECT_EQ(basic("ΟΔΟΣ ΣΑΣ ΣΑ"), (Tokens{"οδοσ", "σασ", "σα"}));
+  EXPECT_EQ(basic("ΟΔΟΣ. οδος"), (Tokens{"οδοσ", ".", "οδος"}));
+}
+
+TEST(BasicTokenizer, HasTokenizersUnicodeClasses) {
+  // Unicode 8.0's categories: U+2E52 (Po since 13.0) is no punctuation,
+  // U+1734 (Mn until 14.0) is a stripped mark; private use (Co) is removed,
+  // unassigned (Cn) kept.
+  EXPECT_EQ(basic("a\u2e52b g\u1734h"), (Tokens{"a\u2e52b", "gh"}));
+  EXPECT_EQ(basic("a\ue000b c\u0378d"), (Tokens{"ab", "c\u0378d"}));
+  // Unicode 9.0's normalisation: U+11938 (13.0) does not decompose.
+  EXPECT_EQ(basic("\U00011938"), (Tokens{"\U00011938"}));
+  // Its CJK ranges skip U+2B820-U+2B91F.
+  EXPECT_EQ(basic("a\U0002B91Fb\U0002B920c"),
+            (Tokens{"a\U0002B91Fb", "\U0002B920", "c"}));
 }
 
 TEST(BasicTokenizer, NamesTheByteWhereTextStopsBeingUtf8) {

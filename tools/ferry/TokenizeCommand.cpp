@@ -1,6 +1,7 @@
 // `ferry tokenize --vocab vocab.txt [TEXT]`: BERT's tokenizer
-// (runtime/text), the ids of each line of text (the argument, else each
-// line of standard input), or with --tokens the WordPiece tokens.
+// (runtime/text, Hugging Face tokenizers' BertWordPieceTokenizer), the ids
+// of each line of text (the argument, else each line of standard input), or
+// with --tokens the WordPiece tokens.
 #include "tools/ferry/Commands.h"
 
 #include "runtime/data/DataError.h"
@@ -58,8 +59,8 @@ Runner addTokenizeCommand(CLI::App &app) {
   CLI::App *cmd = app.add_subcommand(
       "tokenize",
       "Print the WordPiece ids of a line of text (or of each line of standard "
-      "input) with a BERT vocabulary, as Google's and Hugging Face's BERT "
-      "tokenizers give them");
+      "input) with a BERT vocabulary, as Hugging Face tokenizers' "
+      "BertWordPieceTokenizer gives them (without [CLS] and [SEP])");
   cmd->add_option("--vocab", o->vocab,
                   "The vocabulary: vocab.txt, one token per line")
       ->required();

@@ -1,69 +1,95 @@
 #!/usr/bin/env python3
-"""A reference BERT tokenizer for ferry's tests, written from the published
-algorithm (Google's tokenization.py, Hugging Face's BertTokenizer) on
-Python's own Unicode tables: str.lower(), str.split(), unicodedata's
-categories and normalisation. ferry's tokenizer (runtime/text, utf8proc)
-must give the same tokens.
+"""A reference BERT tokenizer for ferry's tests, written from Hugging Face
+tokenizers' BertWordPieceTokenizer (BertNormalizer, BertPreTokenizer,
+WordPiece) without it, for machines without PyPI: tokenizers' character
+classes from runtime/text/BertUnicodeTables.inc (read off tokenizers, Unicode
+8.0 categories and 9.0 normalisation), Python's unicodedata for
+decompositions and combining classes and str.lower() one character at a time
+for the lower case. ferry's tokenizer (runtime/text, utf8proc) must give the
+same tokens; test/hf/ checks both against tokenizers itself.
 
   bert_tokenizer.py tokens VOCAB [--cased] < lines     WordPiece tokens per line
   bert_tokenizer.py vocab OUT FILE...                  a small vocabulary from text
 """
+import bisect
 import collections
+import os
+import re
 import sys
 import unicodedata
 
-CJK = [(0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF),
-       (0x2A700, 0x2B73F), (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF),
-       (0xF900, 0xFAFF), (0x2F800, 0x2FA1F)]
+TABLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                      "runtime", "text", "BertUnicodeTables.inc")
 
 
-def is_whitespace(ch):
-    return ch in " \t\n\r" or unicodedata.category(ch) == "Zs"
+def read_tables(path):
+    """{name: (firsts, lasts)} of the .inc's `static constexpr
+    CodepointRange kName[] = {{0xFIRST, 0xLAST}, ...};` tables."""
+    tables = {}
+    for name, body in re.findall(r"CodepointRange (k\w+)\[\] = \{(.*?)\};",
+                                 open(path, encoding="utf-8").read(), re.S):
+        pairs = [(int(a, 16), int(b, 16))
+                 for a, b in re.findall(r"\{0x([0-9A-F]+), 0x([0-9A-F]+)\}", body)]
+        tables[name] = ([a for a, _ in pairs], [b for _, b in pairs])
+    return tables
 
 
-def is_control(ch):
-    if ch in "\t\n\r":
-        return False
-    return unicodedata.category(ch).startswith("C")
+CLASSES = read_tables(TABLES)
 
 
-def is_punctuation(ch):
-    cp = ord(ch)
-    if 33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126:
-        return True
-    return unicodedata.category(ch).startswith("P")
+def is_in(name, ch):
+    firsts, lasts = CLASSES[name]
+    i = bisect.bisect_right(firsts, ord(ch)) - 1
+    return i >= 0 and ord(ch) <= lasts[i]
+
+
+def nfd(text):
+    """tokenizers' NFD: decompose and reorder only what Unicode 9.0 did."""
+    out = []
+    for ch in text:
+        out += unicodedata.normalize("NFD", ch) if is_in("kDecomposes", ch) else ch
+    cls = [unicodedata.combining(c) if is_in("kNonstarter", c) else 0 for c in out]
+    i = 0
+    while i < len(out):
+        j = i
+        while j < len(out) and cls[j]:
+            j += 1
+        if j > i:  # a run of nonstarters, stably sorted by class
+            run = sorted(range(i, j), key=lambda k: cls[k])
+            out[i:j] = [out[k] for k in run]
+        i = j + 1
+    return "".join(out)
 
 
 def basic_tokens(text, lower_case):
+    # BertNormalizer: clean_text, handle_chinese_chars; uncased, strip_accents
+    # (NFD, Mn out) then lowercase one character at a time (no final sigma).
     cleaned = []
     for ch in text:
-        cp = ord(ch)
-        if cp == 0 or cp == 0xFFFD or is_control(ch):
+        if ch in "\0\ufffd" or is_in("kControl", ch):
             continue
-        if is_whitespace(ch):
+        if is_in("kWhitespace", ch):
             cleaned.append(" ")
-        elif any(lo <= cp <= hi for lo, hi in CJK):
+        elif is_in("kChinese", ch):
             cleaned.append(" " + ch + " ")
         else:
             cleaned.append(ch)
-    text = unicodedata.normalize("NFC", "".join(cleaned))
-    out = []
-    for word in text.split():
-        if lower_case:
-            word = word.lower()
-            word = "".join(c for c in unicodedata.normalize("NFD", word)
-                           if unicodedata.category(c) != "Mn")
-        run = ""
-        for ch in word:
-            if is_punctuation(ch):
-                if run:
-                    out.append(run)
-                run = ""
+    text = "".join(cleaned)
+    if lower_case:
+        text = "".join(c.lower() for c in nfd(text) if not is_in("kNonspacingMark", c))
+    # BertPreTokenizer: split on whitespace, each punctuation character alone.
+    out, word = [], ""
+    for ch in text:
+        if is_in("kWhitespace", ch) or is_in("kPunctuation", ch):
+            if word:
+                out.append(word)
+            word = ""
+            if is_in("kPunctuation", ch):
                 out.append(ch)
-            else:
-                run += ch
-        if run:
-            out.append(run)
+        else:
+            word += ch
+    if word:
+        out.append(word)
     return out
 
 
