@@ -229,7 +229,8 @@ def main():
     results = logits(model, features, args.batch)
     reference, reference_nbest = answers(examples, features, results, args,
                                          RunSquadDetokenizer(), out_dir, "")
-    shipped, _ = answers(examples, features, results, args, slow, out_dir, "as-shipped-")
+    shipped, shipped_nbest = answers(examples, features, results, args, slow, out_dir,
+                                     "as-shipped-")
 
     ferry = json.load(open(os.path.join(args.predictions, "predictions.json"), encoding="utf-8"))
     ferry_nbest = json.load(open(os.path.join(args.predictions, "nbest_predictions.json"),
@@ -265,6 +266,10 @@ def main():
     for qid in leading:
         print(f"  {qid}: as shipped {short(shipped[qid])}, run_squad.py and ferry "
               f"{short(reference[qid])}")
+    lists = sum(1 for qid in reference
+                if [c["text"] for c in shipped_nbest[qid]] != [c["text"] for c in reference_nbest[qid]])
+    print(f"  its n-best lists: {len(reference) - lists} of {len(reference)} the same, "
+          f"{lists} with such candidates")
 
     # The n-best lists: the same texts in the same order, each candidate's
     # logits within the tolerance.
