@@ -32,7 +32,11 @@ bash scripts/build.sh
 # it says why and those tests are skipped with the reason (FERRY_HF=OFF skips
 # them on purpose).
 bash scripts/hf-env.sh
-(cd "${BUILD_DIR:-build}" && ctest --output-on-failure -j "${JOBS:-2}")
+# ctest runs JOBS tests at once, and each lit suite as many as there are
+# cores: one OpenMP/OpenBLAS thread per process keeps them from
+# oversubscribing the cores (test/lit.cfg.py says the same for lit).
+(cd "${BUILD_DIR:-build}" && OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" \
+   ctest --output-on-failure -j "${JOBS:-2}")
 
 # The runtime-only ferry in $1: no MLIR or LLVM linked, and `ferry compile`
 # says the compiler is not built in.
