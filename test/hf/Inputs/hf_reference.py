@@ -106,14 +106,10 @@ def batch_of(rows):
 
 
 def losses(args):
-    from hf_check import hf_losses
+    from hf_check import batch_tensors, hf_losses
     model = load_pretraining(args.checkpoint).eval()
-    rows = samples_of(args.data, args.samples)
-    b = batch_of(rows)
-    hf = hf_losses(model, {"input_ids": b["input_ids"], "segment_ids": b["token_type_ids"],
-                           "input_mask": b["attention_mask"], "positions": b["positions"],
-                           "ids": b["ids"], "weights": b["weights"].double(),
-                           "nsp": b["nsp"]}, torch.float32)
+    hf = hf_losses(model, batch_tensors(samples_of(args.data, args.samples)),
+                   torch.float32)
     with open(args.ferry_json) as f:
         j = json.load(f)
     ferry = {"mlm": j["eval_mlm_loss"], "nsp": j["eval_nsp_loss"]}
