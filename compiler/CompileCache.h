@@ -15,7 +15,7 @@
 
 #include "compiler/CompilerApi.h"
 #include "compiler/cache/ExecutableCache.h"
-#include "runtime/config/Config.h"
+#include "training/config/Config.h"
 
 #include <cstdio>
 #include <string>

@@ -12,7 +12,7 @@
 #ifndef FERRY_COMPILER_COMPILERAPI_H
 #define FERRY_COMPILER_COMPILERAPI_H
 
-#include "runtime/config/Config.h"
+#include "training/config/Config.h"
 
 #include <cstddef>
 #include <cstdint>

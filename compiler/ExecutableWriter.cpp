@@ -9,7 +9,7 @@
 #include "compiler/ExecutableWriter.h"
 
 #include "dialects/rt/RtDialect.h"
-#include "runtime/config/Config.h"
+#include "training/config/Config.h"
 #include "runtime/executable/Executable_generated.h"
 
 #include "ferry/Version.h"

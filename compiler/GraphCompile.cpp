@@ -9,7 +9,7 @@
 #include "passes/Passes.h"
 #include "passes/Pipelines.h"
 #include "passes/UserError.h"
-#include "runtime/config/Config.h"
+#include "training/config/Config.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"

@@ -9,7 +9,7 @@
 
 #include "dialects/graph/GraphOps.h"
 #include "models/bert/BertBuilder.h"
-#include "runtime/config/Config.h"
+#include "training/config/Config.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

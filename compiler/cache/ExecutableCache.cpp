@@ -3,7 +3,7 @@
 
 #include "runtime/AtomicFile.h"
 #include "runtime/ByteSize.h"
-#include "runtime/config/Config.h"
+#include "training/config/Config.h"
 
 #include <openssl/evp.h>
 #include <xxhash.h>

@@ -10,7 +10,7 @@
 #ifndef FERRY_MODELS_BERT_BERTPARAMETERS_H
 #define FERRY_MODELS_BERT_BERTPARAMETERS_H
 
-#include "runtime/config/Config.h"
+#include "training/config/Config.h"
 
 #include <cstdint>
 #include <string>

@@ -4,7 +4,6 @@
 #include "runtime/ByteSize.h"
 
 #include "runtime/comm/Communicator.h"
-#include "runtime/config/Config.h"
 #include "runtime/cpu/Bf16Staging.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/executable/DropoutKeysOf.h"

@@ -7,7 +7,6 @@
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/ByteSize.h"
 
-#include "runtime/config/Config.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/DeviceQuery.h"
 #include "runtime/cuda/GemmInstr.h"

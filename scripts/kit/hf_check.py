@@ -34,7 +34,7 @@ What it does, all with ferry's binaries and no compiler:
   4. HF        transformers.BertForPreTraining (fp32, eval mode, dropout 0,
                eager attention) loads the same safetensors file on the CPU,
                and its loss of the same samples is computed as ferry defines
-               it (models/bert/BertBuilder.cpp @heads, runtime/train/Trainer.cpp
+               it (models/bert/BertBuilder.cpp @heads, training/train/Trainer.cpp
                evaluate): mlm = sum over slots of masked_lm_weight x
                cross-entropy(logits at masked_lm_positions, masked_lm_ids) /
                sum of masked_lm_weights over all N samples; nsp = mean over
@@ -50,7 +50,7 @@ What it does, all with ferry's binaries and no compiler:
                --tokens` (uncased and --cased) against Hugging Face's
                tokenizers (BertWordPieceTokenizer, Rust) and transformers'
                BertTokenizer (Python in 4.x), line for line, without special
-               tokens. ferry's tokens are tokenizers' (runtime/text/
+               tokens. ferry's tokens are tokenizers' (training/text/
                Tokenizer.h): any line that differs from tokenizers' is a
                failure. A line where transformers' Python BertTokenizer
                differs from both (it NFC-normalises first) is a known
@@ -490,7 +490,7 @@ def make_vocab(lines, path):
 
 def compare(name, tokenize, lines, ferry, cased, problems, mode, explain=None):
     """Line by line. ferry's tokens are Hugging Face tokenizers' (the Rust
-    BertNormalizer, BertPreTokenizer and WordPiece: runtime/text/
+    BertNormalizer, BertPreTokenizer and WordPiece: training/text/
     Tokenizer.h), so a mismatch is a failure unless `explain(i)` names a
     known difference of the other tokenizer: transformers' Python
     BertTokenizer NFC-normalises first, which tokenizers does not, so where

@@ -9,10 +9,10 @@
 // scripts/fuzz.sh packs real checkpoints this way for the seeds, and names
 // the executable they belong to in FERRY_FUZZ_EXECUTABLE.
 #include "runtime/backend/Registry.h"
-#include "runtime/checkpoint/Checkpoint.h"
-#include "runtime/config/Config.h"
+#include "training/checkpoint/Checkpoint.h"
+#include "training/config/Config.h"
 #include "runtime/executable/ExecutableFile.h"
-#include "runtime/train/ResumeCheck.h"
+#include "training/train/ResumeCheck.h"
 #include "test/fuzz/FuzzFile.h"
 
 #include <cstdio>

@@ -1,6 +1,6 @@
 // libFuzzer target: the YAML config loader (yaml-cpp, the schema, duplicate
 // keys, every value's type and range, the relations between keys).
-#include "runtime/config/Config.h"
+#include "training/config/Config.h"
 
 #include <string>
 

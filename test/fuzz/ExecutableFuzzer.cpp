@@ -5,7 +5,7 @@
 // mutations at the header, so the target also reads the input as a bare
 // payload with a correct header put in front (ExecutableFile::fromPayload).
 #include "runtime/Error.h"
-#include "runtime/config/Config.h"
+#include "training/config/Config.h"
 #include "runtime/executable/ExecutableFile.h"
 #include "runtime/executable/Validate.h"
 #include "test/fuzz/FuzzFile.h"

@@ -1,6 +1,6 @@
 // libFuzzer target: the safetensors reader (header JSON, offsets, dtypes,
 // the ferry.xxh64 checksum, the tensors' bytes).
-#include "runtime/checkpoint/Safetensors.h"
+#include "training/checkpoint/Safetensors.h"
 #include "test/fuzz/FuzzFile.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -2,8 +2,8 @@
 // for a small model and read its first samples, as the data loader would.
 #pragma once
 
-#include "runtime/data/HostBatch.h"
-#include "runtime/data/MlperfData.h"
+#include "training/data/HostBatch.h"
+#include "training/data/MlperfData.h"
 #include "test/fuzz/FuzzFile.h"
 
 #include <algorithm>

@@ -1,12 +1,12 @@
-// libFuzzer target: SQuAD JSON (runtime/squad). The input is read as a
+// libFuzzer target: SQuAD JSON (training/squad). The input is read as a
 // dataset (examples for training and for prediction, their features, the
 // evaluation's gold answers) and as a predictions file, so malformed JSON,
 // wrong types, offsets outside the context and odd Unicode meet every step
 // of `ferry squad`.
-#include "runtime/data/DataError.h"
-#include "runtime/squad/SquadData.h"
-#include "runtime/squad/SquadEval.h"
-#include "runtime/squad/SquadPredict.h"
+#include "training/data/DataError.h"
+#include "training/squad/SquadData.h"
+#include "training/squad/SquadEval.h"
+#include "training/squad/SquadPredict.h"
 #include "test/fuzz/FuzzFile.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -1,12 +1,12 @@
-// libFuzzer target: text input (runtime/text). The input is read as a
+// libFuzzer target: text input (training/text). The input is read as a
 // vocabulary file (Vocab::load), and as a corpus (readDocuments with a
 // fixed vocabulary, then the pretraining samples, their batch and their
 // packing), so malformed UTF-8, control characters, huge words, empty
 // documents and odd line endings meet every step ferry-datagen
 // --from-text takes.
-#include "runtime/data/DataError.h"
-#include "runtime/text/Packing.h"
-#include "runtime/text/PretrainingData.h"
+#include "training/data/DataError.h"
+#include "training/text/Packing.h"
+#include "training/text/PretrainingData.h"
 #include "test/fuzz/FuzzFile.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -1,6 +1,6 @@
 // Config loading and validation: every preset loads, overrides apply, and each
 // kind of bad input fails with a message that names where, what and the fix.
-#include "runtime/config/Config.h"
+#include "training/config/Config.h"
 #include "runtime/ByteSize.h"
 
 #include <gtest/gtest.h>

@@ -36,7 +36,7 @@
 // Each compares the tensors of the checkpoints both runs save. On a machine
 // without a GPU the `gpu` build skips with the CUDA runtime's reason.
 #include "GpuTestPaths.h"
-#include "runtime/checkpoint/Safetensors.h"
+#include "training/checkpoint/Safetensors.h"
 #include "runtime/cuda/DeviceQuery.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
-// The crash-isolating helper process (runtime/data/IsolatedHelper.h): a
+// The crash-isolating helper process (training/data/IsolatedHelper.h): a
 // check that finishes or throws answers nothing, one that crashes is named
 // by its signal, and the next request gets a new helper.
-#include "runtime/data/IsolatedHelper.h"
+#include "training/data/IsolatedHelper.h"
 
 #include <gtest/gtest.h>
 

@@ -3,9 +3,9 @@
 // temporary directory and files written with the HDF5 C API.
 #pragma once
 
-#include "runtime/data/Crc32c.h"
-#include "runtime/data/MlperfData.h"
-#include "runtime/data/tf_example.pb.h"
+#include "training/data/Crc32c.h"
+#include "training/data/MlperfData.h"
+#include "training/data/tf_example.pb.h"
 #include "runtime/random/Philox.h"
 #include "test/unit/TestFiles.h"
 

@@ -1,8 +1,8 @@
-// Packed rows (runtime/data/PackedRows): samples packed into rows with their
+// Packed rows (training/data/PackedRows): samples packed into rows with their
 // masked slots and NSP labels, the fields derived from sequence ids and
 // their checks, and packed HDF5 and TFRecord files read back, or refused by
 // a model that takes one sequence a row.
-#include "runtime/data/PackedRows.h"
+#include "training/data/PackedRows.h"
 #include "test/unit/MlperfDataTestUtil.h"
 
 using namespace ferry::test::mlperf;

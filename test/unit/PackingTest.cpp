@@ -1,10 +1,10 @@
-// Sequence packing (runtime/text/Packing): every sample in exactly one row,
+// Sequence packing (training/text/Packing): every sample in exactly one row,
 // rows within the length and the sequences-per-pack limit, and the
 // packing paper's result (Krell et al. 2021: about 2x fewer rows at seq 512
 // on Wikipedia) on a Wikipedia-like length histogram: 23% of the samples
 // at full length (long documents), the rest short, log-normal around 110
 // tokens, so that unpacked rows are 56% padding.
-#include "runtime/text/Packing.h"
+#include "training/text/Packing.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Masked-LM / next-sentence samples from text (runtime/text/
+// Masked-LM / next-sentence samples from text (training/text/
 // PretrainingData): on documents whose every token names its document,
 // sentence and place, each sample is [CLS] a [SEP] b [SEP] within the
 // length, a is a run of one document's text, b continues it (label 0) or
@@ -9,8 +9,8 @@
 // the same samples; text that is not UTF-8 names its file and line.
 #include "TestFiles.h"
 
-#include "runtime/data/DataError.h"
-#include "runtime/text/PretrainingData.h"
+#include "training/data/DataError.h"
+#include "training/text/PretrainingData.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // known answers, the derived streams have the right moments and are keyed
 // (not ordered), and synthetic samples obey the masking rules and do not
 // depend on the batch they are generated in.
-#include "runtime/data/SyntheticData.h"
+#include "training/data/SyntheticData.h"
 #include "runtime/random/Philox.h"
 
 #include <gtest/gtest.h>

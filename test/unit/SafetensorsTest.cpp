@@ -2,7 +2,7 @@
 // values, fp16/bf16 rounding is to nearest even, a file as Hugging Face writes
 // it reads, and every malformed, truncated or corrupted file is refused with a
 // CheckpointError naming the file and the problem (and nothing worse).
-#include "runtime/checkpoint/Safetensors.h"
+#include "training/checkpoint/Safetensors.h"
 #include "test/unit/TestFiles.h"
 
 #include <gmock/gmock.h>

@@ -1,4 +1,4 @@
-// SQuAD v1.1 examples and features (runtime/squad/SquadData), on cases
+// SQuAD v1.1 examples and features (training/squad/SquadData), on cases
 // worked out by hand: words and each answer's words from character offsets
 // (in code points, across runs of whitespace); windows of the context
 // `docStride` tokens apart, each token's best window (the most context
@@ -8,8 +8,8 @@
 // training.
 #include "TestFiles.h"
 
-#include "runtime/data/DataError.h"
-#include "runtime/squad/SquadData.h"
+#include "training/data/DataError.h"
+#include "training/squad/SquadData.h"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
-// SQuAD v1.1's official evaluation (runtime/squad/SquadEval): the
+// SQuAD v1.1's official evaluation (training/squad/SquadEval): the
 // normalisation, exact match and F1 on cases whose scores are worked out
 // by hand in the comments, best over the gold answers, unanswered
 // questions at 0, and the files' errors.
 #include "TestFiles.h"
 
-#include "runtime/data/DataError.h"
-#include "runtime/squad/SquadEval.h"
+#include "training/data/DataError.h"
+#include "training/squad/SquadEval.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// SQuAD answers from logits (runtime/squad/SquadPredict): the original
+// SQuAD answers from logits (training/squad/SquadPredict): the original
 // text recovered from WordPiece text (case, accents and a possessive's
 // split apostrophe), and the choice among windows: a span is skipped where
 // its window is not the one with the most context around its start, or
@@ -6,9 +6,9 @@
 // softmax probabilities over the distinct answers.
 #include "TestFiles.h"
 
-#include "runtime/data/DataError.h"
-#include "runtime/squad/SquadEval.h"
-#include "runtime/squad/SquadPredict.h"
+#include "training/data/DataError.h"
+#include "training/squad/SquadEval.h"
+#include "training/squad/SquadPredict.h"
 
 #include <gtest/gtest.h>
 

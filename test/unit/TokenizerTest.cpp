@@ -1,4 +1,4 @@
-// BERT's tokenizer (runtime/text): hand-checked hard cases of the basic
+// BERT's tokenizer (training/text): hand-checked hard cases of the basic
 // tokenizer (accents, CJK, emoji, controls, Unicode whitespace, punctuation
 // runs, capital sigma, empty lines, tokenizers' Unicode 8.0 classes),
 // WordPiece's greedy longest match and its [UNK]s, the vocabulary's checks,
@@ -7,8 +7,8 @@
 // joined, give back the basic tokenizer's word.
 #include "TestFiles.h"
 
-#include "runtime/data/DataError.h"
-#include "runtime/text/Tokenizer.h"
+#include "training/data/DataError.h"
+#include "training/text/Tokenizer.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // trainer.json: what ferry writes reads back, and every edit, type slip and
 // out-of-range field is refused with the file, the field and the fix.
-#include "runtime/checkpoint/TrainerJson.h"
+#include "training/checkpoint/TrainerJson.h"
 
 #include <gtest/gtest.h>
 

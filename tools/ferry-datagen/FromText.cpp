@@ -1,16 +1,16 @@
 // ferry-datagen --from-text: MLPerf-layout shards of masked-LM / next-
-// sentence samples made from text files (runtime/text/PretrainingData.h),
+// sentence samples made from text files (training/text/PretrainingData.h),
 // one shard per input file, so several processes (--shard i/n) prepare a
 // large corpus in parallel without overlap. Prints progress with the time
 // left, and the corpus's statistics at the end.
 #include "tools/ferry-datagen/FromText.h"
 
 #include "runtime/Progress.h"
-#include "runtime/data/DataError.h"
-#include "runtime/data/MlperfData.h"
-#include "runtime/data/PackedRows.h"
-#include "runtime/text/Packing.h"
-#include "runtime/text/PretrainingData.h"
+#include "training/data/DataError.h"
+#include "training/data/MlperfData.h"
+#include "training/data/PackedRows.h"
+#include "training/text/Packing.h"
+#include "training/text/PretrainingData.h"
 
 #include <fmt/format.h>
 

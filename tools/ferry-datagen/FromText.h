@@ -1,7 +1,7 @@
 // ferry-datagen --from-text (FromText.cpp): its options and entry point.
 #pragma once
 
-#include "runtime/text/PretrainingData.h"
+#include "training/text/PretrainingData.h"
 
 #include <cstdint>
 #include <string>

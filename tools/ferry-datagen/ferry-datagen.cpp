@@ -8,8 +8,8 @@
 #include "tools/ferry-datagen/FromText.h"
 
 #include "runtime/Progress.h"
-#include "runtime/data/MlperfData.h"
-#include "runtime/data/SyntheticData.h"
+#include "training/data/MlperfData.h"
+#include "training/data/SyntheticData.h"
 
 #include <CLI/CLI.hpp>
 

@@ -21,10 +21,10 @@
 #include "models/bert/BertBuilder.h"
 #include "passes/Passes.h"
 #include "passes/Pipelines.h"
-#include "runtime/config/Config.h"
+#include "training/config/Config.h"
 #include "runtime/cpu/CpuBackend.h"
-#include "runtime/data/PackedRows.h"
-#include "runtime/data/SyntheticData.h"
+#include "training/data/PackedRows.h"
+#include "training/data/SyntheticData.h"
 #include "runtime/executable/ExecutableFile.h"
 
 #include "mlir/IR/MLIRContext.h"

@@ -4,7 +4,7 @@
 #include "tools/ferry/Commands.h"
 
 #include "compiler/cache/ExecutableCache.h"
-#include "runtime/config/Config.h"
+#include "training/config/Config.h"
 
 #include <chrono>
 #include <cstdio>

@@ -10,7 +10,7 @@
 
 #include "runtime/AtomicFile.h"
 #include "runtime/ByteSize.h"
-#include "runtime/config/Config.h"
+#include "training/config/Config.h"
 #include "runtime/executable/ExecutableFile.h"
 
 #include <chrono>

@@ -5,8 +5,8 @@
 #include "tools/ferry/RunApi.h"
 
 #include "runtime/AtomicFile.h"
-#include "runtime/checkpoint/Safetensors.h"
-#include "runtime/train/Trainer.h"
+#include "training/checkpoint/Safetensors.h"
+#include "training/train/Trainer.h"
 #include "tools/ferry/ReplicaRun.h"
 
 #include <fmt/format.h>

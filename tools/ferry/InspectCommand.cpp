@@ -4,7 +4,7 @@
 #include "tools/ferry/Commands.h"
 
 #include "runtime/AtomicFile.h"
-#include "runtime/config/Config.h"
+#include "training/config/Config.h"
 #include "runtime/executable/ExecutableFile.h"
 #include "runtime/executable/KernelTable.h"
 #include "tools/ferry/reports/HtmlReport.h"

@@ -2,7 +2,7 @@
 // a compiled executable (FILE.fxe) with the overrides it can still take.
 #pragma once
 
-#include "runtime/config/Config.h"
+#include "training/config/Config.h"
 #include "runtime/executable/ExecutableFile.h"
 
 #include <CLI/CLI.hpp>

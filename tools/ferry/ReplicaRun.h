@@ -5,7 +5,7 @@
 #pragma once
 
 #include "runtime/comm/Communicator.h"
-#include "runtime/config/Config.h"
+#include "training/config/Config.h"
 #include "runtime/executable/ExecutableFile.h"
 
 #include <cstdio>

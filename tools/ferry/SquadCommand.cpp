@@ -1,11 +1,11 @@
 // `ferry squad train|predict|eval`: fine-tuning a span head on SQuAD v1.1
 // and answering its questions (SquadRun.cpp, in the run module), and `eval`,
 // SQuAD v1.1's exact match and F1 with the official script's semantics
-// (runtime/squad/SquadEval.h), printed as the script prints them.
+// (training/squad/SquadEval.h), printed as the script prints them.
 #include "tools/ferry/Commands.h"
 #include "tools/ferry/RunApi.h"
 
-#include "runtime/squad/SquadEval.h"
+#include "training/squad/SquadEval.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,11 +1,11 @@
 // `ferry tokenize --vocab vocab.txt [TEXT]`: BERT's tokenizer
-// (runtime/text, Hugging Face tokenizers' BertWordPieceTokenizer), the ids
+// (training/text, Hugging Face tokenizers' BertWordPieceTokenizer), the ids
 // of each line of text (the argument, else each line of standard input), or
 // with --tokens the WordPiece tokens.
 #include "tools/ferry/Commands.h"
 
-#include "runtime/data/DataError.h"
-#include "runtime/text/Tokenizer.h"
+#include "training/data/DataError.h"
+#include "training/text/Tokenizer.h"
 
 #include <cstdio>
 #include <iostream>

@@ -6,7 +6,7 @@
 #include "tools/ferry/LoadExecutable.h"
 #include "tools/ferry/RunApi.h"
 
-#include "runtime/train/Trainer.h"
+#include "training/train/Trainer.h"
 #include "tools/ferry/ReplicaRun.h"
 
 #include <fmt/format.h>

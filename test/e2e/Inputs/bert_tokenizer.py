@@ -2,10 +2,10 @@
 """A reference BERT tokenizer for ferry's tests, written from Hugging Face
 tokenizers' BertWordPieceTokenizer (BertNormalizer, BertPreTokenizer,
 WordPiece) without it, for machines without PyPI: tokenizers' character
-classes from runtime/text/BertUnicodeTables.inc (read off tokenizers, Unicode
+classes from training/text/BertUnicodeTables.inc (read off tokenizers, Unicode
 8.0 categories and 9.0 normalisation), Python's unicodedata for
 decompositions and combining classes and str.lower() one character at a time
-for the lower case. ferry's tokenizer (runtime/text, utf8proc) must give the
+for the lower case. ferry's tokenizer (training/text, utf8proc) must give the
 same tokens; test/hf/ checks both against tokenizers itself.
 
   bert_tokenizer.py tokens VOCAB [--cased] < lines     WordPiece tokens per line

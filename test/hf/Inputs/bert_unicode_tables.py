@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes runtime/text/BertUnicodeTables.inc: the character classes of Hugging
+"""Writes training/text/BertUnicodeTables.inc: the character classes of Hugging
 Face tokenizers' BERT normalizer and pre-tokenizer, read off tokenizers itself
 by running each step over every code point.
 
@@ -11,7 +11,7 @@ nor reorders them. ferry takes these tables for the categories and for which
 characters NFD touches (utf8proc gives the decompositions and combining
 classes, which Unicode never changes once assigned).
 
-  bert_unicode_tables.py > runtime/text/BertUnicodeTables.inc   (the venv python)
+  bert_unicode_tables.py > training/text/BertUnicodeTables.inc   (the venv python)
 """
 import sys
 import textwrap

@@ -4,7 +4,7 @@
 #include "tools/ferry/reports/HtmlReport.h"
 #include "runtime/ByteSize.h"
 
-#include "runtime/config/Config.h"
+#include "training/config/Config.h"
 #include "tools/ferry/reports/Html.h"
 #include "tools/ferry/reports/PlanReport.h"
 

@@ -2,7 +2,7 @@
 #include "tools/ferry/reports/PlanReport.h"
 #include "runtime/ByteSize.h"
 
-#include "runtime/config/Config.h"
+#include "training/config/Config.h"
 
 #include <fmt/format.h>
 
