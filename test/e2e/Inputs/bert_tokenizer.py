@@ -19,7 +19,7 @@ import sys
 import unicodedata
 
 TABLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
-                      "runtime", "text", "BertUnicodeTables.inc")
+                      "training", "text", "BertUnicodeTables.inc")
 
 
 def read_tables(path):
