@@ -1,6 +1,7 @@
 //===- CompileCache.cpp - compile through the executable cache -----------===//
 
 #include "compiler/CompileCache.h"
+#include "compiler/PipelineOptionsFor.h"
 
 #include "runtime/executable/ExecutableFile.h"
 
@@ -42,22 +43,13 @@ CacheKey ferry::executableCacheKey(const Config &config,
     key.fields.push_back(
         {"config." + line.substr(0, colon), line.substr(colon + 2)});
   }
-  // What the passes are asked to do (all derived from the config today;
-  // spelled out so a change in how options derive changes the key).
-  const ExecutionConfig &e = config.execution;
-  std::string programList;
-  for (const std::string &p : programs)
-    programList += (programList.empty() ? "" : ",") + p;
-  key.fields.push_back({"pipeline.programs", programList});
-  key.fields.push_back({"pipeline.recompute", e.recompute});
-  key.fields.push_back({"pipeline.phased", e.mode == "phased" ? "1" : "0"});
-  key.fields.push_back({"pipeline.prefetch", e.prefetch ? "1" : "0"});
-  key.fields.push_back({"pipeline.fusion", e.fusion ? "1" : "0"});
-  key.fields.push_back({"pipeline.matmul_inputs", config.training.precision});
-  key.fields.push_back(
-      {"pipeline.device_memory_limit",
-       e.device_memory_limit ? std::to_string(*e.device_memory_limit) : "0"});
-  key.fields.push_back({"target.backend", e.backend});
+  // What the passes are asked to do: the pipelines' options as `ferry
+  // compile` derives them (the one derivation, PipelineOptionsFor.h), so a
+  // change in how they derive changes the key.
+  for (const auto &[flag, value] :
+       pipelineOptionsFor(config, programs).fields())
+    key.fields.push_back({"pipeline." + flag, value});
+  key.fields.push_back({"target.backend", config.execution.backend});
   key.fields.push_back({"target.cuda_architectures",
 #ifdef FERRY_CUDA_ARCHITECTURES
                         FERRY_CUDA_ARCHITECTURES

@@ -1,10 +1,10 @@
 //===- GraphCompile.cpp - config -> verified graph IR ---------------------===//
 
 #include "compiler/GraphCompile.h"
-#include "runtime/ByteSize.h"
 
 #include "compiler/CompileSession.h"
 #include "compiler/ExecutableWriter.h"
+#include "compiler/PipelineOptionsFor.h"
 #include "models/bert/BertBuilder.h"
 #include "passes/Passes.h"
 #include "passes/Pipelines.h"
@@ -18,19 +18,9 @@
 #include <cctype>
 #include <cstdlib>
 
-#include <unistd.h>
-
 using namespace mlir;
 
 namespace {
-
-// Physical memory of this machine in bytes (0 when unknown).
-uint64_t physicalMemoryBytes() {
-  long pages = ::sysconf(_SC_PHYS_PAGES), size = ::sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && size > 0
-             ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(size)
-             : 0;
-}
 
 // Runs `pm` on `module`, holding its diagnostics back until it ends. A
 // failure a pass marked as the user's (passes/UserError.h) prints its
@@ -91,24 +81,12 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
                                 CompileSession *session) {
   if (stopAfter == "graph")
     return success();
-  const ExecutionConfig &e = config.execution;
-  // training.precision (bf16, fp16) rounds matmul inputs; fp16 also scales
-  // the loss (ferry-autodiff's seed) and unscales in the optimizer.
+  // Every option both pipelines take, derived from the config in one place
+  // (the cache key hashes the same struct).
+  PipelineOptions options = pipelineOptionsFor(config, programs);
   PassManager pm(module.getContext());
   if (session)
     session->instrument(pm);
-  TrainingPipelineOptions options;
-  options.recompute = e.recompute == "layer";
-  options.batchSerialise = e.mode == "phased";
-  options.phased = e.mode == "phased";
-  options.lossScaling = config.training.precision == "fp16";
-  options.deviceMemoryLimit =
-      e.device_memory_limit ? static_cast<int64_t>(*e.device_memory_limit) : 0;
-  options.replicas = e.data_parallel;
-  options.rts = e.replicated_tensor_sharding;
-  options.rtsMinElements = e.rts_min_elements;
-  options.fuseAttention =
-      e.fusion && config.training.precision != "fp16";
   buildTrainingPipeline(pm, options);
   if (failed(runPipeline(pm, module, session)))
     return failure();
@@ -117,67 +95,16 @@ LogicalResult ferry::lowerGraph(ModuleOp module, const Config &config,
   PassManager lower(module.getContext());
   if (session)
     session->instrument(lower);
-  LoweringPipelineOptions lowering;
-  lowering.programs = programs;
-  lowering.deviceMemoryLimit =
-      config.execution.device_memory_limit
-          ? static_cast<int64_t>(*config.execution.device_memory_limit)
-          : 0;
-  lowering.prefetch = config.execution.prefetch;
-  lowering.matmulPrecision =
-      config.training.precision == "bf16"   ? MatmulPrecision::bf16
-      : config.training.precision == "fp16" ? MatmulPrecision::fp16
-                                            : MatmulPrecision::fp32;
-  lowering.fusion = config.execution.fusion;
-  lowering.bf16Activations = config.training.bf16_activations;
-  lowering.bf16WeightCopies = config.training.bf16_weight_copies;
-  // cuBLASLt's scratch per GEMM on cuda: 32 MiB, what NVIDIA recommends on
-  // Hopper; ferry-place-buffers shrinks it under a small device budget.
-  if (config.execution.backend == "cuda")
-    lowering.gemmWorkspace = 32 << 20;
-  buildLoweringPipeline(lower, lowering);
+  // ferry-place-buffers checks the plan against the device budget, for
+  // resident and phased modules alike. The machine that compiles is not
+  // the target: whether the plan fits the machine that runs it is the
+  // runtime's check.
+  buildLoweringPipeline(lower, options);
   // A stand-in for a compiler bug, for the reproducer tests (DebugFail.cpp).
   if (const char *fail = std::getenv("FERRY_DEBUG_FAIL_PASS");
       fail && std::string(fail) == "1")
     lower.addPass(createDebugFailPass());
-  if (failed(runPipeline(lower, module, session)))
-    return failure();
-  auto arena = module->getAttrOfType<IntegerAttr>("rt.arena_bytes");
-  if (config.execution.device_memory_limit &&
-      static_cast<uint64_t>(arena.getInt()) >
-          *config.execution.device_memory_limit)
-    return emitError(module.getLoc())
-           << "the plan needs " << formatByteSize(arena.getInt())
-           << " of device memory (" << arena.getInt()
-           << " bytes) but execution.device_memory_limit is "
-           << formatByteSize(*config.execution.device_memory_limit)
-           << "; raise the limit, lower execution.micro_batch_size, set "
-              "execution.recompute: layer, or use execution.mode: phased "
-              "(weights, optimizer state and activations streamed through "
-              "host memory)";
-  // Without a budget, a CPU plan is checked against this machine's memory
-  // (the CPU backend's arena and remote buffers both live there), so an
-  // absurd model fails here with the fix rather than at allocation. A CUDA
-  // plan without a budget is checked by the runtime against its device.
-  uint64_t hostBytes = module->hasAttr("rt.host_bytes")
-                           ? module->getAttrOfType<IntegerAttr>("rt.host_bytes")
-                                 .getInt()
-                           : 0;
-  uint64_t needed = static_cast<uint64_t>(arena.getInt()) + hostBytes;
-  uint64_t machine = physicalMemoryBytes();
-  if (!config.execution.device_memory_limit &&
-      config.execution.backend == "cpu" && machine > 0 && needed > machine)
-    return emitError(module.getLoc())
-           << "the plan needs " << formatByteSize(needed) << " of memory ("
-           << needed << " bytes: the arena "
-           << formatByteSize(arena.getInt())
-           << (hostBytes ? " and remote buffers " + formatByteSize(hostBytes)
-                         : std::string())
-           << ") but this machine has " << formatByteSize(machine)
-           << "; reduce the model or execution.micro_batch_size, set "
-              "execution.recompute: layer, or compile on (and for) a machine "
-              "with more memory";
-  return success();
+  return runPipeline(lower, module, session);
 }
 
 std::vector<uint8_t> ferry::compileExecutable(

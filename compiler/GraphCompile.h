@@ -25,9 +25,10 @@ compileGraph(mlir::MLIRContext &context, const Config &config,
 // The pipeline after the builder, as `ferry compile` runs it (passes/
 // Pipelines.cpp): training passes, then lowering of `programs` to rt with the
 // memory plan. `stopAfter` = "graph" returns right after the builder,
-// "training" after the training passes, "rt" at the end. Checks the planned
-// arena against execution.device_memory_limit. Returns failure after
-// emitting diagnostics.
+// "training" after the training passes, "rt" at the end. The options derive
+// from the config once (PipelineOptionsFor.h); ferry-place-buffers checks
+// the plan against the device budget. Returns failure after emitting
+// diagnostics.
 mlir::LogicalResult lowerGraph(mlir::ModuleOp module, const Config &config,
                                const std::vector<std::string> &programs,
                                const std::string &stopAfter = "rt",

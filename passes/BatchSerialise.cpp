@@ -98,10 +98,10 @@ bool isCountedLoop(scf::ForOp loop) {
 
 class Serialiser {
 public:
-  Serialiser(ModuleOp module, scf::ForOp loop, int64_t carryForwardMaxBytes)
+  Serialiser(ModuleOp module, scf::ForOp loop, ByteBudget carryRowBudget)
       : module(module), symbols(module), ga(loop),
         gaCount(constantIndex(loop.getUpperBound())),
-        carryForwardMaxBytes(carryForwardMaxBytes) {}
+        carryRowBudget(carryRowBudget) {}
 
   LogicalResult run();
 
@@ -140,7 +140,7 @@ public:
   // -> x[l + 1, i]) instead of the carry: where the carry is too large to
   // stay on the device, storing it and the layer inputs would move the
   // activation over the host link twice.
-  int64_t carryForwardMaxBytes = -1;
+  ByteBudget carryRowBudget;
   llvm::DenseSet<Operation *> rowLoops;
 };
 
@@ -255,8 +255,8 @@ LogicalResult Serialiser::declareBuffers() {
     int64_t carryBytes =
         gaCount * type.getNumElements() *
         std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-    if (!backward && hasBackward && carryForwardMaxBytes >= 0 &&
-        carryBytes > carryForwardMaxBytes) {
+    if (!backward && hasBackward && carryRowBudget &&
+        static_cast<uint64_t>(carryBytes) > *carryRowBudget) {
       std::string name = declare("stash.x", type, (rows + 1) * gaCount);
       buffers[init] = {name, 0};
       buffers[loop.getResult(0)] = {name, rows};
@@ -561,7 +561,7 @@ LogicalResult inlineForwardGrad(scf::ForOp loop, func::CallOp call,
 
 // Serialises the micro-batch loop of `entry` around its call to `callee`.
 LogicalResult serialise(ModuleOp module, func::FuncOp entry,
-                        func::FuncOp callee, int64_t carryForwardMaxBytes) {
+                        func::FuncOp callee, ByteBudget carryRowBudget) {
   func::CallOp call;
   entry.walk([&](func::CallOp c) {
     if (c.getCallee() == callee.getSymName())
@@ -576,7 +576,7 @@ LogicalResult serialise(ModuleOp module, func::FuncOp entry,
               "constant)";
   if (failed(inlineForwardGrad(loop, call, callee)))
     return failure();
-  Serialiser serialiser(module, loop, carryForwardMaxBytes);
+  Serialiser serialiser(module, loop, carryRowBudget);
   if (failed(serialiser.run()))
     return failure();
   // The callee's stash accesses no longer match the expanded variables;
@@ -599,19 +599,16 @@ void BatchSerialisePass::runOnOperation() {
     return signalPassFailure();
   }
   // The forward's activation stays in the one carry row when that row can
-  // stay on the device: at most a third of the budget (ferry-place-buffers
-  // keeps activation rows on the device first, and the rest of a phase needs
-  // the other two thirds). Larger, it flows through its rows, stored once
-  // per layer.
-  int64_t carryForwardMaxBytes =
-      deviceMemoryLimit > 0 ? deviceMemoryLimit / 3 : -1;
-  if (failed(serialise(module, step, grad, carryForwardMaxBytes)))
+  // stay on the device (`carry-row-budget`, which the pipeline derives from
+  // the device budget). Larger, it flows through its rows, stored once per
+  // layer.
+  if (failed(serialise(module, step, grad, carryRowBudget)))
     return signalPassFailure();
   // Evaluation streams the same way (ferry-insert-eval's @eval_step).
   auto eval = symbols.lookup<func::FuncOp>("eval_step");
   auto forwardEval = symbols.lookup<func::FuncOp>("forward_eval");
   if (eval && !eval.isExternal() && forwardEval && !forwardEval.isExternal() &&
-      failed(serialise(module, eval, forwardEval, carryForwardMaxBytes)))
+      failed(serialise(module, eval, forwardEval, carryRowBudget)))
     return signalPassFailure();
 }
 

@@ -1,19 +1,31 @@
-//===- PassOptions.h - enum types of pass options ---------------*- C++ -*-===//
+//===- PassOptions.h - types that pass options name -------------*- C++ -*-===//
 //
-// Types that options in Passes.td name, shared with the code that reads
-// them (passes/lowering/).
+// The command-line parsers of the types that options in Passes.td and the
+// pipelines name (declared, without LLVM, in PipelineOptions.h).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef FERRY_PASSES_PASSOPTIONS_H
 #define FERRY_PASSES_PASSOPTIONS_H
 
-namespace ferry {
+#include "passes/PipelineOptions.h"
 
-// How GEMMs round their inputs (training.precision): ferry-select-kernels'
-// `matmul-precision`, and the precision flag of gemm calls (Kernels.def).
-enum class MatmulPrecision { fp32 = 0, bf16 = 1, fp16 = 2 };
+#include "llvm/Support/CommandLine.h"
 
-} // namespace ferry
+namespace llvm::cl {
+// Parses and prints ferry::ByteBudget for pass and pipeline options.
+template <>
+class parser<ferry::ByteBudget> : public basic_parser<ferry::ByteBudget> {
+public:
+  parser(Option &o) : basic_parser(o) {}
+  bool parse(Option &o, StringRef argName, StringRef arg,
+             ferry::ByteBudget &value);
+  StringRef getValueName() const override { return "none|bytes"; }
+  void printOptionDiff(const Option &o, const ferry::ByteBudget &value,
+                       const OptVal &defaultValue, size_t globalWidth) const;
+  // `none` or the byte count, so a printed pipeline replays exactly.
+  static void print(raw_ostream &os, const ferry::ByteBudget &value);
+};
+} // namespace llvm::cl
 
 #endif // FERRY_PASSES_PASSOPTIONS_H

@@ -182,12 +182,13 @@ def BatchSerialisePass : Pass<"ferry-batch-serialise", "mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"deviceMemoryLimit", "device-memory-limit", "int64_t",
-           /*default=*/"0",
-           "execution.device_memory_limit in bytes (0: none). The forward's "
-           "activation flows through @stash.carry when the carry is at most "
-           "a third of it (it can stay on the device); else through the "
-           "rows of @stash.x">,
+    Option<"carryRowBudget", "carry-row-budget", "::ferry::ByteBudget",
+           /*default=*/"std::nullopt",
+           "the largest carry row that can stay on the device (`none`: "
+           "unlimited), which the pipeline derives from the device budget "
+           "(passes/DeviceBudget.h). The forward's activation flows through "
+           "@stash.carry when its row fits; else through the rows of "
+           "@stash.x">,
   ];
   let dependentDialects = [
     "ferry::graph::GraphDialect", "mlir::arith::ArithDialect",
@@ -527,7 +528,7 @@ def PlaceBuffersPass : Pass<"ferry-place-buffers", "mlir::ModuleOp"> {
     In a module with phases, a state only phases touch (64 KiB or more) may
     live in host memory as a remote buffer. The pass judges each candidate
     by the plan it leads to (staging and arena layout run on a copy):
-    prefetch levels are dropped until the plan fits `device-memory-limit`
+    prefetch levels are dropped until the plan fits `device-budget`
     (next layer and next micro-batch, next layer only, next micro-batch
     only, none), then states return to the device while they fit, the
     largest host-link traffic first (stashes, optimizer state, gradients,
@@ -536,24 +537,27 @@ def PlaceBuffersPass : Pass<"ferry-place-buffers", "mlir::ModuleOp"> {
     on each remote `rt.state`, and `rt.prefetch_levels` and `rt.prefetch`
     on the module. It also owns the GEMM scratch under a budget: a GEMM
     workspace's cuBLASLt scratch (`rt.buffer ... {scratch = N}`) is cut to
-    a 32nd of `device-memory-limit` when that is smaller, in every module.
+    a 32nd of `device-budget` when that is smaller, in every module. A
+    module without phases is only checked: its plan (the arena layout, run
+    on a copy) must fit the budget, else the error says what to change.
 
     ```mlir
     // before
     rt.state @layer.w : tensor<2x128x128xf32> role "parameter" at 0 size 131072 {...}
-    // after (device-memory-limit=300000)
+    // after (device-budget=300000)
     rt.state @layer.w : tensor<2x128x128xf32> role "parameter" at 0 size 131072 {host, ...}
     module attributes {rt.prefetch = "on (next layer and next micro-batch, ...)",
                        rt.prefetch_levels = ["next-layer", "next-micro-batch", "first-layer-early"]}
     ```
   }];
   let options = [
-    Option<"deviceMemoryLimit", "device-memory-limit", "int64_t",
-           /*default=*/"0",
-           "execution.device_memory_limit in bytes (0: unlimited): what a "
-           "phased plan may use (remote buffers stay on the device while "
-           "they fit) and, in every module, a cap of a 32nd of it on each "
-           "GEMM's cuBLASLt scratch">,
+    Option<"deviceBudget", "device-budget", "::ferry::ByteBudget",
+           /*default=*/"std::nullopt",
+           "the device budget in bytes (`none`: unlimited; "
+           "execution.device_memory_limit or the target's memory): what a "
+           "plan may use (remote buffers stay on the device while they fit), "
+           "checked here for resident and phased modules alike, and a cap of "
+           "a 32nd of it on each GEMM's cuBLASLt scratch">,
     Option<"prefetch", "prefetch", "bool", /*default=*/"true",
            "double-buffer staged ranges of looped phases so the next "
            "iteration's loads overlap this one's compute">,

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Pipelines.h"
+#include "passes/DeviceBudget.h"
 #include "passes/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
@@ -22,7 +23,7 @@ void ferry::buildGraphCleanupPipeline(mlir::OpPassManager &pm) {
 }
 
 void ferry::buildTrainingPipeline(mlir::OpPassManager &pm,
-                                  const TrainingPipelineOptions &options) {
+                                  const PipelineOptions &options) {
   // execution.fusion (bf16 or fp32 products). First, before autodiff:
   // graph.attention's own gradient recomputes the probabilities from each
   // row's logsumexp, so neither direction stores [batch, heads, seq, seq]
@@ -52,10 +53,11 @@ void ferry::buildTrainingPipeline(mlir::OpPassManager &pm,
   // (weights read once per block, used GA times); needs @train_step's
   // micro-batch loop, so after the optimizer, and after @eval_step copied
   // @forward (it is not serialised: evaluation reads no stash). The budget
-  // decides whether the forward's activation can stay in one carry row.
-  if (options.batchSerialise) {
+  // decides whether the forward's activation can stay in one carry row
+  // (what ferry-place-buffers, which owns the budget, says fits).
+  if (options.phased) {
     BatchSerialisePassOptions serialise;
-    serialise.deviceMemoryLimit = options.deviceMemoryLimit;
+    serialise.carryRowBudget = carryRowBudget(options.deviceBudget);
     pm.addPass(createBatchSerialisePass(serialise));
   }
   // execution.mode: phased. The phase schedule on the serialised blocks:
@@ -80,7 +82,7 @@ void ferry::buildTrainingPipeline(mlir::OpPassManager &pm,
 }
 
 void ferry::buildLoweringPipeline(mlir::OpPassManager &pm,
-                                  const LoweringPipelineOptions &options) {
+                                  const PipelineOptions &options) {
   // execution.fusion. Last on graph IR: the training passes match and
   // rewrite graph.matmul, and fusing earlier would hide it from them. A
   // bias add, a scale or a bias gradient next to a matmul becomes that
@@ -106,7 +108,7 @@ void ferry::buildLoweringPipeline(mlir::OpPassManager &pm,
 }
 
 void ferry::buildLowerToRtPipeline(mlir::OpPassManager &pm,
-                                   const LoweringPipelineOptions &options) {
+                                   const PipelineOptions &options) {
   // graph -> rt calls on virtual buffers: the kernel for each op, loops with
   // registers, states and temporaries. First: every later pass works on the
   // calls and the access each kernel declares (Kernels.def).
@@ -131,11 +133,12 @@ void ferry::buildLowerToRtPipeline(mlir::OpPassManager &pm,
   if (options.bf16WeightCopies &&
       options.matmulPrecision == MatmulPrecision::bf16)
     pm.addPass(createPlanBf16WeightCopiesPass());
-  // execution.device_memory_limit and execution.prefetch: which states live
-  // in host memory and what is double-buffered. It judges each candidate by
-  // the plan the two passes below make, so it runs them on a copy.
+  // The device budget and execution.prefetch: which states live in host
+  // memory and what is double-buffered. It judges each candidate by the
+  // plan the two passes below make, so it runs them on a copy; a budget no
+  // plan meets, resident or phased, is refused here.
   PlaceBuffersPassOptions place;
-  place.deviceMemoryLimit = options.deviceMemoryLimit;
+  place.deviceBudget = options.deviceBudget;
   place.prefetch = options.prefetch;
   pm.addPass(createPlaceBuffersPass(place));
   // Remote buffers staged through device buffers, phase by phase, with the
@@ -146,140 +149,69 @@ void ferry::buildLowerToRtPipeline(mlir::OpPassManager &pm,
   pm.addPass(createLayoutArenaPass());
 }
 
+void ferry::buildCompilePipeline(mlir::OpPassManager &pm,
+                                 const PipelineOptions &options) {
+  buildTrainingPipeline(pm, options);
+  buildLoweringPipeline(pm, options);
+}
+
 namespace {
 
-// The pipelines' options on the command line, so `ferry-opt
-// --ferry-training=recompute=true ...` and `--ferry-lowering=...` replay what
-// `ferry compile` runs (its --dump-ir manifest gives the options).
-struct TrainingPipelineFlags
-    : public mlir::PassPipelineOptions<TrainingPipelineFlags> {
-  Option<bool> recompute{*this, "recompute",
-                         llvm::cl::desc("execution.recompute: layer"),
-                         llvm::cl::init(false)};
-  Option<bool> phased{*this, "phased",
-                      llvm::cl::desc("execution.mode: phased (batch "
-                                     "serialisation and the phase schedule)"),
-                      llvm::cl::init(false)};
-  Option<bool> lossScaling{*this, "loss-scaling",
-                           llvm::cl::desc("training.precision: fp16"),
-                           llvm::cl::init(false)};
-  Option<int64_t> deviceMemoryLimit{
-      *this, "device-memory-limit",
-      llvm::cl::desc("execution.device_memory_limit in bytes (0: none)"),
-      llvm::cl::init(0)};
-  Option<int64_t> replicas{*this, "replicas",
-                           llvm::cl::desc("execution.data_parallel"),
-                           llvm::cl::init(1)};
-  Option<bool> rts{*this, "rts",
-                   llvm::cl::desc("execution.replicated_tensor_sharding"),
-                   llvm::cl::init(false)};
-  Option<int64_t> rtsMinElements{
-      *this, "rts-min-elements",
-      llvm::cl::desc("execution.rts_min_elements"), llvm::cl::init(1024)};
-  Option<bool> fuseAttention{
-      *this, "fuse-attention",
-      llvm::cl::desc("execution.fusion (not with fp16): graph.attention"),
-      llvm::cl::init(false)};
-};
+// The pipelines' options on the command line, made from the one list
+// (PipelineOptions.def), so `ferry-opt --pass-pipeline=
+// 'builtin.module(ferry-compile{...})'` replays what `ferry compile` runs
+// (its --dump-ir manifest gives the options).
+struct PipelineFlags : public mlir::PassPipelineOptions<PipelineFlags> {
+#define FERRY_PIPELINE_OPTION(TYPE, FIELD, FLAG, DEFAULT, DESCRIPTION, ...)   \
+  Option<TYPE> FIELD{*this, FLAG, llvm::cl::desc(DESCRIPTION),                 \
+                     llvm::cl::init(DEFAULT), ##__VA_ARGS__};
+#define FERRY_PIPELINE_LIST_OPTION(FIELD, FLAG, DESCRIPTION)                  \
+  ListOption<std::string> FIELD{*this, FLAG, llvm::cl::desc(DESCRIPTION)};
+#include "passes/PipelineOptions.def"
 
-// ferry-lower-to-rt's options; ferry-lowering adds `fusion`.
-template <typename Flags>
-struct LowerToRtFlagsBase : public mlir::PassPipelineOptions<Flags> {
-  template <typename T>
-  using Option = typename mlir::PassPipelineOptions<Flags>::template Option<T>;
-  template <typename T>
-  using ListOption =
-      typename mlir::PassPipelineOptions<Flags>::template ListOption<T>;
-  ListOption<std::string> programs{
-      *this, "programs",
-      llvm::cl::desc("entry functions to lower (default: train_step)")};
-  Option<int64_t> deviceMemoryLimit{
-      *this, "device-memory-limit",
-      llvm::cl::desc("execution.device_memory_limit in bytes (0: none)"),
-      llvm::cl::init(0)};
-  Option<bool> prefetch{*this, "prefetch", llvm::cl::desc("execution.prefetch"),
-                        llvm::cl::init(true)};
-  Option<ferry::MatmulPrecision> matmulPrecision{
-      *this, "matmul-precision",
-      llvm::cl::desc("training.precision: how GEMMs round their inputs"),
-      llvm::cl::init(ferry::MatmulPrecision::fp32),
-      llvm::cl::values(
-          clEnumValN(ferry::MatmulPrecision::fp32, "fp32", "fp32"),
-          clEnumValN(ferry::MatmulPrecision::bf16, "bf16", "bf16"),
-          clEnumValN(ferry::MatmulPrecision::fp16, "fp16", "fp16"))};
-  Option<int64_t> gemmWorkspace{
-      *this, "gemm-workspace",
-      llvm::cl::desc("cuBLASLt scratch per GEMM in bytes (cuda)"),
-      llvm::cl::init(0)};
-  Option<bool> bf16Activations{
-      *this, "bf16-activations",
-      llvm::cl::desc("with matmul-precision=bf16: store activations as bf16 "
-                     "(training.bf16_activations)"),
-      llvm::cl::init(true)};
-  Option<bool> bf16WeightCopies{
-      *this, "bf16-weight-copies",
-      llvm::cl::desc("with matmul-precision=bf16: GEMMs read a bf16 copy of "
-                     "each weight (training.bf16_weight_copies)"),
-      llvm::cl::init(true)};
-
-  ferry::LoweringPipelineOptions toOptions() const {
-    ferry::LoweringPipelineOptions o;
-    o.programs.assign(programs.begin(), programs.end());
-    o.deviceMemoryLimit = deviceMemoryLimit;
-    o.prefetch = prefetch;
-    o.matmulPrecision = matmulPrecision;
-    o.gemmWorkspace = gemmWorkspace;
-    o.bf16Activations = bf16Activations;
-    o.bf16WeightCopies = bf16WeightCopies;
+  ferry::PipelineOptions options() const {
+    ferry::PipelineOptions o;
+#define FERRY_PIPELINE_OPTION(TYPE, FIELD, ...) o.FIELD = FIELD;
+#define FERRY_PIPELINE_LIST_OPTION(FIELD, FLAG, DESCRIPTION)                  \
+  o.FIELD.assign(FIELD.begin(), FIELD.end());
+#include "passes/PipelineOptions.def"
     return o;
   }
-};
-
-struct LowerToRtFlags : public LowerToRtFlagsBase<LowerToRtFlags> {};
-
-struct LoweringPipelineFlags
-    : public LowerToRtFlagsBase<LoweringPipelineFlags> {
-  Option<bool> fusion{*this, "fusion", llvm::cl::desc("execution.fusion"),
-                      llvm::cl::init(true)};
 };
 
 } // namespace
 
 void ferry::registerFerryPipelines() {
   registerFerryPasses();
-  mlir::PassPipelineRegistration<TrainingPipelineFlags>(
+  mlir::PassPipelineRegistration<PipelineFlags>(
+      "ferry-compile",
+      "the training pipeline, then the lowering: everything `ferry compile` "
+      "runs after the builder's clean-up",
+      [](mlir::OpPassManager &pm, const PipelineFlags &flags) {
+        buildCompilePipeline(pm, flags.options());
+      });
+  mlir::PassPipelineRegistration<PipelineFlags>(
       "ferry-training",
       "autodiff, recomputation, optimizer and evaluation insertion, batch "
       "serialisation and phases, clean-up: what `ferry compile` runs after "
       "the builder",
-      [](mlir::OpPassManager &pm, const TrainingPipelineFlags &flags) {
-        TrainingPipelineOptions options;
-        options.recompute = flags.recompute;
-        options.batchSerialise = options.phased = flags.phased;
-        options.lossScaling = flags.lossScaling;
-        options.deviceMemoryLimit = flags.deviceMemoryLimit;
-        options.replicas = flags.replicas;
-        options.rts = flags.rts;
-        options.rtsMinElements = flags.rtsMinElements;
-        options.fuseAttention = flags.fuseAttention;
-        buildTrainingPipeline(pm, options);
+      [](mlir::OpPassManager &pm, const PipelineFlags &flags) {
+        buildTrainingPipeline(pm, flags.options());
       });
-  mlir::PassPipelineRegistration<LoweringPipelineFlags>(
+  mlir::PassPipelineRegistration<PipelineFlags>(
       "ferry-lowering",
       "fusion and the lowering to rt programs: what `ferry compile` runs "
       "after the training pipeline",
-      [](mlir::OpPassManager &pm, const LoweringPipelineFlags &flags) {
-        ferry::LoweringPipelineOptions options = flags.toOptions();
-        options.fusion = flags.fusion;
-        buildLoweringPipeline(pm, options);
+      [](mlir::OpPassManager &pm, const PipelineFlags &flags) {
+        buildLoweringPipeline(pm, flags.options());
       });
-  mlir::PassPipelineRegistration<LowerToRtFlags>(
+  mlir::PassPipelineRegistration<PipelineFlags>(
       "ferry-lower-to-rt",
       "graph -> rt: ferry-select-kernels, ferry-forward-buffers, "
       "ferry-place-buffers, ferry-stage-remote-buffers, ferry-layout-arena "
       "(ferry-lowering without fusion)",
-      [](mlir::OpPassManager &pm, const LowerToRtFlags &flags) {
-        buildLowerToRtPipeline(pm, flags.toOptions());
+      [](mlir::OpPassManager &pm, const PipelineFlags &flags) {
+        buildLowerToRtPipeline(pm, flags.options());
       });
   mlir::PassPipelineRegistration<>(
       "ferry-graph-cleanup",

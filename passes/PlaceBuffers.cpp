@@ -3,11 +3,12 @@
 //
 // ferry-place-buffers decides, for a phased module, which states live in
 // host memory (remote buffers, staged through device buffers by phases)
-// and how much prefetch the budget allows. It owns
-// execution.device_memory_limit for the lowering: every candidate is judged
-// by the plan it leads to (staging and arena layout run on a copy), and this
-// is where a budget the phased plan cannot meet is refused, saying what is
-// largest at the peak and what to change.
+// and how much prefetch the budget allows. It owns the device budget
+// (execution.device_memory_limit, or the target's memory) for the whole
+// compile: every candidate is judged by the plan it leads to (staging and
+// arena layout run on a copy), this is where a budget the plan cannot meet
+// is refused, for resident and phased modules alike, saying what to change,
+// and every heuristic about the budget is defined here (DeviceBudget.h).
 //
 // The decision is recorded in the IR: `host` on each remote rt.state, and on
 // the module `rt.prefetch_levels` (what ferry-stage-remote-buffers
@@ -17,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/DeviceBudget.h"
 #include "passes/Passes.h"
 #include "passes/UserError.h"
 
@@ -37,6 +39,18 @@ namespace ferry {
 using namespace mlir;
 using namespace ferry;
 using namespace ferry::lowering;
+
+ByteBudget ferry::carryRowBudget(ByteBudget device) {
+  if (!device)
+    return std::nullopt;
+  return *device / 3;
+}
+
+int64_t ferry::gemmScratchCap(uint64_t device) {
+  // At least one aligned slot: a workspace never shrinks to nothing (a
+  // budget that small fails the plan anyway).
+  return std::max<int64_t>(static_cast<int64_t>(device / 32), kAlignment);
+}
 
 namespace {
 
@@ -152,10 +166,8 @@ void PlaceBuffersPass::runOnOperation() {
   // cuBLASLt's scratch: one GEMM runs at a time, so the plan reuses one
   // region; NVIDIA recommends 32 MiB on Hopper (what ferry-select-kernels
   // is given), but under a small budget at most a 32nd of it.
-  if (deviceMemoryLimit > 0) {
-    // At least one aligned slot: a workspace never shrinks to nothing (a
-    // budget that small fails below anyway).
-    int64_t cap = std::max<int64_t>(deviceMemoryLimit / 32, kAlignment);
+  if (deviceBudget) {
+    int64_t cap = gemmScratchCap(*deviceBudget);
     for (auto [op, p] : llvm::zip(module.getOps<rt::ProgramOp>(), programs)) {
       bool changed = false;
       for (Buffer &buf : p.buffers)
@@ -197,8 +209,32 @@ void PlaceBuffersPass::runOnOperation() {
     for (size_t i = 0; i < states.size(); ++i)
       eligible[i] = phased && !outside[i] && states[i].bytes >= kSmallState;
   }
-  if (!phased)
+  // The budget as a signed byte count for the comparisons below (0: none).
+  int64_t limit = deviceBudget ? static_cast<int64_t>(std::min<uint64_t>(
+                                     *deviceBudget, INT64_MAX))
+                               : 0;
+  if (!phased) {
+    // Everything stays on the device: the plan is the arena layout, checked
+    // here (on a copy) so a resident module is refused where a phased one
+    // is, before staging and layout run for real.
+    if (limit <= 0)
+      return;
+    Candidate resident = evaluate(programs, states, eligible,
+                                  PrefetchLevels::none());
+    if (resident.peak() > limit) {
+      emitUserError(module)
+          << "the plan needs " << formatByteSize(resident.peak())
+          << " of device memory (" << resident.peak()
+          << " bytes) but execution.device_memory_limit is "
+          << formatByteSize(limit)
+          << "; raise the limit, lower execution.micro_batch_size, set "
+             "execution.recompute: layer, or use execution.mode: phased "
+             "(weights, optimizer state and activations streamed through "
+             "host memory)";
+      return signalPassFailure();
+    }
     return;
+  }
 
   // Prefetching doubles staging buffers; under a tight budget keep what
   // fits: both kinds, the layers' only, the micro-batches' only, none.
@@ -210,7 +246,6 @@ void PlaceBuffersPass::runOnOperation() {
     module.emitError() << "ferry-lower-to-rt: " << best.error;
     return signalPassFailure();
   }
-  int64_t limit = deviceMemoryLimit;
   if (limit > 0 && best.peak() > limit && levels.any()) {
     int64_t full = best.peak();
     for (PrefetchLevels fewer :

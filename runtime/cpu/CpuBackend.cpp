@@ -18,6 +18,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <unistd.h>
+
 using namespace ferry;
 
 namespace {
@@ -29,6 +31,14 @@ int64_t evaluate(const fxe::Affine *a, const std::vector<int64_t> &registers) {
   return evaluateAffine(a, registers);
 }
 
+// Physical memory of this machine in bytes (0 when unknown).
+uint64_t physicalMemoryBytes() {
+  long pages = ::sysconf(_SC_PHYS_PAGES), size = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && size > 0
+             ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(size)
+             : 0;
+}
+
 } // namespace
 
 CpuBackend::CpuBackend(const fxe::Executable &executable,
@@ -38,6 +48,19 @@ CpuBackend::CpuBackend(const fxe::Executable &executable,
   validateExecutable(executable, limitBytes);
   arenaBytes_ = static_cast<uint64_t>(exe_.arena_bytes());
   hostBytes_ = static_cast<uint64_t>(exe_.host_bytes());
+  // The arena and the remote buffers both live in this machine's memory.
+  // The compiler never took its own machine for the target, so a plan too
+  // large for this one is refused here, before anything is allocated.
+  uint64_t needed = arenaBytes_ + hostBytes_;
+  if (uint64_t machine = physicalMemoryBytes(); machine > 0 && needed > machine)
+    throw RuntimeError(fmt::format(
+        "the plan needs {} of memory ({} bytes: the arena {}{}) but this "
+        "machine has {}; reduce the model or execution.micro_batch_size, set "
+        "execution.recompute: layer, or run on a machine with more memory",
+        formatByteSize(needed), needed, formatByteSize(arenaBytes_),
+        hostBytes_ ? " and remote buffers " + formatByteSize(hostBytes_)
+                   : std::string(),
+        formatByteSize(machine)));
   size_t bytes = (arenaBytes_ + 63) / 64 * 64;
   arena_ = static_cast<char *>(std::aligned_alloc(64, bytes ? bytes : 64));
   if (!arena_)

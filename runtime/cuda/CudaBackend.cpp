@@ -73,8 +73,21 @@ public:
       cuda::selectDevice(*group_);
     arenaBytes_ = static_cast<uint64_t>(exe.arena_bytes());
     hostBytes_ = static_cast<uint64_t>(exe.host_bytes());
+    // The compiler never took its own machine for this GPU: a plan larger
+    // than the device is refused here, with what to change.
+    cudaError_t allocated =
+        cudaMalloc(&arena_, std::max<uint64_t>(arenaBytes_, 64));
+    if (allocated == cudaErrorMemoryAllocation)
+      throw RuntimeError(fmt::format(
+          "the plan needs {} of device memory ({} bytes) but this GPU cannot "
+          "allocate it ({}); recompile for this device (execution.target, or "
+          "execution.device_memory_limit below its memory), lower "
+          "execution.micro_batch_size, set execution.recompute: layer, or use "
+          "execution.mode: phased",
+          formatByteSize(arenaBytes_), arenaBytes_,
+          cudaGetErrorString(allocated)));
     checkCuda(
-        cudaMalloc(&arena_, std::max<uint64_t>(arenaBytes_, 64)),
+        allocated,
         fmt::format("allocation of the {} arena", formatByteSize(arenaBytes_))
             .c_str());
     checkCuda(cudaMemset(arena_, 0, std::max<uint64_t>(arenaBytes_, 64)),

@@ -1,5 +1,5 @@
 // RUN: ferry-opt %s --ferry-autodiff --ferry-insert-optimizer --ferry-batch-serialise --cse | FileCheck %s
-// RUN: ferry-opt %s --ferry-autodiff --ferry-insert-optimizer "--ferry-batch-serialise=device-memory-limit=240" --cse | FileCheck %s --check-prefix=ROWS
+// RUN: ferry-opt %s --ferry-autodiff --ferry-insert-optimizer "--ferry-batch-serialise=carry-row-budget=80" --cse | FileCheck %s --check-prefix=ROWS
 
 // ferry-batch-serialise on a model with an embedding block, a 2-layer loop
 // and a head, GA = 3 (global batch 6, micro-batch 2). @train_step's one
@@ -98,8 +98,8 @@
 // CHECK-NEXT: } {ferry.micro_batches}
 // CHECK: graph.global_norm
 
-// With a carry (96 bytes) larger than a third of device-memory-limit (240
-// bytes: a carry that cannot stay on the device), the
+// With a carry (96 bytes) larger than carry-row-budget (80 bytes, what a
+// 240-byte device budget allows: a carry that cannot stay on the device), the
 // forward's activation flows through @stash.x's rows instead (L + 1 rows:
 // x[l, i] -> x[l + 1, i], one store per layer), the head reads row L; the
 // backward still uses @stash.carry.

@@ -1,4 +1,4 @@
-// RUN: ferry-opt %s --ferry-autodiff --ferry-insert-optimizer --ferry-batch-serialise --ferry-phased-execution --cse --canonicalize "--ferry-lower-to-rt=programs=train_step device-memory-limit=10000" -verify-diagnostics
+// RUN: ferry-opt %s --ferry-autodiff --ferry-insert-optimizer --ferry-batch-serialise --ferry-phased-execution --cse --canonicalize "--ferry-lower-to-rt=programs=train_step device-budget=10000" -verify-diagnostics
 
 // A budget below the smallest phased plan (every remote buffer in host
 // memory) is a compile error naming the peak, where it is, the largest

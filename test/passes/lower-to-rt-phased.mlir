@@ -1,4 +1,4 @@
-// RUN: ferry-opt %s --ferry-autodiff --ferry-insert-optimizer --ferry-batch-serialise --ferry-phased-execution --cse --canonicalize "--ferry-lower-to-rt=programs=train_step device-memory-limit=300000" | FileCheck %s
+// RUN: ferry-opt %s --ferry-autodiff --ferry-insert-optimizer --ferry-batch-serialise --ferry-phased-execution --cse --canonicalize "--ferry-lower-to-rt=programs=train_step device-budget=300000" | FileCheck %s
 
 // ferry-lower-to-rt with phases and a device budget (300000 bytes) that the
 // stacked 2 x 128 x 128 weight, its gradient and its two moments (128 KiB

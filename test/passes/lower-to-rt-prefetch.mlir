@@ -1,5 +1,5 @@
-// RUN: ferry-opt %s --ferry-autodiff --ferry-insert-optimizer --ferry-batch-serialise --ferry-phased-execution --cse --canonicalize "--ferry-lower-to-rt=programs=train_step device-memory-limit=600000" | FileCheck %s
-// RUN: ferry-opt %s --ferry-autodiff --ferry-insert-optimizer --ferry-batch-serialise --ferry-phased-execution --cse --canonicalize "--ferry-lower-to-rt=programs=train_step device-memory-limit=600000 prefetch=false" | FileCheck %s --check-prefix=OFF
+// RUN: ferry-opt %s --ferry-autodiff --ferry-insert-optimizer --ferry-batch-serialise --ferry-phased-execution --cse --canonicalize "--ferry-lower-to-rt=programs=train_step device-budget=600000" | FileCheck %s
+// RUN: ferry-opt %s --ferry-autodiff --ferry-insert-optimizer --ferry-batch-serialise --ferry-phased-execution --cse --canonicalize "--ferry-lower-to-rt=programs=train_step device-budget=600000 prefetch=false" | FileCheck %s --check-prefix=OFF
 
 // Prefetch in ferry-lower-to-rt: with room for double buffers (600000
 // bytes), a remote range that a layer loop's phase reads at the layer index

@@ -1,4 +1,4 @@
-// RUN: ferry-opt %s --split-input-file --ferry-place-buffers=device-memory-limit=100000 -verify-diagnostics
+// RUN: ferry-opt %s --split-input-file --ferry-place-buffers=device-budget=100000 -verify-diagnostics
 
 // Tests the budget error of ferry-place-buffers: even with @layer.w in host
 // memory and no prefetch, the phase needs 139264 bytes. The message gives
@@ -34,6 +34,25 @@ module attributes {rt.recompute} {
       rt.call "phase_begin" buffers [] ints [array<i64: 0>] floats []
       rt.call "copy" buffers [array<i64: 0, 65536, 0, 65536>, array<i64: 2, 65536, 0>] ints [array<i64: 65536>] floats []
       rt.call "phase_end" buffers [] ints [array<i64: 0>] floats []
+    }
+    rt.call "fill" buffers [array<i64: 1, 8192, 0>] ints [array<i64: 2048>] floats [1.0]
+  }
+}
+
+// -----
+
+// A module without phases is checked against the budget here too: its plan
+// (states 264 KiB + the largest program's temporaries 64 KiB) over the
+// budget is refused with the fix.
+
+// expected-error @+1 {{the plan needs 328 KiB of device memory (335872 bytes) but execution.device_memory_limit is 97.66 KiB; raise the limit, lower execution.micro_batch_size, set execution.recompute: layer, or use execution.mode: phased (weights, optimizer state and activations streamed through host memory)}}
+module {
+  rt.state @layer.w : tensor<4x128x128xf32> role "parameter" at 0 size 262144 {hf = "layer.{}.w", init = "normal", init_std = 2.0e-02 : f64, stacked}
+  rt.state @x : tensor<16x128xf32> role "input" at 262144 size 8192 {hf = "x", init = "zeros", init_std = 0.0 : f64}
+  rt.program @train_step inputs [] registers 1 transient 0 {
+    rt.buffer 2 size 65536
+    rt.loop r 0 count 4 {
+      rt.call "copy" buffers [array<i64: 0, 65536, 0, 65536>, array<i64: 2, 65536, 0>] ints [array<i64: 65536>] floats []
     }
     rt.call "fill" buffers [array<i64: 1, 8192, 0>] ints [array<i64: 2048>] floats [1.0]
   }

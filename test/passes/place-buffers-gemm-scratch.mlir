@@ -1,6 +1,6 @@
 // RUN: ferry-opt %s --ferry-place-buffers | FileCheck %s --check-prefix=NONE
-// RUN: ferry-opt %s --ferry-place-buffers=device-memory-limit=4194304 | FileCheck %s --check-prefix=SMALL
-// RUN: ferry-opt %s --ferry-place-buffers=device-memory-limit=17179869184 | FileCheck %s --check-prefix=LARGE
+// RUN: ferry-opt %s --ferry-place-buffers=device-budget=4194304 | FileCheck %s --check-prefix=SMALL
+// RUN: ferry-opt %s --ferry-place-buffers=device-budget=17179869184 | FileCheck %s --check-prefix=LARGE
 
 // Tests that ferry-place-buffers owns the GEMM scratch under a budget, in a
 // module without phases too: a workspace's cuBLASLt scratch (32 MiB, what

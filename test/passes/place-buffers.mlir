@@ -1,7 +1,7 @@
 // RUN: ferry-opt %s --ferry-place-buffers | FileCheck %s --check-prefix=NONE
-// RUN: ferry-opt %s --ferry-place-buffers=device-memory-limit=250000 | FileCheck %s --check-prefix=ROOM
-// RUN: ferry-opt %s --ferry-place-buffers=device-memory-limit=150000 | FileCheck %s --check-prefix=TIGHT
-// RUN: ferry-opt %s "--ferry-place-buffers=device-memory-limit=250000 prefetch=false" | FileCheck %s --check-prefix=OFF
+// RUN: ferry-opt %s --ferry-place-buffers=device-budget=250000 | FileCheck %s --check-prefix=ROOM
+// RUN: ferry-opt %s --ferry-place-buffers=device-budget=150000 | FileCheck %s --check-prefix=TIGHT
+// RUN: ferry-opt %s "--ferry-place-buffers=device-budget=250000 prefetch=false" | FileCheck %s --check-prefix=OFF
 
 // Tests ferry-place-buffers alone. @layer.w (256 KiB) is only touched inside
 // the phase that is the layer loop's body, so it may be a remote buffer;

@@ -148,7 +148,7 @@ int run(const Options &opts) {
   pm.addPass(createAutodiffPass()); // entry: forward
   pm.addPass(mlir::createCSEPass());
   pm.addPass(mlir::createCanonicalizerPass());
-  LoweringPipelineOptions lower;
+  PipelineOptions lower;
   lower.programs = {"forward", "forward_grad"};
   buildLowerToRtPipeline(pm, lower);
   if (mlir::failed(pm.run(*module)))

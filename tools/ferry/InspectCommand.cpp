@@ -33,13 +33,13 @@ int writeHtml(const InspectOptions &opts, const ExecutableFile &file) {
   }
   Config config = parseConfig(exe.config_yaml()->str(),
                               opts.path + " (embedded config)", {});
-  ReportRates rates = defaultRates(exe);
+  ReportRates rates = defaultRates(exe, deviceTargetOf(config.execution));
   if (opts.gflops > 0)
     rates.flopsPerSecond = opts.gflops * 1e9;
   if (opts.linkGBps > 0)
     rates.linkBytesPerSecond = opts.linkGBps * 1e9;
   std::string html =
-      htmlReport(exe, opts.path, config.execution.device_memory_limit, rates);
+      htmlReport(exe, opts.path, config.deviceBudget(), rates);
   if (auto error = writeFileAtomically(opts.output, html)) {
     std::fprintf(stderr, "ferry: error: %s\n", error->c_str());
     return 1;

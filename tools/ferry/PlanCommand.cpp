@@ -2,7 +2,9 @@
 // prints the plan: per phase of phased execution the bytes over the host
 // link each way, matmul FLOPs and peak device bytes, with totals, and where
 // the states live (device or host memory) under the device budget; with
-// --model, one update's modelled time kernel by kernel on an H100 and H200.
+// --model, one update's modelled time kernel by kernel on the target
+// (execution.target), or on an H100 and an H200 without one. The plan is
+// always printed: the machine that plans is not the one that runs.
 #include "runtime/ByteSize.h"
 #include "tools/ferry/Commands.h"
 #include "tools/ferry/LoadExecutable.h"
@@ -10,6 +12,7 @@
 #include "tools/ferry/reports/HtmlReport.h"
 #include "tools/ferry/reports/KernelModel.h"
 #include "tools/ferry/reports/PlanReport.h"
+#include "training/config/DeviceTarget.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -37,6 +40,15 @@ int runPlan(const PlanOptions &opts) {
     const Config &config = loaded->config;
     const fxe::Executable &exe = loaded->exe->root();
     const ExecutionConfig &e = config.execution;
+    std::optional<DeviceTarget> target = deviceTargetOf(e);
+    std::optional<uint64_t> budget = config.deviceBudget();
+    std::string budgetText =
+        budget ? formatByteSize(*budget) : std::string("unlimited");
+    if (target)
+      budgetText += " (execution.target " + e.target +
+                    (e.device_memory_limit
+                         ? ", execution.device_memory_limit set)"
+                         : ": " + target->name + "'s memory)");
     std::printf(
         "ferry plan %s: %s execution, recompute %s, global batch %lld = "
         "micro-batch %lld x %lld, device budget %s\n",
@@ -44,8 +56,7 @@ int runPlan(const PlanOptions &opts) {
         static_cast<long long>(config.training.global_batch_size),
         static_cast<long long>(e.micro_batch_size),
         static_cast<long long>(config.gradientAccumulation()),
-        e.device_memory_limit ? formatByteSize(*e.device_memory_limit).c_str()
-                              : "unlimited");
+        budgetText.c_str());
     std::printf("  device: %s planned peak (states %s + temporaries); host "
                 "memory: %s of remote buffers\n",
                 formatByteSize(exe.arena_bytes()).c_str(),
@@ -71,7 +82,7 @@ int runPlan(const PlanOptions &opts) {
                   "on the device, nothing crosses the host link\n");
     std::fputs(table.c_str(), stdout);
     if (!table.empty()) {
-      ReportRates rates = defaultRates(exe);
+      ReportRates rates = defaultRates(exe, target);
       double matmuls = 0;
       double step = modelledStepSeconds(exe, "train_step", rates, &matmuls);
       std::printf(
@@ -87,7 +98,10 @@ int runPlan(const PlanOptions &opts) {
     if (opts.model)
       std::fputs(modelReport(exe, "train_step",
                              config.training.global_batch_size /
-                                 std::max<int64_t>(1, e.data_parallel))
+                                 std::max<int64_t>(1, e.data_parallel),
+                             target ? std::vector<DeviceTarget>{*target}
+                                    : std::vector<DeviceTarget>{
+                                          h100Target(), h200Target()})
                      .c_str(),
                  stdout);
     return 0;
@@ -117,9 +131,10 @@ Runner addPlanCommand(CLI::App &app) {
                 "Also list every state with its size and where it lives "
                 "(device or host memory), largest first");
   cmd->add_flag("--model", opts->model,
-                "Also model one update's time kernel by kernel on an H100 and "
-                "an H200 (FLOPs and bytes over the chips' rates; a model, not "
-                "a measurement), with throughput and utilisation");
+                "Also model one update's time kernel by kernel on the "
+                "config's execution.target, or on an H100 and an H200 without "
+                "one (FLOPs and bytes over the chips' rates; a model, not a "
+                "measurement), with throughput and utilisation");
   return [opts] { return runPlan(*opts); };
 }
 

@@ -103,6 +103,14 @@ struct ExecutionConfig {
   int64_t micro_batch_size = 0; // resolved: "auto" = global / data_parallel
   std::string recompute;        // none | layer
   std::optional<uint64_t> device_memory_limit; // bytes; nullopt = unlimited
+  // The device the compile is for: none | h100 | h200 | custom (DeviceTarget.h).
+  // Its memory is the default device budget, its rates what `ferry plan
+  // --model` uses. The machine that compiles is never taken for it.
+  std::string target;
+  // execution.target: custom: its memory and rates (0: not given).
+  std::optional<uint64_t> target_memory;
+  double target_bf16_tflops = 0, target_fp32_tflops = 0;
+  double target_memory_gbps = 0, target_host_link_gbps = 0;
   bool prefetch = true; // phased: load the next layer / micro-batch early
   bool fusion = true;   // GEMM epilogues (ferry-fuse-epilogues)
   // CUDA backend: replay each program as a CUDA graph captured on its
@@ -150,6 +158,10 @@ struct Config {
     return training.global_batch_size /
            (execution.micro_batch_size * execution.data_parallel);
   }
+
+  // The device budget the compile plans for: execution.device_memory_limit,
+  // else the memory of execution.target, else none (unlimited).
+  std::optional<uint64_t> deviceBudget() const;
 
   // Every key with its resolved value, one "key: value" line each, in a fixed
   // order: equal for equal configurations whatever the YAML's key order,

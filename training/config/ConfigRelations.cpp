@@ -126,6 +126,39 @@ void validateRelations(Config &c, const RawValues &raw) {
         std::to_string(m.seq_length) + "; pack fewer sequences a row");
 
   ExecutionConfig &e = c.execution;
+  // A target is a GPU; a custom one names its memory and rates, and only a
+  // custom one takes them.
+  if (e.target != "none" && e.backend != "cuda")
+    throw ConfigError(where({"execution.target", "execution.backend"}) +
+                      ": execution.target " + e.target +
+                      " is a GPU, but execution.backend is " + e.backend +
+                      "; set execution.backend: cuda, or execution.target: "
+                      "none");
+  struct CustomKey {
+    const char *key;
+    bool given;
+    const char *example;
+  };
+  const CustomKey customKeys[] = {
+      {"execution.target_memory", e.target_memory.has_value(), "80GiB"},
+      {"execution.target_bf16_tflops", e.target_bf16_tflops > 0, "790"},
+      {"execution.target_fp32_tflops", e.target_fp32_tflops > 0, "50"},
+      {"execution.target_memory_gbps", e.target_memory_gbps > 0, "3000"},
+      {"execution.target_host_link_gbps", e.target_host_link_gbps > 0, "50"},
+  };
+  for (const CustomKey &k : customKeys) {
+    if (e.target == "custom" && !k.given)
+      throw ConfigError(where({"execution.target", k.key}) +
+                        ": execution.target: custom needs " + k.key +
+                        " (the device's memory and its practical rates); "
+                        "set it, e.g. --set " + k.key + "=" + k.example +
+                        ", or name a known target (h100, h200)");
+    if (e.target != "custom" && k.given)
+      throw ConfigError(where({"execution.target", k.key}) + ": " + k.key +
+                        " describes a custom target, but execution.target "
+                        "is " + e.target +
+                        "; set execution.target: custom, or remove " + k.key);
+  }
   int64_t global = c.training.global_batch_size;
   auto batchOrigin = [&] {
     return where({"training.global_batch_size", "execution.micro_batch_size",

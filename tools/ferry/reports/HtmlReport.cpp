@@ -92,9 +92,14 @@ double ferry::modelledStepSeconds(const fxe::Executable &exe,
   return total;
 }
 
-ReportRates ferry::defaultRates(const fxe::Executable &exe) {
+ReportRates ferry::defaultRates(const fxe::Executable &exe,
+                                const std::optional<DeviceTarget> &target) {
   ReportRates r;
-  if (exe.backend() && exe.backend()->str() == "cuda") {
+  if (target) {
+    r.flopsPerSecond = 0.5 * target->tensorFlops;
+    r.linkBytesPerSecond = target->hostLinkBytesPerSecond;
+    r.duplex = true;
+  } else if (exe.backend() && exe.backend()->str() == "cuda") {
     r.flopsPerSecond = 0.5 * 790e12;
     r.linkBytesPerSecond = 50e9;
     r.duplex = true;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "runtime/executable/Executable_generated.h"
+#include "training/config/DeviceTarget.h"
 
 #include <optional>
 #include <string>
@@ -21,10 +22,13 @@ struct ReportRates {
   bool duplex = false;
 };
 
-// Nominal rates for the executable's backend (cpu: 200 GFLOP/s, 10 GB/s;
-// cuda: H100/H200 bf16 dense 790 TFLOP/s at 50% utilisation, PCIe 5 x16
-// 50 GB/s each way, both directions at once).
-ReportRates defaultRates(const fxe::Executable &exe);
+// Nominal rates: the target's (execution.target: half its practical bf16
+// rate, its host link each way, both directions at once), else the
+// executable's backend's (cpu: 200 GFLOP/s, 10 GB/s; cuda: H100/H200 bf16
+// dense 790 TFLOP/s at 50% utilisation, PCIe 5 x16 50 GB/s each way, both
+// directions at once).
+ReportRates defaultRates(const fxe::Executable &exe,
+                         const std::optional<DeviceTarget> &target);
 
 // One step of `program` in the report's model: each phase lasts its matmul
 // time plus its transfer time, or the longer of the two when the plan

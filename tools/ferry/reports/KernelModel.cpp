@@ -13,13 +13,6 @@
 
 namespace ferry {
 
-// Practical rates: an 8192^3 bf16 GEMM ran at 798 (H100) and 788 (H200)
-// TFLOP/s, and a device-to-device copy moved 3.0 and 4.3 TB/s (read plus
-// write), on these machines (tool library KINDS.md). fp32 on the CUDA cores
-// is not measured here: 75% of the datasheet's 67 TFLOP/s is assumed.
-const ChipRates kH100 = {"H100", 790e12, 989e12, 50e12, 67e12, 3.0e12, 3.35e12};
-const ChipRates kH200 = {"H200", 790e12, 989e12, 50e12, 67e12, 4.3e12, 4.8e12};
-
 namespace {
 
 using kernels::Kernel;
@@ -131,11 +124,11 @@ KernelCost kernelCost(const fxe::Instr &in,
   }
 }
 
-double modelledSeconds(const KernelCost &cost, const ChipRates &chip) {
+double modelledSeconds(const KernelCost &cost, const DeviceTarget &chip) {
   if (cost.hostLink || (cost.flops == 0 && cost.bytes == 0))
     return 0;
   double rate = cost.tensorCores ? chip.tensorFlops : chip.fp32Flops;
-  return std::max(cost.flops / rate, cost.bytes / chip.memoryBytes) +
+  return std::max(cost.flops / rate, cost.bytes / chip.memoryBytesPerSecond) +
          kKernelFloorSeconds;
 }
 
@@ -143,6 +136,7 @@ namespace {
 
 struct Walker {
   const fxe::Program &program;
+  const std::vector<DeviceTarget> &chips;
   ProgramModel model;
   std::map<std::string, KernelClass> classes;
   std::map<std::string, size_t> phaseIndex;
@@ -161,7 +155,8 @@ struct Walker {
                              : "phase";
       auto [it, added] = phaseIndex.emplace(name, model.phases.size());
       if (added)
-        model.phases.push_back(PhaseModel{name, {0, 0}});
+        model.phases.push_back(
+            PhaseModel{name, std::vector<double>(chips.size(), 0)});
       currentPhase = static_cast<int>(it->second);
       return;
     }
@@ -170,15 +165,18 @@ struct Walker {
       return;
     }
     KernelCost cost = kernelCost(in, registers);
-    double s[2] = {modelledSeconds(cost, kH100), modelledSeconds(cost, kH200)};
-    if (s[0] == 0 && s[1] == 0)
+    std::vector<double> s;
+    for (const DeviceTarget &chip : chips)
+      s.push_back(modelledSeconds(cost, chip));
+    if (std::all_of(s.begin(), s.end(), [](double v) { return v == 0; }))
       return;
     KernelClass &row = classes[kernels::kernelName(in.kernel())];
     row.kernel = kernels::kernelName(in.kernel());
+    row.seconds.resize(chips.size(), 0);
     row.calls += 1;
     row.flops += cost.flops;
     row.bytes += cost.bytes;
-    for (int c = 0; c < 2; ++c) {
+    for (size_t c = 0; c < chips.size(); ++c) {
       row.seconds[c] += s[c];
       model.seconds[c] += s[c];
       if (currentPhase >= 0)
@@ -192,11 +190,13 @@ struct Walker {
 } // namespace
 
 ProgramModel modelProgram(const fxe::Executable &exe,
-                          const std::string &program) {
+                          const std::string &program,
+                          const std::vector<DeviceTarget> &chips) {
   for (const fxe::Program *p : *exe.programs()) {
     if (p->name()->str() != program || !p->instrs())
       continue;
-    Walker w{*p, {}, {}, {}, std::vector<int64_t>(p->registers(), 0)};
+    Walker w{*p, chips, {}, {}, {}, std::vector<int64_t>(p->registers(), 0)};
+    w.model.seconds.assign(chips.size(), 0);
     replayInstrs(*p->instrs(), 0, p->instrs()->size(), w.registers,
                  [&](const fxe::Instr &in, const std::vector<int64_t> &) {
                    w.visit(in);
@@ -213,8 +213,9 @@ ProgramModel modelProgram(const fxe::Executable &exe,
 }
 
 std::string modelReport(const fxe::Executable &exe, const std::string &program,
-                        int64_t samples) {
-  ProgramModel m = modelProgram(exe, program);
+                        int64_t samples,
+                        const std::vector<DeviceTarget> &chips) {
+  ProgramModel m = modelProgram(exe, program, chips);
   if (m.calls == 0)
     return fmt::format("  no kernels in program {}\n", program);
   std::string out = fmt::format(
@@ -222,27 +223,36 @@ std::string modelReport(const fxe::Executable &exe, const std::string &program,
       "measurement: each kernel call takes max(FLOPs / rate, bytes / memory "
       "bandwidth) + 2 us; rates below):\n",
       program);
-  out +=
-      fmt::format("  {:<28} {:>8} {:>10} {:>10} {:>9} {:>9} {:>6}\n", "kernel",
-                  "calls", "GFLOP", "GB moved", "H100 ms", "H200 ms", "share");
-  for (const KernelClass &k : m.kernels)
-    out += fmt::format("  {:<28} {:>8} {:>10.1f} {:>10.2f} {:>9.3f} {:>9.3f} "
-                       "{:>5.1f}%\n",
-                       k.kernel, k.calls, k.flops / 1e9, k.bytes / 1e9,
-                       k.seconds[0] * 1e3, k.seconds[1] * 1e3,
-                       100 * k.seconds[0] / m.seconds[0]);
-  out += fmt::format("  {:<28} {:>8} {:>10.1f} {:>10} {:>9.3f} {:>9.3f}\n",
-                     "total", m.calls, m.flops / 1e9, "", m.seconds[0] * 1e3,
-                     m.seconds[1] * 1e3);
+  out += fmt::format("  {:<28} {:>8} {:>10} {:>10}", "kernel", "calls",
+                     "GFLOP", "GB moved");
+  for (const DeviceTarget &chip : chips)
+    out += fmt::format(" {:>9}", chip.name + " ms");
+  out += fmt::format(" {:>6}\n", "share");
+  for (const KernelClass &k : m.kernels) {
+    out += fmt::format("  {:<28} {:>8} {:>10.1f} {:>10.2f}", k.kernel, k.calls,
+                       k.flops / 1e9, k.bytes / 1e9);
+    for (double s : k.seconds)
+      out += fmt::format(" {:>9.3f}", s * 1e3);
+    out += fmt::format(" {:>5.1f}%\n", 100 * k.seconds[0] / m.seconds[0]);
+  }
+  out += fmt::format("  {:<28} {:>8} {:>10.1f} {:>10}", "total", m.calls,
+                     m.flops / 1e9, "");
+  for (double s : m.seconds)
+    out += fmt::format(" {:>9.3f}", s * 1e3);
+  out += "\n";
   if (!m.phases.empty()) {
     out += "  per phase, over all its runs (compute only; the phase table "
            "above has the host link):\n";
-    for (const PhaseModel &p : m.phases)
-      out += fmt::format("    {:<26} H100 {:>9.3f} ms, H200 {:>9.3f} ms\n",
-                         p.phase, p.seconds[0] * 1e3, p.seconds[1] * 1e3);
+    for (const PhaseModel &p : m.phases) {
+      std::string times;
+      for (size_t c = 0; c < chips.size(); ++c)
+        times += fmt::format("{}{} {:>9.3f} ms", c ? ", " : "", chips[c].name,
+                             p.seconds[c] * 1e3);
+      out += fmt::format("    {:<26} {}\n", p.phase, times);
+    }
   }
-  for (int c = 0; c < 2; ++c) {
-    const ChipRates &chip = c == 0 ? kH100 : kH200;
+  for (size_t c = 0; c < chips.size(); ++c) {
+    const DeviceTarget &chip = chips[c];
     double achieved = m.flops / m.seconds[c];
     out += fmt::format(
         "  {}: {:.0f} samples/s modelled ({} samples in {:.3f} ms), {:.0f}% "
@@ -252,8 +262,9 @@ std::string modelReport(const fxe::Executable &exe, const std::string &program,
         chip.name, samples / m.seconds[c], samples, m.seconds[c] * 1e3,
         100 * achieved / chip.tensorFlopsStated, chip.tensorFlopsStated / 1e12,
         100 * achieved / chip.tensorFlops, chip.tensorFlops / 1e12,
-        chip.tensorFlops / 1e12, chip.fp32Flops / 1e12, chip.memoryBytes / 1e12,
-        chip.memoryBytesStated / 1e12);
+        chip.tensorFlops / 1e12, chip.fp32Flops / 1e12,
+        chip.memoryBytesPerSecond / 1e12,
+        chip.memoryBytesPerSecondStated / 1e12);
   }
   return out;
 }
