@@ -98,7 +98,7 @@ bool isCountedLoop(scf::ForOp loop) {
 
 class Serialiser {
 public:
-  Serialiser(ModuleOp module, scf::ForOp loop, ByteBudget carryRowBudget)
+  Serialiser(ModuleOp module, scf::ForOp loop, ferry::ByteBudget carryRowBudget)
       : module(module), symbols(module), ga(loop),
         gaCount(constantIndex(loop.getUpperBound())),
         carryRowBudget(carryRowBudget) {}
@@ -140,7 +140,7 @@ public:
   // -> x[l + 1, i]) instead of the carry: where the carry is too large to
   // stay on the device, storing it and the layer inputs would move the
   // activation over the host link twice.
-  ByteBudget carryRowBudget;
+  ferry::ByteBudget carryRowBudget;
   llvm::DenseSet<Operation *> rowLoops;
 };
 
@@ -561,7 +561,7 @@ LogicalResult inlineForwardGrad(scf::ForOp loop, func::CallOp call,
 
 // Serialises the micro-batch loop of `entry` around its call to `callee`.
 LogicalResult serialise(ModuleOp module, func::FuncOp entry,
-                        func::FuncOp callee, ByteBudget carryRowBudget) {
+                        func::FuncOp callee, ferry::ByteBudget carryRowBudget) {
   func::CallOp call;
   entry.walk([&](func::CallOp c) {
     if (c.getCallee() == callee.getSymName())
