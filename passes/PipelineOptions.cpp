@@ -45,13 +45,3 @@ PipelineOptions::fields() const {
 #include "passes/PipelineOptions.def"
   return out;
 }
-
-std::string PipelineOptions::str() const {
-  std::string text;
-  for (const auto &[flag, value] : fields()) {
-    if (flag == "programs" && value.empty())
-      continue; // the default, and `programs=` does not parse
-    text += (text.empty() ? "" : " ") + flag + "=" + value;
-  }
-  return text;
-}

@@ -38,9 +38,6 @@ struct PipelineOptions {
   // Every option as (flag, value) in declaration order, the values spelled
   // as ferry-opt parses them: the cache key's `pipeline.*` fields.
   std::vector<std::pair<std::string, std::string>> fields() const;
-  // `flag=value ...`: what `ferry-opt --pass-pipeline=
-  // 'builtin.module(ferry-compile{...})'` takes to replay a compile.
-  std::string str() const;
 };
 
 // How option values are spelled on the command line.
