@@ -26,6 +26,7 @@
 
 #include "passes/Passes.h"
 
+#include "dialects/graph/GraphAttributes.h"
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
 
@@ -490,6 +491,10 @@ LogicalResult Autodiff::run() {
   // @<entry>_grad starts as a copy of the entry.
   func::FuncOp grad = entry.clone();
   grad.setSymName((entryName + "_grad"));
+  // The passes after this one find the two by their marks.
+  if (!entry->hasAttr(ferry::graph::attrs::kEntry))
+    ferry::graph::markEntry(entry, ferry::graph::Entry::Forward);
+  ferry::graph::markEntry(grad, ferry::graph::Entry::ForwardGrad);
   module.insert(std::next(Block::iterator(entry)), grad);
   symbols.insert(grad);
   Block &body = grad.getBody().front();

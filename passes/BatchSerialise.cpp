@@ -44,6 +44,7 @@
 
 #include "passes/Passes.h"
 
+#include "dialects/graph/GraphAttributes.h"
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
 
@@ -473,7 +474,7 @@ LogicalResult Serialiser::run() {
     auto layers = dyn_cast<scf::ForOp>(seg.front());
     if (!layers) {
       auto loop = scf::ForOp::create(b, loc, zero, gaValue, one);
-      loop->setAttr("ferry.micro_batches", b.getUnitAttr());
+      loop->setAttr(ferry::graph::attrs::kMicroBatches, b.getUnitAttr());
       OpBuilder inner = OpBuilder::atBlockBegin(loop.getBody());
       IRMapping map;
       Value i = loop.getInductionVar();
@@ -491,7 +492,7 @@ LogicalResult Serialiser::run() {
     outer->setDiscardableAttrs(layers->getDiscardableAttrDictionary());
     OpBuilder ob = OpBuilder::atBlockBegin(outer.getBody());
     auto loop = scf::ForOp::create(ob, loc, zero, gaValue, one);
-    loop->setAttr("ferry.micro_batches", b.getUnitAttr());
+    loop->setAttr(ferry::graph::attrs::kMicroBatches, b.getUnitAttr());
     OpBuilder ib = OpBuilder::atBlockBegin(loop.getBody());
     Value l = outer.getInductionVar(), i = loop.getInductionVar();
     const Buffered &flow = buffers.lookup(layers.getResult(0));
@@ -590,11 +591,12 @@ LogicalResult serialise(ModuleOp module, func::FuncOp entry,
 void BatchSerialisePass::runOnOperation() {
   ModuleOp module = getOperation();
   SymbolTable symbols(module);
-  auto step = symbols.lookup<func::FuncOp>("train_step");
-  auto grad = symbols.lookup<func::FuncOp>("forward_grad");
+  auto step = lookupEntry(module, Entry::TrainStep);
+  auto grad = lookupEntry(module, Entry::ForwardGrad);
   if (!step || step.isExternal() || !grad || grad.isExternal()) {
-    module.emitError() << "ferry-batch-serialise needs @train_step and "
-                          "@forward_grad with bodies: run ferry-autodiff and "
+    module.emitError() << "ferry-batch-serialise needs functions with bodies "
+                          "marked graph.entry = \"train_step\" and "
+                          "\"forward_grad\": run ferry-autodiff and "
                           "ferry-insert-optimizer first";
     return signalPassFailure();
   }
@@ -605,8 +607,8 @@ void BatchSerialisePass::runOnOperation() {
   if (failed(serialise(module, step, grad, carryRowBudget)))
     return signalPassFailure();
   // Evaluation streams the same way (ferry-insert-eval's @eval_step).
-  auto eval = symbols.lookup<func::FuncOp>("eval_step");
-  auto forwardEval = symbols.lookup<func::FuncOp>("forward_eval");
+  auto eval = lookupEntry(module, Entry::EvalStep);
+  auto forwardEval = lookupEntry(module, Entry::ForwardEval);
   if (eval && !eval.isExternal() && forwardEval && !forwardEval.isExternal() &&
       failed(serialise(module, eval, forwardEval, carryRowBudget)))
     return signalPassFailure();

@@ -22,8 +22,8 @@
 // With `rts` (replicated tensor sharding), large parameters become shards:
 //
 // * the declaration (and its Adam moments) takes this replica's shard
-//   type, ceil(elements / N) per layer entry, marked `ferry.shard_of` (the
-//   whole shape) and `ferry.shard_replicas` for the runtime, which
+//   type, ceil(elements / N) per layer entry, marked `graph.shard_of` (the
+//   whole shape) and `graph.shard_replicas` for the runtime, which
 //   initialises and checkpoints the whole tensor's values;
 // * each read becomes a read of the shard and a graph.all_gather to the
 //   whole entry, hoisted out of micro-batch loops (a phase gathers its
@@ -46,6 +46,7 @@
 
 #include "passes/Passes.h"
 
+#include "dialects/graph/GraphAttributes.h"
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
 
@@ -116,9 +117,10 @@ void makeShard(Operation *decl, const Shard &s, int64_t replicas,
     p.setType(s.shardDecl);
   else
     cast<VariableOp>(decl).setType(s.shardDecl);
-  decl->setAttr("ferry.shard_of",
+  decl->setAttr(ferry::graph::attrs::kShardOf,
                 b.getDenseI64ArrayAttr(s.wholeDecl.getShape()));
-  decl->setAttr("ferry.shard_replicas", b.getI64IntegerAttr(replicas));
+  decl->setAttr(ferry::graph::attrs::kShardReplicas,
+                b.getI64IntegerAttr(replicas));
 }
 
 // Whether `v` can be available before `loop`: defined outside it, or by
@@ -138,11 +140,11 @@ bool hoistIndex(Value v, scf::ForOp loop) {
 }
 
 // Moves a read and its gather out of micro-batch loops (batch-serialise's
-// `ferry.micro_batches`) whose counter it does not use: a phase gathers its
+// `graph.micro_batches`) whose counter it does not use: a phase gathers its
 // layer's weights once, not once per micro-batch.
 void hoistOutOfMicroBatchLoops(Operation *read, Operation *gather) {
   while (auto loop = dyn_cast<scf::ForOp>(read->getParentOp())) {
-    if (!loop->hasAttr("ferry.micro_batches"))
+    if (!loop->hasAttr(ferry::graph::attrs::kMicroBatches))
       return;
     for (Value v : read->getOperands())
       if (!hoistIndex(v, loop))

@@ -23,6 +23,7 @@
 
 #include "passes/Passes.h"
 
+#include "dialects/graph/GraphAttributes.h"
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
 
@@ -69,6 +70,7 @@ func::FuncOp cloneWithoutDropout(func::FuncOp fn, SymbolTable &symbols,
   auto copy = cast<func::FuncOp>(b.clone(*fn));
   copy.setSymName(name);
   copy.setPrivate();
+  copy->removeAttr(ferry::graph::attrs::kEntry);
   symbols.insert(copy);
   copies[name] = copy;
   copy.walk([](DropoutOp dropout) {
@@ -95,17 +97,19 @@ func::FuncOp cloneWithoutDropout(func::FuncOp fn, SymbolTable &symbols,
 void InsertEvalPass::runOnOperation() {
   ModuleOp module = getOperation();
   SymbolTable symbols(module);
-  auto forward = symbols.lookup<func::FuncOp>("forward");
+  auto forward = lookupEntry(module, Entry::Forward);
   if (!forward || forward.isExternal()) {
-    module.emitError() << "ferry-insert-eval needs @forward with a body (the "
-                          "model builder writes it)";
+    module.emitError() << "ferry-insert-eval needs a function with a body "
+                          "marked graph.entry = \"forward\" (the model "
+                          "builder writes it)";
     return signalPassFailure();
   }
-  // Results named by `ferry.output` (the span head's) may be any tensors:
+  // Results named by `graph.output` (the span head's) may be any tensors:
   // a scalar is a metric, summed; another tensor an output, stored per
   // micro-batch. Unnamed results are the pretraining metrics, by position.
-  bool named = forward.getNumResults() > 0 &&
-               forward.getResultAttrOfType<StringAttr>(0, "ferry.output");
+  bool named =
+      forward.getNumResults() > 0 &&
+      forward.getResultAttrOfType<StringAttr>(0, ferry::graph::attrs::kOutput);
   if (forward.getNumResults() < 1 ||
       (!named && forward.getNumResults() > std::size(kEvalMetrics))) {
     forward.emitOpError()
@@ -115,8 +119,9 @@ void InsertEvalPass::runOnOperation() {
     return signalPassFailure();
   }
   for (auto [k, type] : llvm::enumerate(forward.getResultTypes())) {
-    if (named && !forward.getResultAttrOfType<StringAttr>(k, "ferry.output")) {
-      forward.emitOpError() << "names result 0 with ferry.output but not "
+    if (named && !forward.getResultAttrOfType<StringAttr>(
+                     k, ferry::graph::attrs::kOutput)) {
+      forward.emitOpError() << "names result 0 with graph.output but not "
                                "result "
                             << k << "; name every result or none";
       return signalPassFailure();
@@ -128,7 +133,7 @@ void InsertEvalPass::runOnOperation() {
       return signalPassFailure();
     }
   }
-  if (symbols.lookup("eval_step")) {
+  if (lookupEntry(module, Entry::EvalStep) || symbols.lookup("eval_step")) {
     module.emitError() << "@eval_step already exists; ferry-insert-eval runs "
                           "once";
     return signalPassFailure();
@@ -138,10 +143,11 @@ void InsertEvalPass::runOnOperation() {
   SmallVector<std::pair<StringRef, Type>> args;
   int64_t accumulation = -1;
   for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
-    auto name = forward.getArgAttrOfType<StringAttr>(i, "ferry.input");
+    auto name =
+        forward.getArgAttrOfType<StringAttr>(i, ferry::graph::attrs::kInput);
     if (!name) {
       forward.emitOpError() << "argument " << i
-                            << " has no ferry.input name; @eval_step "
+                            << " has no graph.input name; @eval_step "
                                "cannot feed it";
       return signalPassFailure();
     }
@@ -169,6 +175,7 @@ void InsertEvalPass::runOnOperation() {
 
   llvm::StringMap<func::FuncOp> copies;
   func::FuncOp forwardEval = cloneWithoutDropout(forward, symbols, copies);
+  markEntry(forwardEval, Entry::ForwardEval);
 
   MLIRContext *ctx = module.getContext();
   OpBuilder b(ctx);
@@ -184,12 +191,13 @@ void InsertEvalPass::runOnOperation() {
     for (unsigned k = 0; k < forward.getNumResults(); ++k) {
       auto type = cast<RankedTensorType>(forward.getResultTypes()[k]);
       bool output = type != f32Scalar;
-      std::string name =
-          named ? ((output ? "output.eval." : "metric.eval.") +
-                   forward.getResultAttrOfType<StringAttr>(k, "ferry.output")
-                       .getValue())
-                      .str()
-                : std::string(kEvalMetrics[k]);
+      std::string name = named ? ((output ? "output.eval." : "metric.eval.") +
+                                  forward
+                                      .getResultAttrOfType<StringAttr>(
+                                          k, ferry::graph::attrs::kOutput)
+                                      .getValue())
+                                     .str()
+                               : std::string(kEvalMetrics[k]);
       RankedTensorType varType = type;
       if (output) {
         SmallVector<int64_t> shape = {accumulation};
@@ -207,6 +215,7 @@ void InsertEvalPass::runOnOperation() {
   b.setInsertionPointToEnd(module.getBody());
   auto step =
       func::FuncOp::create(b, loc, "eval_step", b.getFunctionType({}, {}));
+  markEntry(step, Entry::EvalStep);
   symbols.insert(step);
   b.setInsertionPointToStart(step.addEntryBlock());
   Value zero = arith::ConstantOp::create(

@@ -21,13 +21,14 @@
 // batch. Dropout is keyed by the global sample index: sample_offset =
 // step x global_batch_size + micro-batch x micro_batch_size.
 //
-// The settings come from the module's `ferry.training` dictionary (the
+// The settings come from the module's `graph.training` dictionary (the
 // builder writes it from the config).
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
 
+#include "dialects/graph/GraphAttributes.h"
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
 
@@ -55,58 +56,39 @@ struct InsertOptimizerPass
   void runOnOperation() override;
 };
 
-// Reads one entry of the ferry.training dictionary, with a diagnostic naming
-// it when it is missing or of the wrong kind.
+// Reads the graph.training dictionary, whose keys and their kinds the graph
+// dialect's verifier has checked (GraphAttributes.cpp).
 class Settings {
 public:
-  Settings(ModuleOp module, DictionaryAttr dict) : module(module), dict(dict) {}
+  explicit Settings(DictionaryAttr dict) : dict(dict) {}
   double f(StringRef key) {
-    if (auto a = dyn_cast_or_null<FloatAttr>(dict.get(key)))
-      return a.getValueAsDouble();
-    fail(key, "a float");
-    return 0;
+    return cast<FloatAttr>(dict.get(key)).getValueAsDouble();
   }
-  int64_t i(StringRef key) {
-    if (auto a = dyn_cast_or_null<IntegerAttr>(dict.get(key)))
-      return a.getInt();
-    fail(key, "an integer");
-    return 0;
-  }
-  std::string s(StringRef key) {
-    if (auto a = dyn_cast_or_null<StringAttr>(dict.get(key)))
-      return a.str();
-    fail(key, "a string");
-    return "";
-  }
-  bool ok = true;
+  int64_t i(StringRef key) { return cast<IntegerAttr>(dict.get(key)).getInt(); }
+  std::string s(StringRef key) { return cast<StringAttr>(dict.get(key)).str(); }
 
 private:
-  void fail(StringRef key, StringRef kind) {
-    if (ok)
-      module.emitError() << "ferry.training." << key << " must be " << kind
-                         << " (the builder writes it from the config)";
-    ok = false;
-  }
-  ModuleOp module;
   DictionaryAttr dict;
 };
 
 void InsertOptimizerPass::runOnOperation() {
   ModuleOp module = getOperation();
   SymbolTable symbols(module);
-  auto dict = module->getAttrOfType<DictionaryAttr>("ferry.training");
+  auto dict =
+      module->getAttrOfType<DictionaryAttr>(ferry::graph::attrs::kTraining);
   if (!dict) {
     module.emitError() << "ferry-insert-optimizer needs the module attribute "
-                          "ferry.training (written by the builder)";
+                          "graph.training (written by the builder)";
     return signalPassFailure();
   }
-  auto grad = symbols.lookup<func::FuncOp>("forward_grad");
+  auto grad = lookupEntry(module, Entry::ForwardGrad);
   if (!grad) {
-    module.emitError() << "ferry-insert-optimizer needs @forward_grad: run "
-                          "ferry-autodiff first";
+    module.emitError() << "ferry-insert-optimizer needs a function marked "
+                          "graph.entry = \"forward_grad\": run ferry-autodiff "
+                          "first";
     return signalPassFailure();
   }
-  Settings set(module, dict);
+  Settings set(dict);
   int64_t micro = set.i("micro_batch_size");
   int64_t global = set.i("global_batch_size");
   int64_t dataParallel = set.i("data_parallel");
@@ -120,8 +102,6 @@ void InsertOptimizerPass::runOnOperation() {
   int64_t warmup = set.i("warmup_steps"),
           startWarmup = set.i("start_warmup_step");
   int64_t totalSteps = set.i("total_steps");
-  if (!set.ok)
-    return signalPassFailure();
   if (micro < 1 || dataParallel < 1 || global % (micro * dataParallel) != 0) {
     module.emitError() << "global_batch_size " << global
                        << " is not divisible by micro_batch_size " << micro
@@ -155,10 +135,11 @@ void InsertOptimizerPass::runOnOperation() {
   SmallVector<Value> callArgs;
   SmallVector<std::pair<StringRef, RankedTensorType>> inputs;
   for (unsigned i = 0; i < grad.getNumArguments(); ++i) {
-    auto name = grad.getArgAttrOfType<StringAttr>(i, "ferry.input");
+    auto name =
+        grad.getArgAttrOfType<StringAttr>(i, ferry::graph::attrs::kInput);
     if (!name) {
       grad.emitOpError() << "argument " << i
-                         << " has no ferry.input name; @train_step cannot "
+                         << " has no graph.input name; @train_step cannot "
                             "feed it";
       return signalPassFailure();
     }
@@ -174,9 +155,10 @@ void InsertOptimizerPass::runOnOperation() {
     stepArgs.push_back(b.getIndexType());
   auto step = func::FuncOp::create(b, loc, "train_step",
                                    b.getFunctionType(stepArgs, {}));
-  step.setArgAttr(0, "ferry.input", b.getStringAttr("step"));
+  markEntry(step, Entry::TrainStep);
+  step.setArgAttr(0, ferry::graph::attrs::kInput, b.getStringAttr("step"));
   if (dataParallel > 1)
-    step.setArgAttr(1, "ferry.input", b.getStringAttr("replica"));
+    step.setArgAttr(1, ferry::graph::attrs::kInput, b.getStringAttr("replica"));
   symbols.insert(step);
   Block *entry = step.addEntryBlock();
   b.setInsertionPointToStart(entry);
@@ -184,21 +166,21 @@ void InsertOptimizerPass::runOnOperation() {
   Value replicaIndex = dataParallel > 1 ? entry->getArgument(1) : Value();
 
   // Metrics, summed over the micro-batches: the gradient function's scalar
-  // results, named by their `ferry.output` attribute (the pretraining
+  // results, named by their `graph.output` attribute (the pretraining
   // results' default names otherwise). Other results (the span head's
   // logits) are outputs training does not keep.
   const StringRef defaultNames[] = {"loss", "mlm_loss", "nsp_loss",
                                     "mlm_correct", "nsp_correct"};
   SmallVector<std::pair<unsigned, StringRef>> metrics; // (result, variable)
   for (unsigned k = 0; k < std::size(defaultNames); ++k) {
-    StringAttr named =
-        k < grad.getNumResults()
-            ? grad.getResultAttrOfType<StringAttr>(k, "ferry.output")
-            : StringAttr();
+    StringAttr named = k < grad.getNumResults()
+                           ? grad.getResultAttrOfType<StringAttr>(
+                                 k, ferry::graph::attrs::kOutput)
+                           : StringAttr();
     if (k < grad.getNumResults() && grad.getResultTypes()[k] != f32Scalar)
       continue;
     if (k >= grad.getNumResults() && grad.getNumResults() > 0 &&
-        grad.getResultAttrOfType<StringAttr>(0, "ferry.output"))
+        grad.getResultAttrOfType<StringAttr>(0, ferry::graph::attrs::kOutput))
       break; // named results: only those
     StringRef m = named ? named.getValue() : defaultNames[k];
     std::string name = ("metric." + m).str();

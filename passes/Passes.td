@@ -82,7 +82,7 @@ def RecomputePass : Pass<"ferry-recompute", "mlir::ModuleOp"> {
     graph.store %x into @stash.blk.0[%l]
     // ... and in the backward loop
     %xs = graph.parameter_slice @stash.blk.0[%i]
-    %r2:2 = func.call @blk_fwd(%xs, %seed, %i, %off, %w, %b) {ferry.recompute}
+    %r2:2 = func.call @blk_fwd(%xs, %seed, %i, %off, %w, %b) {graph.recompute}
     func.call @blk_bwd(%xs, %seed, %i, %off, %w, %b, %r2#1, %dy)
     ```
   }];
@@ -100,7 +100,7 @@ def InsertOptimizerPass : Pass<"ferry-insert-optimizer", "mlir::ModuleOp"> {
     over the micro-batches of one update (each input becomes a stacked
     `@input.<name>` variable), take the global gradient norm, compute the
     learning rate of the schedule and update each parameter with its
-    optimizer state, all from the module's `ferry.training` attributes.
+    optimizer state, all from the module's `graph.training` attributes.
 
     ```mlir
     // after
@@ -131,7 +131,7 @@ def InsertEvalPass : Pass<"ferry-insert-eval", "mlir::ModuleOp"> {
     each `graph.dropout` replaced by its input, and builds `@eval_step()`,
     which zeroes one scalar `@metric.eval.<result>` per result of `@forward`
     and sums them over the micro-batches of `@train_step`'s stacked inputs.
-    Results named by a `ferry.output` attribute (the SQuAD span head's) take
+    Results named by a `graph.output` attribute (the SQuAD span head's) take
     their variable's name from it; a named result that is not a scalar (the
     span logits) is an output, stored per micro-batch into
     `@output.eval.<name>` [micro-batches, ...] instead of summed.
@@ -241,7 +241,7 @@ def InsertCollectivesPass : Pass<"ferry-insert-collectives", "mlir::ModuleOp"> {
     With `rts` (replicated tensor sharding, PopXL's meaning), every
     parameter whose layer entry has at least `rts-min-elements` elements is
     stored as this replica's shard: ceil(elements / replicas) elements per
-    entry, zero-padded (`ferry.shard_of` keeps the whole shape), and so are
+    entry, zero-padded (`graph.shard_of` keeps the whole shape), and so are
     its Adam moments. Each read of it is an all-gather of the shard (hoisted
     out of a phase's micro-batch loop: once per phase); its gradient is
     reduce-scattered into `@grad.shard.<name>` where its norm is taken, its

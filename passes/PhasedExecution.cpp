@@ -39,6 +39,7 @@
 
 #include "passes/Passes.h"
 
+#include "dialects/graph/GraphAttributes.h"
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
 
@@ -79,7 +80,7 @@ std::string phaseName(Operation *loop) {
     bool isFwd = name.consume_back("_fwd") || name.consume_back("_eval");
     if (!isBwd && !isFwd)
       return;
-    if (call->hasAttr("ferry.recompute"))
+    if (call->hasAttr(ferry::graph::attrs::kRecompute))
       isFwd = false; // a recomputation belongs to the backward
     fwd |= isFwd;
     bwd |= isBwd;
@@ -92,7 +93,7 @@ std::string phaseName(Operation *loop) {
 }
 
 bool isMicroBatchLoop(Operation *op) {
-  return isa<scf::ForOp>(op) && op->hasAttr("ferry.micro_batches");
+  return isa<scf::ForOp>(op) && op->hasAttr(ferry::graph::attrs::kMicroBatches);
 }
 
 // Wraps `ops` (consecutive, in one block) into a graph.phase.
@@ -441,17 +442,18 @@ LogicalResult scheduleTrainStep(ModuleOp module, func::FuncOp fn) {
 void PhasedExecutionPass::runOnOperation() {
   ModuleOp module = getOperation();
   SymbolTable symbols(module);
-  auto step = symbols.lookup<func::FuncOp>("train_step");
+  auto step = lookupEntry(module, Entry::TrainStep);
   if (!step || step.isExternal()) {
-    module.emitError() << "ferry-phased-execution needs @train_step with a "
-                          "body: run ferry-insert-optimizer and "
-                          "ferry-batch-serialise first";
+    module.emitError() << "ferry-phased-execution needs a function with a "
+                          "body marked graph.entry = \"train_step\": run "
+                          "ferry-insert-optimizer and ferry-batch-serialise "
+                          "first";
     return signalPassFailure();
   }
   if (failed(scheduleTrainStep(module, step)))
     return signalPassFailure();
   zeroGradientsWhereAccumulated(step);
-  if (auto eval = symbols.lookup<func::FuncOp>("eval_step");
+  if (auto eval = lookupEntry(module, Entry::EvalStep);
       eval && !eval.isExternal())
     cutPhases(eval);
 }

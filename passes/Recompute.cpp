@@ -30,6 +30,7 @@
 
 #include "passes/Passes.h"
 
+#include "dialects/graph/GraphAttributes.h"
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
 
@@ -147,7 +148,7 @@ void RecomputePass::runOnOperation() {
     auto again =
         func::CallOp::create(b, backwardCall.getLoc(), forward,
                              backwardCall.getOperands().take_front(numArgs));
-    again->setAttr("ferry.recompute", b.getUnitAttr());
+    again->setAttr(ferry::graph::attrs::kRecompute, b.getUnitAttr());
     for (ParameterSliceOp slice : slices) {
       unsigned index = stashes[slice.getNameAttr().getAttr()].index;
       slice.getResult().replaceAllUsesWith(again.getResult(index));

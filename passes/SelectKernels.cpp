@@ -12,6 +12,7 @@
 
 #include "passes/Passes.h"
 
+#include "dialects/graph/GraphAttributes.h"
 #include "dialects/graph/GraphOps.h"
 #include "passes/lowering/KernelSelection.h"
 
@@ -136,7 +137,8 @@ void SelectKernelsPass::runOnOperation() {
       auto t = dyn_cast<RankedTensorType>(type);
       if (!t)
         continue;
-      auto attr = fn.getArgAttrOfType<StringAttr>(i, "ferry.input");
+      auto attr =
+          fn.getArgAttrOfType<StringAttr>(i, ferry::graph::attrs::kInput);
       std::string arg = attr ? attr.str() : "arg" + std::to_string(i);
       std::string state = "arg." + name + "." + arg;
       VariableOp::create(b, module.getLoc(), state, t, InitKind::zeros,
@@ -188,13 +190,16 @@ void SelectKernelsPass::runOnOperation() {
     s.hf = (param ? param.getHfName() : var.getHfName()).str();
     s.stacked = param ? param.getStacked() : var.getStacked();
     s.noWeightDecay = param ? param.getNoWeightDecay() : false;
-    if (auto rows = op.getAttrOfType<IntegerAttr>("ferry.init_rows"))
+    if (auto rows =
+            op.getAttrOfType<IntegerAttr>(ferry::graph::attrs::kInitRows))
       s.initRows = rows.getInt();
     // Replicated tensor sharding (ferry-insert-collectives): the whole shape
     // and the replica count, for the runtime's initialisation and
     // checkpoints.
-    s.shardOf = op.getAttrOfType<DenseI64ArrayAttr>("ferry.shard_of");
-    s.shardReplicas = op.getAttrOfType<IntegerAttr>("ferry.shard_replicas");
+    s.shardOf =
+        op.getAttrOfType<DenseI64ArrayAttr>(ferry::graph::attrs::kShardOf);
+    s.shardReplicas =
+        op.getAttrOfType<IntegerAttr>(ferry::graph::attrs::kShardReplicas);
     s.offset = offset;
     offset = alignUp(offset + byteSize(t));
     stateIds[s.name] = static_cast<int>(states.size());
@@ -215,7 +220,7 @@ void SelectKernelsPass::runOnOperation() {
   // What placement's budget errors suggest depends on it.
   bool recomputing = false;
   module.walk([&](func::CallOp call) {
-    recomputing |= call->hasAttr("ferry.recompute");
+    recomputing |= call->hasAttr(ferry::graph::attrs::kRecompute);
   });
 
   // The rt module: states, then programs on virtual buffers; no graph IR.

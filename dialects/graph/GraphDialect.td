@@ -43,7 +43,15 @@ def Graph_Dialect : Dialect {
 
     Ops state only what the model computes; where a tensor lives and when it
     moves is decided by later stages (`phase`, `rt`).
+
+    The passes hand each other the rest as `graph.*` attributes (the
+    training settings, which function is `@train_step`, the micro-batch
+    loop, input and output names, sharding), declared in
+    `GraphAttributes.h` and checked by the dialect's verifier.
   }];
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -19,6 +19,7 @@
 
 #include "models/bert/BertBuilder.h"
 
+#include "dialects/graph/GraphAttributes.h"
 #include "dialects/graph/GraphOps.h"
 #include "models/bert/BertParameters.h"
 #include "training/config/Config.h"
@@ -169,7 +170,8 @@ void BertBuilder::declareParameters(ModuleOp module) {
     bool vocabRows =
         spec.name == "embeddings.word" || spec.name == "mlm.decoder.bias";
     if (vocabRows && m.paddedVocabSize() != m.vocab_size)
-      param->setAttr("ferry.init_rows", b.getI64IntegerAttr(m.vocab_size));
+      param->setAttr(ferry::graph::attrs::kInitRows,
+                     b.getI64IntegerAttr(m.vocab_size));
   }
 }
 
@@ -417,7 +419,7 @@ Value BertBuilder::encoderStack(func::FuncOp layer, Value hidden, Value mask,
 // SQuAD (model.task squad): (input_ids, segment_ids, input_mask,
 //   span_positions [B, 2], span_weights [B, 2], span_count, seed,
 //   sample_offset) -> (loss, span_correct, span_logits [B, 2, S]), the
-//   results named by `ferry.output`.
+//   results named by `graph.output`.
 void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
                                func::FuncOp layer, func::FuncOp heads) {
   int64_t s = m.seq_length, p = m.max_predictions;
@@ -454,9 +456,10 @@ void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
     inputs.push_back(type);
   func::FuncOp fn = beginFunction(module, bert::kForwardFn, inputs,
                                   heads.getFunctionType().getResults());
+  graph::markEntry(fn, graph::Entry::Forward);
   llvm::StringMap<Value> arg;
   for (auto [i, input] : llvm::enumerate(in)) {
-    fn.setArgAttr(i, "ferry.input", b.getStringAttr(input.first));
+    fn.setArgAttr(i, ferry::graph::attrs::kInput, b.getStringAttr(input.first));
     arg[input.first] = fn.getArgument(i);
   }
   Value ids = arg["input_ids"], segments = arg["segment_ids"];
@@ -500,7 +503,7 @@ void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
     func::ReturnOp::create(b, loc, call.getResults());
     const StringRef names[] = {"loss", "span_correct", "span_logits"};
     for (auto [i, name] : llvm::enumerate(names))
-      fn.setResultAttr(i, "ferry.output", b.getStringAttr(name));
+      fn.setResultAttr(i, ferry::graph::attrs::kOutput, b.getStringAttr(name));
     return;
   }
   SmallVector<Value> headArgs = {encoded,   positions,  labels,   weights,
@@ -515,7 +518,7 @@ void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
     return;
   }
   // The encoder's last hidden states as a sixth result: every result is
-  // then named by `ferry.output` (the metrics by their usual names), and
+  // then named by `graph.output` (the metrics by their usual names), and
   // ferry-insert-eval stores the non-scalar one per micro-batch in
   // @output.eval.sequence_output.
   SmallVector<Value> results(call.getResults());
@@ -528,26 +531,24 @@ void BertBuilder::buildForward(ModuleOp module, func::FuncOp embeddings,
   const StringRef metrics[] = {"loss", "mlm_loss", "nsp_loss", "mlm_correct",
                                "nsp_correct"};
   for (unsigned i = 0; i + 1 < results.size(); ++i)
-    fn.setResultAttr(i, "ferry.output", b.getStringAttr(metrics[i]));
-  fn.setResultAttr(results.size() - 1, "ferry.output",
+    fn.setResultAttr(i, ferry::graph::attrs::kOutput,
+                     b.getStringAttr(metrics[i]));
+  fn.setResultAttr(results.size() - 1, ferry::graph::attrs::kOutput,
                    b.getStringAttr("sequence_output"));
 }
 
 OwningOpRef<ModuleOp> BertBuilder::build(StringRef name) {
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc, name);
   auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
-  (*module)->setAttr("ferry.model", b.getStringAttr("bert"));
-  (*module)->setAttr("ferry.vocab_size", i64(m.vocab_size));
-  (*module)->setAttr("ferry.padded_vocab_size", i64(m.paddedVocabSize()));
-  (*module)->setAttr("ferry.micro_batch_size", i64(batch));
-  (*module)->setAttr("ferry.global_batch_size",
-                     i64(cfg.training.global_batch_size));
+  (*module)->setAttr(graph::attrs::kModel, b.getStringAttr("bert"));
+  (*module)->setAttr(graph::attrs::kVocabSize, i64(m.vocab_size));
+  (*module)->setAttr(graph::attrs::kPaddedVocabSize, i64(m.paddedVocabSize()));
 
   // The training settings the passes read (ferry-insert-optimizer).
   const TrainingConfig &t = cfg.training;
   auto f64 = [&](double v) { return b.getF64FloatAttr(v); };
   (*module)->setAttr(
-      "ferry.training",
+      ferry::graph::attrs::kTraining,
       b.getDictionaryAttr({
           b.getNamedAttr("micro_batch_size", i64(batch)),
           b.getNamedAttr("global_batch_size", i64(t.global_batch_size)),

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/lowering/KernelSelection.h"
+#include "dialects/graph/GraphAttributes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
@@ -106,7 +107,7 @@ LogicalResult KernelSelection::lower(func::FuncOp fn) {
   Frame frame;
   Block &body = fn.getBody().front();
   for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
-    auto name = fn.getArgAttrOfType<StringAttr>(i, "ferry.input");
+    auto name = fn.getArgAttrOfType<StringAttr>(i, ferry::graph::attrs::kInput);
     std::string argName = name ? name.str() : "arg" + std::to_string(i);
     if (isa<IndexType, IntegerType>(arg.getType())) {
       frame.ints[arg] = Affine::reg(program.registers++);

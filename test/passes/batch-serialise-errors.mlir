@@ -3,20 +3,20 @@
 // Every error of ferry-batch-serialise, one per case, on hand-written
 // stand-ins for ferry-insert-optimizer's output.
 
-// expected-error @+1 {{ferry-batch-serialise needs @train_step and @forward_grad with bodies: run ferry-autodiff and ferry-insert-optimizer first}}
+// expected-error @+1 {{ferry-batch-serialise needs functions with bodies marked graph.entry = "train_step" and "forward_grad": run ferry-autodiff and ferry-insert-optimizer first}}
 module {
 }
 
 // -----
 
 module {
-  func.func @forward_grad(%x: tensor<2xf32>) -> tensor<f32> {
+  func.func @forward_grad(%x: tensor<2xf32>) -> tensor<f32> attributes {graph.entry = "forward_grad"} {
     %s = graph.reduce sum %x dims [0] : tensor<2xf32> -> tensor<f32>
     return %s : tensor<f32>
   }
   // No micro-batch loop around the call.
   // expected-error @+1 {{ferry-batch-serialise: @train_step must call @forward_grad directly inside its micro-batch loop (from 0, step 1, to a constant)}}
-  func.func @train_step(%step: index) {
+  func.func @train_step(%step: index) attributes {graph.entry = "train_step"} {
     %cst = arith.constant dense<1.0> : tensor<2xf32>
     %l = func.call @forward_grad(%cst) : (tensor<2xf32>) -> tensor<f32>
     return
@@ -26,7 +26,7 @@ module {
 // -----
 
 module {
-  func.func @forward_grad(%x: tensor<2xf32>) -> tensor<f32> {
+  func.func @forward_grad(%x: tensor<2xf32>) -> tensor<f32> attributes {graph.entry = "forward_grad"} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c2 = arith.constant 2 : index
@@ -39,7 +39,7 @@ module {
     %s = graph.reduce sum %r#0 dims [0] : tensor<2xf32> -> tensor<f32>
     return %s : tensor<f32>
   }
-  func.func @train_step(%step: index) {
+  func.func @train_step(%step: index) attributes {graph.entry = "train_step"} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c2 = arith.constant 2 : index
@@ -55,13 +55,13 @@ module {
 
 module {
   graph.variable @stash.s : tensor<2xf32> init(zeros) hf "stash.s"
-  func.func @forward_grad(%x: tensor<2xf32>) -> tensor<f32> {
+  func.func @forward_grad(%x: tensor<2xf32>) -> tensor<f32> attributes {graph.entry = "forward_grad"} {
     %y = graph.add %x, %x : tensor<2xf32>
     graph.store %y into @stash.s : tensor<2xf32>
     %s = graph.reduce sum %y dims [0] : tensor<2xf32> -> tensor<f32>
     return %s : tensor<f32>
   }
-  func.func @train_step(%step: index) {
+  func.func @train_step(%step: index) attributes {graph.entry = "train_step"} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c2 = arith.constant 2 : index

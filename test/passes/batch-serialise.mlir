@@ -43,7 +43,7 @@
 // CHECK: [[R0:%.*]] = arith.muli [[C0]], [[GA]]
 // CHECK-NEXT: [[AT:%.*]] = arith.addi [[R0]], [[I]]
 // CHECK-NEXT: graph.store [[E]] into @stash.carry[[[AT]]]
-// CHECK-NEXT: } {ferry.micro_batches}
+// CHECK-NEXT: } {graph.micro_batches}
 
 // Layers forward: for l { for i { x = carry[i]; x[l, i] = x; carry[i] = y } }.
 // CHECK: [[L2:%.*]] = arith.constant 2 : index
@@ -60,7 +60,7 @@
 // CHECK-NEXT: [[Y:%.*]]:2 = func.call @blk_fwd([[XL]], {{.*}}, [[L]], [[OFF]], [[W]])
 // CHECK-NEXT: graph.store [[Y]]#1 into @stash.blk.1[[[AT]]]
 // CHECK-NEXT: graph.store [[Y]]#0 into @stash.carry[[[CI]]]
-// CHECK-NEXT: } {ferry.micro_batches}
+// CHECK-NEXT: } {graph.micro_batches}
 // CHECK-NEXT: }
 
 // Head forward + backward: the carry in, loss into the metric, its
@@ -73,7 +73,7 @@
 // CHECK-NEXT: graph.accumulate [[LOSS]]#0 into @metric.loss
 // CHECK: [[DH:%.*]] = func.call @head_bwd([[H]],
 // CHECK-NEXT: graph.store [[DH]] into @stash.carry[[[AT]]]
-// CHECK-NEXT: } {ferry.micro_batches}
+// CHECK-NEXT: } {graph.micro_batches}
 
 // Layers backward: carry[i] -> carry[i] in place, layer L-1-k's input and
 // stash entries.
@@ -90,7 +90,7 @@
 // CHECK: [[G:%.*]]:2 = func.call @blk_bwd(
 // CHECK-NEXT: graph.accumulate [[G]]#1 into @grad.layer.w[[[LAYER]]]
 // CHECK-NEXT: graph.store [[G]]#0 into @stash.carry[[[DAT]]]
-// CHECK-NEXT: } {ferry.micro_batches}
+// CHECK-NEXT: } {graph.micro_batches}
 // CHECK-NEXT: }
 
 // Embeddings backward: the carry.
@@ -98,7 +98,7 @@
 // CHECK: [[DE:%.*]] = graph.parameter_slice @stash.carry[
 // CHECK-NEXT: [[GE:%.*]] = func.call @embed_bwd({{.*}}, [[DE]])
 // CHECK-NEXT: graph.accumulate [[GE]] into @grad.emb
-// CHECK-NEXT: } {ferry.micro_batches}
+// CHECK-NEXT: } {graph.micro_batches}
 // CHECK: graph.global_norm
 
 // With a carry (96 bytes) larger than carry-row-budget (80 bytes, what a
@@ -123,7 +123,7 @@
 // ROWS: func.call @head_fwd(
 // ROWS: graph.store %{{.*}} into @stash.carry[
 
-module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, clip_norm = 1.000000e+00 : f64, data_parallel = 1 : i64, epsilon = 9.9999999999999995E-7 : f64, global_batch_size = 6 : i64, lr = 1.000000e-03 : f64, lr_schedule = "constant", micro_batch_size = 2 : i64, optimizer = "adamw", power = 1.000000e+00 : f64, seed = 42 : i64, start_warmup_step = 0 : i64, total_steps = 100 : i64, warmup_steps = 0 : i64, weight_decay = 1.000000e-02 : f64}} {
+module attributes {graph.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, clip_norm = 1.000000e+00 : f64, data_parallel = 1 : i64, epsilon = 9.9999999999999995E-7 : f64, global_batch_size = 6 : i64, lr = 1.000000e-03 : f64, lr_schedule = "constant", micro_batch_size = 2 : i64, optimizer = "adamw", power = 1.000000e+00 : f64, seed = 42 : i64, start_warmup_step = 0 : i64, total_steps = 100 : i64, warmup_steps = 0 : i64, weight_decay = 1.000000e-02 : f64}} {
   graph.parameter @emb : tensor<4xf32> init(normal, 2.000000e-02) hf "emb"
   graph.parameter @layer.w : tensor<2x4x4xf32> init(normal, 2.000000e-02) hf "layer.{}.w" stacked
   graph.variable @stash.blk.0 : tensor<2x2x4xf32> init(zeros) hf "stash.blk.0.{}" stacked
@@ -193,7 +193,7 @@ module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899
     %5 = graph.mul %3, %4 : tensor<2x4xf32>
     return %5 : tensor<2x4xf32>
   }
-  func.func @forward(%arg0: tensor<2x4xf32> {ferry.input = "x"}, %arg1: tensor<f32> {ferry.input = "mlm_count"}, %arg2: i64 {ferry.input = "seed"}, %arg3: index {ferry.input = "sample_offset"}) -> tensor<f32> {
+  func.func @forward(%arg0: tensor<2x4xf32> {graph.input = "x"}, %arg1: tensor<f32> {graph.input = "mlm_count"}, %arg2: i64 {graph.input = "seed"}, %arg3: index {graph.input = "sample_offset"}) -> tensor<f32> attributes {graph.entry = "forward"} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c2 = arith.constant 2 : index
@@ -207,7 +207,7 @@ module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899
     %3 = call @head(%2, %arg1) : (tensor<2x4xf32>, tensor<f32>) -> tensor<f32>
     return %3 : tensor<f32>
   }
-  func.func @forward_grad(%arg0: tensor<2x4xf32> {ferry.input = "x"}, %arg1: tensor<f32> {ferry.input = "mlm_count"}, %arg2: i64 {ferry.input = "seed"}, %arg3: index {ferry.input = "sample_offset"}) -> tensor<f32> {
+  func.func @forward_grad(%arg0: tensor<2x4xf32> {graph.input = "x"}, %arg1: tensor<f32> {graph.input = "mlm_count"}, %arg2: i64 {graph.input = "seed"}, %arg3: index {graph.input = "sample_offset"}) -> tensor<f32> attributes {graph.entry = "forward_grad"} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c2 = arith.constant 2 : index
@@ -240,7 +240,7 @@ module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899
     graph.accumulate %6 into @grad.emb : tensor<4xf32>
     return %3#0 : tensor<f32>
   }
-  func.func @train_step(%arg0: index {ferry.input = "step"}) {
+  func.func @train_step(%arg0: index {graph.input = "step"}) attributes {graph.entry = "train_step"} {
     %cst = arith.constant dense<0.000000e+00> : tensor<f32>
     graph.store %cst into @metric.loss : tensor<f32>
     %cst_0 = arith.constant dense<0.000000e+00> : tensor<f32>

@@ -18,7 +18,7 @@
 // CHECK-NEXT: scf.for
 // CHECK-NOT: graph.all_gather
 // CHECK: graph.accumulate %{{.*}} into @grad.layer.w : tensor<10xf32>
-// CHECK: } {ferry.micro_batches}
+// CHECK: } {graph.micro_batches}
 // CHECK: %[[G:.*]] = graph.parameter_ref @grad.layer.w : tensor<10xf32>
 // CHECK-NEXT: %[[GS:.*]] = graph.reduce_scatter %[[G]] replicas 2 : tensor<10xf32> -> tensor<5xf32>
 // CHECK-NEXT: graph.store %[[GS]] into @grad.shard.layer.w[%[[L0]]] : tensor<5xf32>
@@ -29,7 +29,7 @@ module {
   graph.variable @adam_m.layer.w : tensor<2x10xf32> init(zeros) hf "m.w.{}" stacked
   graph.variable @adam_v.layer.w : tensor<2x10xf32> init(zeros) hf "v.w.{}" stacked
   graph.variable @norm.parts : tensor<2xf32> init(zeros) hf "norm.parts.{}" stacked
-  func.func @train_step(%step: index {ferry.input = "step"}) {
+  func.func @train_step(%step: index {graph.input = "step"}) {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c2 = arith.constant 2 : index
@@ -43,7 +43,7 @@ module {
           %x = graph.parameter_slice @layer.w[%l] : tensor<10xf32>
           %y = graph.add %x, %x : tensor<10xf32>
           graph.accumulate %y into @grad.layer.w[%l] : tensor<10xf32>
-        } {ferry.micro_batches}
+        } {graph.micro_batches}
         %g = graph.parameter_slice @grad.layer.w[%l0] : tensor<10xf32>
         %n = graph.global_norm %g : tensor<10xf32> -> tensor<f32>
         graph.store %n into @norm.parts[%l0] : tensor<f32>

@@ -6,11 +6,11 @@
 // shard, hoisted out of the micro-batch loop but not out of the layer loop;
 // gradients are reduce-scattered where their norm is taken, the norm from
 // the replicas' shard norms; the optimizer updates the shards.
-// CHECK-DAG: graph.parameter @w : tensor<11xf32> init(normal, 2.000000e-02) hf "w" {ferry.shard_of = array<i64: 4, 8>, ferry.shard_replicas = 3 : i64}
-// CHECK-DAG: graph.parameter @layer.w : tensor<2x4xf32> init(zeros) hf "w.{}" stacked {ferry.shard_of = array<i64: 2, 10>, ferry.shard_replicas = 3 : i64}
+// CHECK-DAG: graph.parameter @w : tensor<11xf32> init(normal, 2.000000e-02) hf "w" {graph.shard_of = array<i64: 4, 8>, graph.shard_replicas = 3 : i64}
+// CHECK-DAG: graph.parameter @layer.w : tensor<2x4xf32> init(zeros) hf "w.{}" stacked {graph.shard_of = array<i64: 2, 10>, graph.shard_replicas = 3 : i64}
 // CHECK-DAG: graph.parameter @b : tensor<4xf32> init(zeros) hf "b"{{$}}
-// CHECK-DAG: graph.variable @adam_m.w : tensor<11xf32> init(zeros) hf "m.w" {ferry.shard_of = array<i64: 4, 8>, ferry.shard_replicas = 3 : i64}
-// CHECK-DAG: graph.variable @adam_v.w : tensor<11xf32> init(zeros) hf "v.w" {ferry.shard_of = array<i64: 4, 8>, ferry.shard_replicas = 3 : i64}
+// CHECK-DAG: graph.variable @adam_m.w : tensor<11xf32> init(zeros) hf "m.w" {graph.shard_of = array<i64: 4, 8>, graph.shard_replicas = 3 : i64}
+// CHECK-DAG: graph.variable @adam_v.w : tensor<11xf32> init(zeros) hf "v.w" {graph.shard_of = array<i64: 4, 8>, graph.shard_replicas = 3 : i64}
 // CHECK-DAG: graph.variable @grad.shard.w : tensor<11xf32> init(zeros) hf "grad.shard.w"
 // CHECK-LABEL: func.func @train_step
 // CHECK: scf.for %[[L:.*]] =
@@ -18,7 +18,7 @@
 // CHECK-NEXT: %[[W:.*]] = graph.all_gather %[[S]] replicas 3 : tensor<4xf32> -> tensor<10xf32>
 // CHECK-NEXT: scf.for
 // CHECK: graph.add %[[W]], %[[W]]
-// CHECK: } {ferry.micro_batches}
+// CHECK: } {graph.micro_batches}
 // CHECK: %[[G:.*]] = graph.parameter_ref @grad.w : tensor<4x8xf32>
 // CHECK-NEXT: %[[GS:.*]] = graph.reduce_scatter %[[G]] replicas 3 : tensor<4x8xf32> -> tensor<11xf32>
 // CHECK-NEXT: graph.store %[[GS]] into @grad.shard.w : tensor<11xf32>
@@ -44,7 +44,7 @@ module {
   graph.variable @adam_m.b : tensor<4xf32> init(zeros) hf "m.b"
   graph.variable @adam_v.b : tensor<4xf32> init(zeros) hf "v.b"
   graph.variable @out : tensor<10xf32> init(zeros) hf "out"
-  func.func @train_step(%step: index {ferry.input = "step"}) {
+  func.func @train_step(%step: index {graph.input = "step"}) {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c2 = arith.constant 2 : index
@@ -53,7 +53,7 @@ module {
         %x = graph.parameter_slice @layer.w[%l] : tensor<10xf32>
         %y = graph.add %x, %x : tensor<10xf32>
         graph.accumulate %y into @out : tensor<10xf32>
-      } {ferry.micro_batches}
+      } {graph.micro_batches}
     }
     %w = graph.parameter_ref @grad.w : tensor<4x8xf32>
     %b = graph.parameter_ref @grad.b : tensor<4xf32>

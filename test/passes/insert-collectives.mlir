@@ -33,7 +33,7 @@ module @resident {
   graph.variable @adam_m.w : tensor<4x8xf32> init(zeros) hf "m.w"
   graph.variable @adam_v.w : tensor<4x8xf32> init(zeros) hf "v.w"
   graph.variable @metric.loss : tensor<f32> init(zeros) hf "metric.loss"
-  func.func @train_step(%step: index {ferry.input = "step"}, %replica: index {ferry.input = "replica"}) {
+  func.func @train_step(%step: index {graph.input = "step"}, %replica: index {graph.input = "replica"}) {
     %loss = arith.constant dense<1.0> : tensor<f32>
     graph.accumulate %loss into @metric.loss : tensor<f32>
     %t = graph.parameter_ref @grad.tied.w : tensor<4x8xf32>
@@ -64,7 +64,7 @@ module @phased {
   graph.parameter @layer.w : tensor<2x4xf32> init(zeros) hf "w.{}" stacked
   graph.variable @grad.layer.w : tensor<2x4xf32> init(zeros) hf "grad.w.{}" stacked
   graph.variable @norm.parts : tensor<2xf32> init(zeros) hf "norm.parts.{}" stacked
-  func.func @train_step(%step: index {ferry.input = "step"}) {
+  func.func @train_step(%step: index {graph.input = "step"}) {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c2 = arith.constant 2 : index

@@ -30,7 +30,7 @@
 // CHECK-NOT: graph.dropout
 // CHECK: return
 
-// CHECK-LABEL: func.func @eval_step() {
+// CHECK-LABEL: func.func @eval_step() attributes {graph.entry = "eval_step"} {
 // CHECK-NEXT: [[Z:%.*]] = arith.constant dense<0.000000e+00> : tensor<f32>
 // CHECK-NEXT: graph.store [[Z]] into @metric.eval.loss : tensor<f32>
 // CHECK-NEXT: graph.store [[Z]] into @metric.eval.mlm_loss : tensor<f32>
@@ -47,7 +47,7 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: return
 
-module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, clip_norm = 1.000000e+00 : f64, data_parallel = 1 : i64, epsilon = 9.9999999999999995E-7 : f64, global_batch_size = 8 : i64, lr = 1.000000e-03 : f64, lr_schedule = "poly", micro_batch_size = 2 : i64, optimizer = "lamb", power = 1.000000e+00 : f64, seed = 42 : i64, start_warmup_step = 0 : i64, total_steps = 100 : i64, warmup_steps = 10 : i64, weight_decay = 1.000000e-02 : f64}} {
+module attributes {graph.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, clip_norm = 1.000000e+00 : f64, data_parallel = 1 : i64, epsilon = 9.9999999999999995E-7 : f64, global_batch_size = 8 : i64, lr = 1.000000e-03 : f64, lr_schedule = "poly", micro_batch_size = 2 : i64, optimizer = "lamb", power = 1.000000e+00 : f64, seed = 42 : i64, start_warmup_step = 0 : i64, total_steps = 100 : i64, warmup_steps = 10 : i64, weight_decay = 1.000000e-02 : f64}} {
   graph.parameter @w : tensor<4x4xf32> init(normal, 2.000000e-02) hf "w"
   graph.variable @grad.w : tensor<4x4xf32> init(zeros) hf "grad.w"
   graph.variable @metric.loss : tensor<f32> init(zeros) hf "metric.loss"
@@ -97,7 +97,7 @@ module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899
     %6 = graph.matmul %4, %arg0 {transpose_lhs} : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<4x4xf32>
     return %6 : tensor<4x4xf32>
   }
-  func.func @forward(%arg0: tensor<2x4xf32> {ferry.input = "x"}, %arg1: tensor<f32> {ferry.input = "mlm_count"}, %arg2: i64 {ferry.input = "seed"}, %arg3: index {ferry.input = "sample_offset"}) -> (tensor<f32>, tensor<f32>) {
+  func.func @forward(%arg0: tensor<2x4xf32> {graph.input = "x"}, %arg1: tensor<f32> {graph.input = "mlm_count"}, %arg2: i64 {graph.input = "seed"}, %arg3: index {graph.input = "sample_offset"}) -> (tensor<f32>, tensor<f32>) attributes {graph.entry = "forward"} {
     %c0 = arith.constant 0 : index
     %0 = graph.parameter_ref @w : tensor<4x4xf32>
     %1 = call @block(%arg0, %0, %arg2, %arg3) : (tensor<2x4xf32>, tensor<4x4xf32>, i64, index) -> tensor<2x4xf32>
@@ -106,7 +106,7 @@ module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899
     %4 = graph.div %3, %arg1 : tensor<f32>
     return %4, %3 : tensor<f32>, tensor<f32>
   }
-  func.func @forward_grad(%arg0: tensor<2x4xf32> {ferry.input = "x"}, %arg1: tensor<f32> {ferry.input = "mlm_count"}, %arg2: i64 {ferry.input = "seed"}, %arg3: index {ferry.input = "sample_offset"}) -> (tensor<f32>, tensor<f32>) {
+  func.func @forward_grad(%arg0: tensor<2x4xf32> {graph.input = "x"}, %arg1: tensor<f32> {graph.input = "mlm_count"}, %arg2: i64 {graph.input = "seed"}, %arg3: index {graph.input = "sample_offset"}) -> (tensor<f32>, tensor<f32>) attributes {graph.entry = "forward_grad"} {
     %c0 = arith.constant 0 : index
     %0 = graph.parameter_ref @w : tensor<4x4xf32>
     %1:5 = call @block_fwd(%arg0, %0, %arg2, %arg3) : (tensor<2x4xf32>, tensor<4x4xf32>, i64, index) -> (tensor<2x4xf32>, tensor<2x1x1x4xf32>, tensor<2x1xf32>, tensor<2x1x1x4xf32>, tensor<2x1x1xf32>)
@@ -125,7 +125,7 @@ module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899
     graph.accumulate %12 into @grad.w : tensor<4x4xf32>
     return %4, %3 : tensor<f32>, tensor<f32>
   }
-  func.func @train_step(%arg0: index {ferry.input = "step"}) {
+  func.func @train_step(%arg0: index {graph.input = "step"}) attributes {graph.entry = "train_step"} {
     %cst = arith.constant dense<0.000000e+00> : tensor<f32>
     graph.store %cst into @metric.loss : tensor<f32>
     %cst_0 = arith.constant dense<0.000000e+00> : tensor<f32>

@@ -3,7 +3,7 @@
 // Each input is what ferry-autodiff makes of a small model's graph.
 
 // Tests ferry-insert-optimizer: @train_step(%step) around @forward_grad with
-// the settings of the module's ferry.training dictionary. Here the global
+// the settings of the module's graph.training dictionary. Here the global
 // batch is 8, the micro-batch 2 and data_parallel 1, so GA = 4 micro-batches.
 // * The metrics are zeroed, then summed over the micro-batches (result k of
 //   @forward_grad into loss, mlm_loss, nsp_loss, mlm_correct).
@@ -29,7 +29,7 @@
 // CHECK-DAG: graph.variable @adam_v.layer.b : tensor<2x4xf32> init(zeros) hf "optimizer.v.layer.{}.b" stacked
 
 // CHECK-LABEL: func.func @train_step(
-// CHECK-SAME: [[STEP:%[a-z0-9]+]]: index {ferry.input = "step"}) {
+// CHECK-SAME: [[STEP:%[a-z0-9]+]]: index {graph.input = "step"}) attributes {graph.entry = "train_step"} {
 // CHECK-NEXT: [[Z0:%.*]] = arith.constant dense<0.000000e+00> : tensor<f32>
 // CHECK-NEXT: graph.store [[Z0]] into @metric.loss : tensor<f32>
 // CHECK-NEXT: [[Z1:%.*]] = arith.constant dense<0.000000e+00> : tensor<f32>
@@ -70,12 +70,12 @@
 // CHECK-NEXT: graph.store [[ZB]] into @grad.layer.b : tensor<2x4xf32>
 // CHECK-NEXT: return
 
-module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, clip_norm = 1.000000e+00 : f64, data_parallel = 1 : i64, epsilon = 9.9999999999999995E-7 : f64, global_batch_size = 8 : i64, lr = 1.000000e-03 : f64, lr_schedule = "poly", micro_batch_size = 2 : i64, optimizer = "lamb", power = 1.000000e+00 : f64, seed = 42 : i64, start_warmup_step = 0 : i64, total_steps = 100 : i64, warmup_steps = 10 : i64, weight_decay = 1.000000e-02 : f64}} {
+module attributes {graph.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, clip_norm = 1.000000e+00 : f64, data_parallel = 1 : i64, epsilon = 9.9999999999999995E-7 : f64, global_batch_size = 8 : i64, lr = 1.000000e-03 : f64, lr_schedule = "poly", micro_batch_size = 2 : i64, optimizer = "lamb", power = 1.000000e+00 : f64, seed = 42 : i64, start_warmup_step = 0 : i64, total_steps = 100 : i64, warmup_steps = 10 : i64, weight_decay = 1.000000e-02 : f64}} {
   graph.parameter @w : tensor<4x4xf32> init(normal, 2.000000e-02) hf "w"
   graph.parameter @layer.b : tensor<2x4xf32> init(zeros) hf "layer.{}.b" stacked no_weight_decay
   graph.variable @grad.layer.b : tensor<2x4xf32> init(zeros) hf "grad.layer.{}.b" stacked
   graph.variable @grad.w : tensor<4x4xf32> init(zeros) hf "grad.w"
-  func.func @forward(%arg0: tensor<2x4xf32> {ferry.input = "x"}, %arg1: tensor<f32> {ferry.input = "mlm_count"}, %arg2: i64 {ferry.input = "seed"}, %arg3: index {ferry.input = "sample_offset"}) -> (tensor<f32>, tensor<f32>) {
+  func.func @forward(%arg0: tensor<2x4xf32> {graph.input = "x"}, %arg1: tensor<f32> {graph.input = "mlm_count"}, %arg2: i64 {graph.input = "seed"}, %arg3: index {graph.input = "sample_offset"}) -> (tensor<f32>, tensor<f32>) attributes {graph.entry = "forward"} {
     %c1 = arith.constant 1 : index
     %0 = graph.parameter_ref @w : tensor<4x4xf32>
     %1 = graph.parameter_slice @layer.b[%c1] : tensor<4xf32>
@@ -86,7 +86,7 @@ module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899
     %6 = graph.div %5, %arg1 : tensor<f32>
     return %6, %5 : tensor<f32>, tensor<f32>
   }
-  func.func @forward_grad(%arg0: tensor<2x4xf32> {ferry.input = "x"}, %arg1: tensor<f32> {ferry.input = "mlm_count"}, %arg2: i64 {ferry.input = "seed"}, %arg3: index {ferry.input = "sample_offset"}) -> (tensor<f32>, tensor<f32>) {
+  func.func @forward_grad(%arg0: tensor<2x4xf32> {graph.input = "x"}, %arg1: tensor<f32> {graph.input = "mlm_count"}, %arg2: i64 {graph.input = "seed"}, %arg3: index {graph.input = "sample_offset"}) -> (tensor<f32>, tensor<f32>) attributes {graph.entry = "forward_grad"} {
     %c1 = arith.constant 1 : index
     %0 = graph.parameter_ref @w : tensor<4x4xf32>
     %1 = graph.parameter_slice @layer.b[%c1] : tensor<4xf32>
@@ -128,16 +128,16 @@ module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899
 // CHECK: graph.learning_rate %{{.*}} {kind = "constant", lr = 5.000000e-04 : f64, power = 2.000000e+00 : f64, start_warmup_step = 3 : i64, total_steps = 7 : i64, warmup_steps = 5 : i64} : tensor<f32>
 // CHECK: graph.optimizer_update @w grad @grad.w moments @adam_m.w, @adam_v.w lr %{{.*}} norm %{{.*}} step %{{.*}} {beta1 = 8.000000e-01 : f64, beta2 = 9.000000e-01 : f64, clip_norm = 0.000000e+00 : f64, epsilon = 1.000000e-08 : f64, optimizer = "adamw", weight_decay = 5.000000e-02 : f64}
 
-module attributes {ferry.training = {beta1 = 8.000000e-01 : f64, beta2 = 9.000000e-01 : f64, clip_norm = 0.000000e+00 : f64, data_parallel = 1 : i64, epsilon = 1.000000e-08 : f64, global_batch_size = 4 : i64, lr = 5.000000e-04 : f64, lr_schedule = "constant", micro_batch_size = 4 : i64, optimizer = "adamw", power = 2.000000e+00 : f64, seed = 7 : i64, start_warmup_step = 3 : i64, total_steps = 7 : i64, warmup_steps = 5 : i64, weight_decay = 5.000000e-02 : f64}} {
+module attributes {graph.training = {beta1 = 8.000000e-01 : f64, beta2 = 9.000000e-01 : f64, clip_norm = 0.000000e+00 : f64, data_parallel = 1 : i64, epsilon = 1.000000e-08 : f64, global_batch_size = 4 : i64, lr = 5.000000e-04 : f64, lr_schedule = "constant", micro_batch_size = 4 : i64, optimizer = "adamw", power = 2.000000e+00 : f64, seed = 7 : i64, start_warmup_step = 3 : i64, total_steps = 7 : i64, warmup_steps = 5 : i64, weight_decay = 5.000000e-02 : f64}} {
   graph.parameter @w : tensor<4xf32> init(normal, 2.000000e-02) hf "w"
   graph.variable @grad.w : tensor<4xf32> init(zeros) hf "grad.w"
-  func.func @forward(%arg0: tensor<4x4xf32> {ferry.input = "x"}) -> tensor<f32> {
+  func.func @forward(%arg0: tensor<4x4xf32> {graph.input = "x"}) -> tensor<f32> attributes {graph.entry = "forward"} {
     %0 = graph.parameter_ref @w : tensor<4xf32>
     %1 = graph.bias_add %arg0, %0 : tensor<4x4xf32>, tensor<4xf32>
     %2 = graph.reduce sum_squares %1 dims [0, 1] : tensor<4x4xf32> -> tensor<f32>
     return %2 : tensor<f32>
   }
-  func.func @forward_grad(%arg0: tensor<4x4xf32> {ferry.input = "x"}) -> tensor<f32> {
+  func.func @forward_grad(%arg0: tensor<4x4xf32> {graph.input = "x"}) -> tensor<f32> attributes {graph.entry = "forward_grad"} {
     %0 = graph.parameter_ref @w : tensor<4xf32>
     %1 = graph.bias_add %arg0, %0 : tensor<4x4xf32>, tensor<4xf32>
     %2 = graph.reduce sum_squares %1 dims [0, 1] : tensor<4x4xf32> -> tensor<f32>

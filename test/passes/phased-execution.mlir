@@ -28,7 +28,7 @@
 // CHECK: graph.phase "embed.fwd" {
 // CHECK-NEXT: scf.for
 // CHECK: func.call @embed_fwd(
-// CHECK: } {ferry.micro_batches}
+// CHECK: } {graph.micro_batches}
 // CHECK-NEXT: }
 // CHECK: scf.for [[L:%[a-z0-9]+]] =
 // CHECK-NEXT: graph.phase "blk.fwd" {
@@ -45,7 +45,7 @@
 // CHECK-NEXT: arith.constant
 // CHECK-NEXT: graph.store {{.*}} into @grad.layer.w[[[LAYER]]]
 // CHECK: graph.accumulate {{.*}} into @grad.layer.w[[[LAYER]]]
-// CHECK: } {ferry.micro_batches}
+// CHECK: } {graph.micro_batches}
 // CHECK-NEXT: [[G:%.*]] = graph.parameter_slice @grad.layer.w[[[LAYER]]]
 // CHECK-NEXT: [[SLOT:%.*]] = arith.addi [[LAYER]],
 // CHECK-NEXT: [[N:%.*]] = graph.global_norm [[G]]
@@ -54,7 +54,7 @@
 // CHECK-NEXT: arith.constant
 // CHECK-NEXT: graph.store {{.*}} into @grad.emb
 // CHECK: graph.accumulate {{.*}} into @grad.emb
-// CHECK: } {ferry.micro_batches}
+// CHECK: } {graph.micro_batches}
 // CHECK-NEXT: [[T:%.*]] = graph.parameter_ref @grad.tied.emb
 // CHECK-NEXT: graph.accumulate [[T]] into @grad.emb
 // CHECK-NEXT: [[GE:%.*]] = graph.parameter_ref @grad.emb
@@ -76,7 +76,7 @@
 // CHECK-NEXT: {{^ *}}}
 // CHECK-NEXT: return
 
-module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, clip_norm = 1.000000e+00 : f64, data_parallel = 1 : i64, epsilon = 9.9999999999999995E-7 : f64, global_batch_size = 6 : i64, lr = 1.000000e-03 : f64, lr_schedule = "constant", micro_batch_size = 2 : i64, optimizer = "adamw", power = 1.000000e+00 : f64, seed = 42 : i64, start_warmup_step = 0 : i64, total_steps = 100 : i64, warmup_steps = 0 : i64, weight_decay = 1.000000e-02 : f64}} {
+module attributes {graph.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, clip_norm = 1.000000e+00 : f64, data_parallel = 1 : i64, epsilon = 9.9999999999999995E-7 : f64, global_batch_size = 6 : i64, lr = 1.000000e-03 : f64, lr_schedule = "constant", micro_batch_size = 2 : i64, optimizer = "adamw", power = 1.000000e+00 : f64, seed = 42 : i64, start_warmup_step = 0 : i64, total_steps = 100 : i64, warmup_steps = 0 : i64, weight_decay = 1.000000e-02 : f64}} {
   graph.variable @stash.carry : tensor<3x2x4xf32> init(zeros) hf "stash.carry.{}" stacked
   graph.variable @stash.x : tensor<6x2x4xf32> init(zeros) hf "stash.x.{}" stacked
   graph.parameter @emb : tensor<4xf32> init(normal, 2.000000e-02) hf "emb"
@@ -149,7 +149,7 @@ module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899
     %5 = graph.reduce sum %4 dims [0] : tensor<2x4xf32> -> tensor<4xf32>
     return %4, %5 : tensor<2x4xf32>, tensor<4xf32>
   }
-  func.func @forward(%arg0: tensor<2x4xf32> {ferry.input = "x"}, %arg1: tensor<f32> {ferry.input = "mlm_count"}, %arg2: i64 {ferry.input = "seed"}, %arg3: index {ferry.input = "sample_offset"}) -> tensor<f32> {
+  func.func @forward(%arg0: tensor<2x4xf32> {graph.input = "x"}, %arg1: tensor<f32> {graph.input = "mlm_count"}, %arg2: i64 {graph.input = "seed"}, %arg3: index {graph.input = "sample_offset"}) -> tensor<f32> attributes {graph.entry = "forward"} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c2 = arith.constant 2 : index
@@ -163,7 +163,7 @@ module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899
     %3 = call @head(%2, %arg1, %0) : (tensor<2x4xf32>, tensor<f32>, tensor<4xf32>) -> tensor<f32>
     return %3 : tensor<f32>
   }
-  func.func @train_step(%arg0: index {ferry.input = "step"}) {
+  func.func @train_step(%arg0: index {graph.input = "step"}) attributes {graph.entry = "train_step"} {
     %cst = arith.constant dense<0.000000e+00> : tensor<f32>
     graph.store %cst into @metric.loss : tensor<f32>
     graph.store %cst into @metric.mlm_loss : tensor<f32>
@@ -180,7 +180,7 @@ module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899
       %7 = arith.muli %c0, %c3 : index
       %8 = arith.addi %7, %arg1 : index
       graph.store %6 into @stash.carry[%8] : tensor<2x4xf32>
-    } {ferry.micro_batches}
+    } {graph.micro_batches}
     %c2 = arith.constant 2 : index
     scf.for %arg1 = %c0 to %c2 step %c1 {
       scf.for %arg2 = %c0 to %c3 step %c1 {
@@ -199,7 +199,7 @@ module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899
         %13:2 = func.call @blk_fwd(%6, %c42_i64, %arg1, %12, %9) : (tensor<2x4xf32>, i64, index, index, tensor<4x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>)
         graph.store %13#1 into @stash.blk.1[%8] : tensor<2x4xf32>
         graph.store %13#0 into @stash.carry[%5] : tensor<2x4xf32>
-      } {ferry.micro_batches}
+      } {graph.micro_batches}
     }
     scf.for %arg1 = %c0 to %c3 step %c1 {
       %4 = arith.muli %c0, %c3 : index
@@ -213,7 +213,7 @@ module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899
       %10:2 = func.call @head_bwd(%6, %7, %8, %9#1, %9#2, %cst_2) : (tensor<2x4xf32>, tensor<f32>, tensor<4xf32>, tensor<f32>, tensor<2x4xf32>, tensor<f32>) -> (tensor<2x4xf32>, tensor<4xf32>)
       graph.store %10#0 into @stash.carry[%5] : tensor<2x4xf32>
       graph.accumulate %10#1 into @grad.emb : tensor<4xf32>
-    } {ferry.micro_batches}
+    } {graph.micro_batches}
     scf.for %arg1 = %c0 to %c2 step %c1 {
       scf.for %arg2 = %c0 to %c3 step %c1 {
         %4 = arith.muli %c0, %c3 : index
@@ -233,7 +233,7 @@ module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899
         %16:2 = func.call @blk_bwd(%10, %c42_i64, %7, %15, %12, %11, %6) : (tensor<2x4xf32>, i64, index, index, tensor<4x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<4x4xf32>)
         graph.accumulate %16#1 into @grad.layer.w[%7] : tensor<4x4xf32>
         graph.store %16#0 into @stash.carry[%5] : tensor<2x4xf32>
-      } {ferry.micro_batches}
+      } {graph.micro_batches}
     }
     scf.for %arg1 = %c0 to %c3 step %c1 {
       %4 = graph.parameter_slice @input.x[%arg1] : tensor<2x4xf32>
@@ -243,7 +243,7 @@ module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899
       %8 = graph.parameter_slice @stash.carry[%7] : tensor<2x4xf32>
       %9 = func.call @embed_bwd(%4, %5, %8) : (tensor<2x4xf32>, tensor<4xf32>, tensor<2x4xf32>) -> tensor<4xf32>
       graph.accumulate %9 into @grad.emb : tensor<4xf32>
-    } {ferry.micro_batches}
+    } {graph.micro_batches}
     %0 = graph.parameter_ref @grad.emb : tensor<4xf32>
     %1 = graph.parameter_ref @grad.layer.w : tensor<2x4x4xf32>
     %2 = graph.global_norm %0, %1 : tensor<4xf32>, tensor<2x4x4xf32> -> tensor<f32>

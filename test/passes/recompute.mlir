@@ -24,7 +24,7 @@
 // CHECK-NEXT: [[XS:%.*]] = graph.parameter_slice @stash.blk.0[[[I]]]
 // CHECK-NEXT: [[W:%.*]] = graph.parameter_slice @layer.w[[[I]]]
 // CHECK-NEXT: [[B:%.*]] = graph.parameter_slice @layer.b[[[I]]]
-// CHECK-NEXT: [[R:%.*]]:2 = func.call @blk_fwd([[XS]], [[SEED]], [[I]], [[OFF]], [[W]], [[B]]) {ferry.recompute}
+// CHECK-NEXT: [[R:%.*]]:2 = func.call @blk_fwd([[XS]], [[SEED]], [[I]], [[OFF]], [[W]], [[B]]) {graph.recompute}
 // CHECK-NEXT: func.call @blk_bwd([[XS]], [[SEED]], [[I]], [[OFF]], [[W]], [[B]], [[R]]#1, [[DY]])
 // CHECK-NOT: @stash.blk.1
 
@@ -77,7 +77,7 @@ module {
     %2 = graph.mul %0, %arg0 : tensor<2x4xf32>
     return %1, %2 : tensor<2x4xf32>, tensor<2x4xf32>
   }
-  func.func @forward(%arg0: i64, %arg1: index) -> (tensor<f32>, tensor<f32>) {
+  func.func @forward(%arg0: i64, %arg1: index) -> (tensor<f32>, tensor<f32>) attributes {graph.entry = "forward"} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c3 = arith.constant 3 : index
@@ -91,7 +91,7 @@ module {
     %2:2 = call @head(%1, %0) : (tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<f32>, tensor<f32>)
     return %2#0, %2#1 : tensor<f32>, tensor<f32>
   }
-  func.func @forward_grad(%arg0: i64, %arg1: index) -> (tensor<f32>, tensor<f32>) {
+  func.func @forward_grad(%arg0: i64, %arg1: index) -> (tensor<f32>, tensor<f32>) attributes {graph.entry = "forward_grad"} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c3 = arith.constant 3 : index

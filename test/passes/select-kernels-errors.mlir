@@ -37,7 +37,7 @@ func.func @forward() -> tensor<2xi32> {
 
 // Tests that loops start at 0.
 graph.parameter @b : tensor<3x4xf32> init(zeros) hf "b.{}" stacked
-func.func @forward(%x: tensor<4xf32> {ferry.input = "x"}) -> tensor<4xf32> {
+func.func @forward(%x: tensor<4xf32> {graph.input = "x"}) -> tensor<4xf32> {
   %c1 = arith.constant 1 : index
   %c3 = arith.constant 3 : index
   // expected-error @+1 {{ferry-lower-to-rt lowers loops from 0 with step 1 and constant bounds}}
@@ -52,7 +52,7 @@ func.func @forward(%x: tensor<4xf32> {ferry.input = "x"}) -> tensor<4xf32> {
 // -----
 
 // Tests that loops have step 1.
-func.func @forward(%x: tensor<4xf32> {ferry.input = "x"}) -> tensor<4xf32> {
+func.func @forward(%x: tensor<4xf32> {graph.input = "x"}) -> tensor<4xf32> {
   %c0 = arith.constant 0 : index
   %c2 = arith.constant 2 : index
   %c4 = arith.constant 4 : index
@@ -67,7 +67,7 @@ func.func @forward(%x: tensor<4xf32> {ferry.input = "x"}) -> tensor<4xf32> {
 // -----
 
 // Tests that a loop bound cannot depend on a program input.
-func.func @forward(%x: tensor<4xf32> {ferry.input = "x"}, %n: index {ferry.input = "n"}) -> tensor<4xf32> {
+func.func @forward(%x: tensor<4xf32> {graph.input = "x"}, %n: index {graph.input = "n"}) -> tensor<4xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   // expected-error @+1 {{ferry-lower-to-rt lowers loops from 0 with step 1 and constant bounds}}
@@ -81,7 +81,7 @@ func.func @forward(%x: tensor<4xf32> {ferry.input = "x"}, %n: index {ferry.input
 // -----
 
 // Tests that reductions run over contiguous dimensions.
-func.func @forward(%x: tensor<2x3x4xf32> {ferry.input = "x"}) -> tensor<3xf32> {
+func.func @forward(%x: tensor<2x3x4xf32> {graph.input = "x"}) -> tensor<3xf32> {
   // expected-error @+1 {{ferry-lower-to-rt needs contiguous dimensions to reduce or broadcast}}
   %r = graph.reduce sum %x dims [0, 2] : tensor<2x3x4xf32> -> tensor<3xf32>
   return %r : tensor<3xf32>
@@ -90,7 +90,7 @@ func.func @forward(%x: tensor<2x3x4xf32> {ferry.input = "x"}) -> tensor<3xf32> {
 // -----
 
 // Tests that broadcasts insert contiguous dimensions.
-func.func @forward(%x: tensor<3xf32> {ferry.input = "x"}) -> tensor<2x3x4xf32> {
+func.func @forward(%x: tensor<3xf32> {graph.input = "x"}) -> tensor<2x3x4xf32> {
   // expected-error @+1 {{ferry-lower-to-rt needs contiguous dimensions to reduce or broadcast}}
   %r = graph.broadcast %x dims [0, 2] : tensor<3xf32> -> tensor<2x3x4xf32>
   return %r : tensor<2x3x4xf32>
@@ -110,7 +110,7 @@ func.func @forward() {
 // Tests that addresses stay affine: a product of two register-dependent
 // indices is rejected.
 graph.parameter @b : tensor<3x4xf32> init(zeros) hf "b.{}" stacked
-func.func @forward(%i: index {ferry.input = "i"}, %j: index {ferry.input = "j"}) -> tensor<4xf32> {
+func.func @forward(%i: index {graph.input = "i"}, %j: index {graph.input = "j"}) -> tensor<4xf32> {
   // expected-error @+1 {{multiplies two register-dependent indices; addresses must stay affine}}
   %k = arith.muli %i, %j : index
   %b = graph.parameter_slice @b[%k] : tensor<4xf32>
@@ -121,7 +121,7 @@ func.func @forward(%i: index {ferry.input = "i"}, %j: index {ferry.input = "j"})
 
 // Tests that an op without a kernel is rejected.
 graph.parameter @w : tensor<4xf32> init(zeros) hf "w"
-func.func @forward(%x: tensor<4xf32> {ferry.input = "x"}) -> tensor<4xf32> {
+func.func @forward(%x: tensor<4xf32> {graph.input = "x"}) -> tensor<4xf32> {
   // expected-error @+1 {{ferry-lower-to-rt has no kernel for this op}}
   %y = arith.addf %x, %x : tensor<4xf32>
   return %y : tensor<4xf32>
@@ -130,7 +130,7 @@ func.func @forward(%x: tensor<4xf32> {ferry.input = "x"}) -> tensor<4xf32> {
 // -----
 
 // Tests that transposes have rank 6 or less.
-func.func @forward(%x: tensor<1x1x1x1x1x1x2xf32> {ferry.input = "x"}) -> tensor<2x1x1x1x1x1x1xf32> {
+func.func @forward(%x: tensor<1x1x1x1x1x1x2xf32> {graph.input = "x"}) -> tensor<2x1x1x1x1x1x1xf32> {
   // expected-error @+1 {{transposes of rank > 6 are not lowered}}
   %y = graph.transpose %x [6, 0, 1, 2, 3, 4, 5] : tensor<1x1x1x1x1x1x2xf32> -> tensor<2x1x1x1x1x1x1xf32>
   return %y : tensor<2x1x1x1x1x1x1xf32>
@@ -141,7 +141,7 @@ func.func @forward(%x: tensor<1x1x1x1x1x1x2xf32> {ferry.input = "x"}) -> tensor<
 // Tests that called functions need a body to inline.
 graph.parameter @w : tensor<4xf32> init(zeros) hf "w"
 func.func private @ext(tensor<4xf32>) -> tensor<4xf32>
-func.func @forward(%x: tensor<4xf32> {ferry.input = "x"}) -> tensor<4xf32> {
+func.func @forward(%x: tensor<4xf32> {graph.input = "x"}) -> tensor<4xf32> {
   // expected-error @+1 {{calls a function without a body}}
   %y = func.call @ext(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %y : tensor<4xf32>

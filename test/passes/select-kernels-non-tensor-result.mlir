@@ -5,7 +5,7 @@
 // is rejected with a diagnostic. A regression test: this was once wrong.
 
 graph.parameter @b : tensor<3x4xf32> init(zeros) hf "b.{}" stacked
-func.func @forward(%i: index {ferry.input = "i"}) -> tensor<4xf32> {
+func.func @forward(%i: index {graph.input = "i"}) -> tensor<4xf32> {
   %c2 = arith.constant 2 : index
   // expected-error @+1 {{ferry-lower-to-rt has no kernel for this op}}
   %k = arith.divui %i, %c2 : index
@@ -15,7 +15,7 @@ func.func @forward(%i: index {ferry.input = "i"}) -> tensor<4xf32> {
 
 // -----
 
-func.func @forward(%x: tensor<4xf32> {ferry.input = "x"}, %i: index {ferry.input = "i"}) -> tensor<4xf32> {
+func.func @forward(%x: tensor<4xf32> {graph.input = "x"}, %i: index {graph.input = "i"}) -> tensor<4xf32> {
   // expected-error @+1 {{ferry-lower-to-rt has no kernel for this op}}
   %s = arith.index_cast %i : index to i64
   %c0 = arith.constant 0 : index

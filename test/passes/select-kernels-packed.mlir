@@ -12,10 +12,10 @@
 // CHECK: rt.call "dropout" buffers [array<i64: [[P]], 256, 0>, array<i64: {{[0-9]+}}, 256, 0>, array<i64: 2, 64, 0>] ints [array<i64: 64>, array<i64: 32>, array<i64: 0>, array<i64: {{[0-9]+}}>, array<i64: 0>, array<i64: 0>, array<i64: 2>, array<i64: 4>] floats [1.000000e-01]
 
 module {
-  func.func @forward(%x: tensor<2x4x8xf32> {ferry.input = "x"},
-                     %ids: tensor<2x4xi32> {ferry.input = "ids"},
-                     %keys: tensor<2x4x2xi32> {ferry.input = "keys"},
-                     %s: tensor<2x2x4x4xf32> {ferry.input = "s"}) -> (tensor<2x4x8xf32>, tensor<2x2x4x4xf32>) {
+  func.func @forward(%x: tensor<2x4x8xf32> {graph.input = "x"},
+                     %ids: tensor<2x4xi32> {graph.input = "ids"},
+                     %keys: tensor<2x4x2xi32> {graph.input = "keys"},
+                     %s: tensor<2x2x4x4xf32> {graph.input = "s"}) -> (tensor<2x4x8xf32>, tensor<2x2x4x4xf32>) {
     %seed = arith.constant 0 : i64
     %c0 = arith.constant 0 : index
     %d = graph.dropout %x, %seed, %c0, %c0 keys %keys {probability = 1.000000e-01 : f64, purpose = "hidden"} : tensor<2x4x8xf32> keys tensor<2x4x2xi32>

@@ -16,7 +16,7 @@
 // FP32: rt.call "attention" {{.*}} array<i64: 0, 1>, array<i64: 0>, array<i64: 0>] floats [5.000000e-01, 1.000000e-01]
 module {
   graph.variable @dq : tensor<2x2x8x4xf32> init(zeros) hf "dq"
-  func.func @forward(%q: tensor<2x2x8x4xf32> {ferry.input = "q"}, %m: tensor<2x8xf32> {ferry.input = "mask"}, %ids: tensor<16xi32> {ferry.input = "ids"}, %step: index {ferry.input = "step"}) -> tensor<2x2x8x4xf32> {
+  func.func @forward(%q: tensor<2x2x8x4xf32> {graph.input = "q"}, %m: tensor<2x8xf32> {graph.input = "mask"}, %ids: tensor<16xi32> {graph.input = "ids"}, %step: index {graph.input = "step"}) -> tensor<2x2x8x4xf32> {
     %seed = arith.constant 42 : i64
     %o, %lse = graph.attention %q, %q, %q, %m, %seed, %step, %step {probability = 1.000000e-01 : f64, purpose = "attention.probs", scale = 5.000000e-01 : f64} : tensor<2x2x8x4xf32>, tensor<2x8xf32> -> tensor<2x2x8xf32>
     %dq, %dk, %dv = graph.attention_grad %q, %q, %q, %m, %o, %lse, %o, %seed, %step, %step {probability = 1.000000e-01 : f64, purpose = "attention.probs", scale = 5.000000e-01 : f64} : tensor<2x2x8x4xf32>, tensor<2x8xf32> -> tensor<2x2x8xf32>
@@ -37,7 +37,7 @@ module {
 // CHECK-NEXT: rt.call "softmax_cross_entropy" buffers [{{.*}}, array<i64: 10, 4, 0>, array<i64: 11, 96, 0>] ints [array<i64: 12>, array<i64: 32>, array<i64: 30>]
 // CHECK-NEXT: rt.call "argmax_correct" buffers [{{.*}}, array<i64: 12, 4, 0>, array<i64: 13, 96, 0>] ints [array<i64: 12>, array<i64: 32>, array<i64: 30>]
 module {
-  func.func @forward(%dy: tensor<4x16x8xf32> {ferry.input = "dy"}, %ids: tensor<4x16xi32> {ferry.input = "ids"}, %logits: tensor<4x3x32xf32> {ferry.input = "logits"}, %labels: tensor<4x3xi32> {ferry.input = "labels"}, %w: tensor<4x3xf32> {ferry.input = "w"}) -> (tensor<32x8xf32>, tensor<f32>, tensor<f32>) {
+  func.func @forward(%dy: tensor<4x16x8xf32> {graph.input = "dy"}, %ids: tensor<4x16xi32> {graph.input = "ids"}, %logits: tensor<4x3x32xf32> {graph.input = "logits"}, %labels: tensor<4x3xi32> {graph.input = "labels"}, %w: tensor<4x3xf32> {graph.input = "w"}) -> (tensor<32x8xf32>, tensor<f32>, tensor<f32>) {
     %0 = graph.embedding_grad %dy[%ids] : tensor<4x16x8xf32>, tensor<4x16xi32> -> tensor<32x8xf32>
     %ce = graph.softmax_cross_entropy %logits, %labels, %w classes 30 : tensor<4x3x32xf32>, tensor<4x3xi32>, tensor<4x3xf32> -> tensor<f32>
     %ac = graph.argmax_correct %logits, %labels, %w classes 30 : tensor<4x3x32xf32>, tensor<4x3xi32>, tensor<4x3xf32> -> tensor<f32>
@@ -51,7 +51,7 @@ module {
 // and the layout flag 1.
 // CHECK: rt.call "attention" buffers {{.*}} ints [array<i64: 2>, array<i64: 3>, array<i64: 8>, array<i64: 4>, {{.*}}, array<i64: 1>] floats [5.000000e-01, 0.000000e+00]
 module {
-  func.func @forward(%q: tensor<2x8x3x4xf32> {ferry.input = "q"}, %m: tensor<2x8xf32> {ferry.input = "mask"}) -> tensor<2x8x3x4xf32> {
+  func.func @forward(%q: tensor<2x8x3x4xf32> {graph.input = "q"}, %m: tensor<2x8xf32> {graph.input = "mask"}) -> tensor<2x8x3x4xf32> {
     %seed = arith.constant 0 : i64
     %c0 = arith.constant 0 : index
     %o, %lse = graph.attention %q, %q, %q, %m, %seed, %c0, %c0 {probability = 0.000000e+00 : f64, purpose = "attention.probs", scale = 5.000000e-01 : f64, sequence_major} : tensor<2x8x3x4xf32>, tensor<2x8xf32> -> tensor<2x3x8xf32>
@@ -67,7 +67,7 @@ module {
 // CHECK: rt.buffer {{[0-9]+}} size 48 {label = "layer_norm_grad rows"}
 // CHECK: rt.call "layer_norm_grad" buffers [{{.*}}, array<i64: {{[0-9]+}}, 48, 0>] ints [array<i64: 6>, array<i64: 4>]
 module {
-  func.func @forward(%x: tensor<2x3x4xf32> {ferry.input = "x"}, %s: tensor<4xf32> {ferry.input = "s"}, %dy: tensor<2x3x4xf32> {ferry.input = "dy"}) -> (tensor<2x3x4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  func.func @forward(%x: tensor<2x3x4xf32> {graph.input = "x"}, %s: tensor<4xf32> {graph.input = "s"}, %dy: tensor<2x3x4xf32> {graph.input = "dy"}) -> (tensor<2x3x4xf32>, tensor<4xf32>, tensor<4xf32>) {
     %dx, %ds, %db = graph.layer_norm_grad %x, %s, %dy eps 9.9999999999999998E-13 : tensor<2x3x4xf32>, tensor<4xf32>
     return %dx, %ds, %db : tensor<2x3x4xf32>, tensor<4xf32>, tensor<4xf32>
   }

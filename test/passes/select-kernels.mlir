@@ -47,7 +47,7 @@
 module {
   graph.parameter @layer.w : tensor<2x4x4xf32> init(normal, 2.000000e-02) hf "layer.{}.w" stacked
   graph.variable @out : tensor<2x4xf32> init(zeros) hf "out"
-  func.func @forward(%x: tensor<2x4xf32> {ferry.input = "x"}, %step: index {ferry.input = "step"}) -> tensor<2x4xf32> {
+  func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}, %step: index {graph.input = "step"}) -> tensor<2x4xf32> {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c2 = arith.constant 2 : index

@@ -32,7 +32,7 @@ graph.parameter @w : tensor<4x8xf32> init(normal, 2.000000e-02) hf "w"
 graph.parameter @b : tensor<4xf32> init(zeros) hf "b"
 graph.variable @grad.w : tensor<4x8xf32> init(zeros) hf "grad.w"
 graph.variable @grad.b : tensor<4xf32> init(zeros) hf "grad.b"
-func.func @f(%x: tensor<2x3x8xf32> {ferry.input = "x"}, %dy: tensor<6x4xf32> {ferry.input = "dy"})
+func.func @f(%x: tensor<2x3x8xf32> {graph.input = "x"}, %dy: tensor<6x4xf32> {graph.input = "dy"})
     -> (tensor<2x3x4xf32>, tensor<2x3x3xf32>) {
   %w = graph.parameter_ref @w : tensor<4x8xf32>
   %b = graph.parameter_ref @b : tensor<4xf32>
@@ -54,7 +54,7 @@ func.func @f(%x: tensor<2x3x8xf32> {ferry.input = "x"}, %dy: tensor<6x4xf32> {fe
 // ALPHA-NEXT: rt.kernel "accumulate"
 graph.variable @acc.a : tensor<6x8xf32> init(zeros) hf "acc.a"
 graph.variable @acc.b : tensor<6x8xf32> init(zeros) hf "acc.b"
-func.func @g(%x: tensor<6x4xf32> {ferry.input = "x"}, %w: tensor<8x4xf32> {ferry.input = "w"}) {
+func.func @g(%x: tensor<6x4xf32> {graph.input = "x"}, %w: tensor<8x4xf32> {graph.input = "w"}) {
   %p = graph.fused_matmul %x, %w {transpose_rhs, alpha = 0.5 : f64} : tensor<6x4xf32>, tensor<8x4xf32> -> tensor<6x8xf32>
   graph.accumulate %p into @acc.a : tensor<6x8xf32>
   %q = graph.fused_matmul %x, %w {transpose_rhs, alpha = 0.3 : f64} : tensor<6x4xf32>, tensor<8x4xf32> -> tensor<6x8xf32>

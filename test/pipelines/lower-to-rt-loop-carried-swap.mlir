@@ -10,7 +10,7 @@
 // CHECK: rt.kernel "copy" buffers [array<i64: 16, [[A]]>, array<i64: 16, {{[0-9]+}}>]
 // CHECK: }
 graph.variable @v : tensor<4xf32> init(zeros) hf "v"
-func.func @forward(%x: tensor<4xf32> {ferry.input = "x"}, %y: tensor<4xf32> {ferry.input = "y"}) -> (tensor<4xf32>, tensor<4xf32>) {
+func.func @forward(%x: tensor<4xf32> {graph.input = "x"}, %y: tensor<4xf32> {graph.input = "y"}) -> (tensor<4xf32>, tensor<4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c3 = arith.constant 3 : index

@@ -59,7 +59,7 @@
 // CHECK-NEXT: rt.kernel "wait"
 // CHECK-NEXT: rt.kernel "phase_end" buffers [] ints [array<i64: 5>]
 
-module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, clip_norm = 1.000000e+00 : f64, data_parallel = 1 : i64, epsilon = 9.9999999999999995E-7 : f64, global_batch_size = 4 : i64, lr = 1.000000e-03 : f64, lr_schedule = "constant", micro_batch_size = 2 : i64, optimizer = "adamw", power = 1.000000e+00 : f64, seed = 42 : i64, start_warmup_step = 0 : i64, total_steps = 100 : i64, warmup_steps = 0 : i64, weight_decay = 1.000000e-02 : f64}} {
+module attributes {graph.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, clip_norm = 1.000000e+00 : f64, data_parallel = 1 : i64, epsilon = 9.9999999999999995E-7 : f64, global_batch_size = 4 : i64, lr = 1.000000e-03 : f64, lr_schedule = "constant", micro_batch_size = 2 : i64, optimizer = "adamw", power = 1.000000e+00 : f64, seed = 42 : i64, start_warmup_step = 0 : i64, total_steps = 100 : i64, warmup_steps = 0 : i64, weight_decay = 1.000000e-02 : f64}} {
   graph.variable @norm.parts : tensor<3xf32> init(zeros) hf "norm.parts.{}" stacked
   graph.variable @stash.carry : tensor<2x2x128xf32> init(zeros) hf "stash.carry.{}" stacked
   graph.variable @stash.x : tensor<4x2x128xf32> init(zeros) hf "stash.x.{}" stacked
@@ -129,7 +129,7 @@ module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899
     %3 = graph.mul %1, %2 : tensor<2x128xf32>
     return %3 : tensor<2x128xf32>
   }
-  func.func @forward(%arg0: tensor<2x128xf32> {ferry.input = "x"}, %arg1: tensor<f32> {ferry.input = "mlm_count"}, %arg2: i64 {ferry.input = "seed"}, %arg3: index {ferry.input = "sample_offset"}) -> tensor<f32> {
+  func.func @forward(%arg0: tensor<2x128xf32> {graph.input = "x"}, %arg1: tensor<f32> {graph.input = "mlm_count"}, %arg2: i64 {graph.input = "seed"}, %arg3: index {graph.input = "sample_offset"}) -> tensor<f32> attributes {graph.entry = "forward"} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c2 = arith.constant 2 : index
@@ -143,7 +143,7 @@ module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899
     %3 = call @head(%2, %arg1) : (tensor<2x128xf32>, tensor<f32>) -> tensor<f32>
     return %3 : tensor<f32>
   }
-  func.func @train_step(%arg0: index {ferry.input = "step"}) {
+  func.func @train_step(%arg0: index {graph.input = "step"}) attributes {graph.entry = "train_step"} {
     %cst = arith.constant dense<0.000000e+00> : tensor<128xf32>
     %cst_0 = arith.constant dense<0.000000e+00> : tensor<128x128xf32>
     %cst_1 = arith.constant dense<1.000000e+00> : tensor<f32>
@@ -164,7 +164,7 @@ module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899
         %1 = graph.parameter_ref @emb : tensor<128xf32>
         %2 = func.call @embed_fwd(%0, %1) : (tensor<2x128xf32>, tensor<128xf32>) -> tensor<2x128xf32>
         graph.store %2 into @stash.carry[%arg1] : tensor<2x128xf32>
-      } {ferry.micro_batches}
+      } {graph.micro_batches}
     }
     scf.for %arg1 = %c0 to %c2 step %c1 {
       graph.phase "blk.fwd" {
@@ -180,7 +180,7 @@ module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899
           %7:2 = func.call @blk_fwd(%0, %c42_i64, %arg1, %6, %3) : (tensor<2x128xf32>, i64, index, index, tensor<128x128xf32>) -> (tensor<2x128xf32>, tensor<2x128xf32>)
           graph.store %7#1 into @stash.blk.1[%2] : tensor<2x128xf32>
           graph.store %7#0 into @stash.carry[%arg2] : tensor<2x128xf32>
-        } {ferry.micro_batches}
+        } {graph.micro_batches}
       }
     }
     graph.phase "head.fwd_bwd" {
@@ -191,7 +191,7 @@ module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899
         graph.accumulate %2#0 into @metric.loss : tensor<f32>
         %3 = func.call @head_bwd(%0, %1, %2#1, %cst_1) : (tensor<2x128xf32>, tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<2x128xf32>
         graph.store %3 into @stash.carry[%arg1] : tensor<2x128xf32>
-      } {ferry.micro_batches}
+      } {graph.micro_batches}
     }
     scf.for %arg1 = %c0 to %c2 step %c1 {
       graph.phase "blk.bwd" {
@@ -210,7 +210,7 @@ module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899
           %13:2 = func.call @blk_bwd(%7, %c42_i64, %0, %12, %9, %8, %4) : (tensor<2x128xf32>, i64, index, index, tensor<128x128xf32>, tensor<2x128xf32>, tensor<2x128xf32>) -> (tensor<2x128xf32>, tensor<128x128xf32>)
           graph.accumulate %13#1 into @grad.layer.w[%0] : tensor<128x128xf32>
           graph.store %13#0 into @stash.carry[%arg2] : tensor<2x128xf32>
-        } {ferry.micro_batches}
+        } {graph.micro_batches}
         %1 = graph.parameter_slice @grad.layer.w[%0] : tensor<128x128xf32>
         %2 = arith.subi %c2, %arg1 : index
         %3 = graph.global_norm %1 : tensor<128x128xf32> -> tensor<f32>
@@ -225,7 +225,7 @@ module attributes {ferry.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899
         %7 = graph.parameter_slice @stash.carry[%arg1] : tensor<2x128xf32>
         %8 = func.call @embed_bwd(%5, %6, %7) : (tensor<2x128xf32>, tensor<128xf32>, tensor<2x128xf32>) -> tensor<128xf32>
         graph.accumulate %8 into @grad.emb : tensor<128xf32>
-      } {ferry.micro_batches}
+      } {graph.micro_batches}
       %0 = graph.parameter_ref @grad.emb : tensor<128xf32>
       %1 = graph.global_norm %0 : tensor<128xf32> -> tensor<f32>
       graph.store %1 into @norm.parts[%c0] : tensor<f32>

@@ -74,8 +74,8 @@ graph.variable @metric.loss : tensor<f32> init(zeros) hf "metric.loss"
 graph.variable @stash.blk.0 : tensor<3x6x4xf32> init(zeros) hf "stash.blk.0.{}" stacked
 graph.variable @input.ids : tensor<2x3xi32> init(zeros) hf "input.ids"
 graph.variable @count : tensor<5xi32> init(zeros) hf "count"
-func.func @forward(%x: tensor<2x3x8xf32> {ferry.input = "x"}, %h0: tensor<2x3x4xf32> {ferry.input = "h"},
-                   %seed: i64 {ferry.input = "seed"}, %offset: index {ferry.input = "sample_offset"}) -> tensor<6x4xf32> {
+func.func @forward(%x: tensor<2x3x8xf32> {graph.input = "x"}, %h0: tensor<2x3x4xf32> {graph.input = "h"},
+                   %seed: i64 {graph.input = "seed"}, %offset: index {graph.input = "sample_offset"}) -> tensor<6x4xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -96,7 +96,7 @@ func.func @forward(%x: tensor<2x3x8xf32> {ferry.input = "x"}, %h0: tensor<2x3x4x
   }
   return %o : tensor<6x4xf32>
 }
-func.func @scale(%v: tensor<4xf32> {ferry.input = "v"}, %n: index {ferry.input = "n"}) -> tensor<4xf32> {
+func.func @scale(%v: tensor<4xf32> {graph.input = "v"}, %n: index {graph.input = "n"}) -> tensor<4xf32> {
   %s = graph.scale %v by 5.000000e-01 : tensor<4xf32>
   return %s : tensor<4xf32>
 }
