@@ -7,6 +7,7 @@
 
 #include "compiler/GraphSummary.h"
 
+#include "dialects/graph/GraphAttributes.h"
 #include "dialects/graph/GraphOps.h"
 #include "models/bert/BertBuilder.h"
 #include "training/config/Config.h"
@@ -48,7 +49,7 @@ int64_t layerLoopTrips(func::FuncOp forward) {
 // @forward feeds from `parameter_ref @embeddings.word`, used by a transposed
 // matmul inside @heads.
 std::string describeTiedDecoder(ModuleOp module) {
-  auto forward = module.lookupSymbol<func::FuncOp>(bert::kForwardFn);
+  auto forward = graph::lookupEntry(module, graph::Entry::Forward);
   auto heads = module.lookupSymbol<func::FuncOp>(bert::kHeadsFn);
   if (!forward || !heads)
     return "not found";
@@ -113,7 +114,7 @@ std::string ferry::summarizeGraph(ModuleOp module, const Config &config) {
     os << llvm::formatv(" @{0} ({1} ops)", fn.getSymName(), ops);
   }
   os << "\n";
-  if (auto forward = module.lookupSymbol<func::FuncOp>(bert::kForwardFn))
+  if (auto forward = graph::lookupEntry(module, graph::Entry::Forward))
     os << llvm::formatv("layer loop  scf.for in @forward, {0} iterations, "
                         "calling the one @{1} body\n",
                         layerLoopTrips(forward), bert::kEncoderLayerFn);

@@ -488,13 +488,24 @@ LogicalResult Autodiff::run() {
     return entry.emitOpError()
            << "result 0 must be the scalar loss to differentiate";
 
+  // The passes after this one find the forward and its gradient by their
+  // marks: one of each in a module.
+  using ferry::graph::Entry;
+  if (auto done = ferry::graph::lookupEntry(module, Entry::ForwardGrad))
+    return module.emitError()
+           << "ferry-autodiff runs once: @" << done.getSymName()
+           << " is already marked graph.entry = \"forward_grad\"";
+  if (auto marked = ferry::graph::lookupEntry(module, Entry::Forward);
+      marked && marked != entry)
+    return entry.emitOpError()
+           << "is not the function marked graph.entry = \"forward\" (@"
+           << marked.getSymName() << " is); differentiate that one";
+
   // @<entry>_grad starts as a copy of the entry.
   func::FuncOp grad = entry.clone();
   grad.setSymName((entryName + "_grad"));
-  // The passes after this one find the two by their marks.
-  if (!entry->hasAttr(ferry::graph::attrs::kEntry))
-    ferry::graph::markEntry(entry, ferry::graph::Entry::Forward);
-  ferry::graph::markEntry(grad, ferry::graph::Entry::ForwardGrad);
+  ferry::graph::markEntry(entry, Entry::Forward);
+  ferry::graph::markEntry(grad, Entry::ForwardGrad);
   module.insert(std::next(Block::iterator(entry)), grad);
   symbols.insert(grad);
   Block &body = grad.getBody().front();

@@ -590,7 +590,6 @@ LogicalResult serialise(ModuleOp module, func::FuncOp entry,
 
 void BatchSerialisePass::runOnOperation() {
   ModuleOp module = getOperation();
-  SymbolTable symbols(module);
   auto step = lookupEntry(module, Entry::TrainStep);
   auto grad = lookupEntry(module, Entry::ForwardGrad);
   if (!step || step.isExternal() || !grad || grad.isExternal()) {

@@ -147,6 +147,12 @@ void InsertOptimizerPass::runOnOperation() {
     inputs.push_back({name.getValue(), type});
   }
 
+  if (auto done = lookupEntry(module, Entry::TrainStep)) {
+    module.emitError() << "ferry-insert-optimizer runs once: @"
+                       << done.getSymName()
+                       << " is already marked graph.entry = \"train_step\"";
+    return signalPassFailure();
+  }
   b.setInsertionPointToEnd(module.getBody());
   // With replicas, each runs this step on its own rows of the global batch:
   // the `replica` input (its rank) places them.

@@ -441,7 +441,6 @@ LogicalResult scheduleTrainStep(ModuleOp module, func::FuncOp fn) {
 
 void PhasedExecutionPass::runOnOperation() {
   ModuleOp module = getOperation();
-  SymbolTable symbols(module);
   auto step = lookupEntry(module, Entry::TrainStep);
   if (!step || step.isExternal()) {
     module.emitError() << "ferry-phased-execution needs a function with a "

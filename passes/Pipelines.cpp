@@ -208,8 +208,9 @@ void ferry::registerFerryPipelines() {
   mlir::PassPipelineRegistration<PipelineFlags>(
       "ferry-lower-to-rt",
       "graph -> rt: ferry-select-kernels, ferry-forward-buffers, "
-      "ferry-place-buffers, ferry-stage-remote-buffers, ferry-layout-arena "
-      "(ferry-lowering without fusion)",
+      "ferry-plan-bf16-storage and ferry-plan-bf16-weight-copies (bf16 "
+      "matmuls only), ferry-place-buffers, ferry-stage-remote-buffers, "
+      "ferry-layout-arena (ferry-lowering without fusion)",
       [](mlir::OpPassManager &pm, const PipelineFlags &flags) {
         buildLowerToRtPipeline(pm, flags.options());
       });

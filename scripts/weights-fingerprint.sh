@@ -53,21 +53,22 @@ if [[ -r $licences/Apache-2.0 && -r $licences/GPL-3 ]]; then
   cp "$licences/Apache-2.0" "$work/text/"
   python3 "$inputs/bert_tokenizer.py" vocab "$work/vocab.txt" "$licences/Apache-2.0" "$licences/GPL-3"
   "$build/bin/ferry-datagen" --from-text "$work/text" --vocab "$work/vocab.txt" -o "$work/packed-data" \
-    --seq 128 --predictions 20 --dupe-factor 1 --seed 3 --pack --max-sequences-per-pack 3 >/dev/null 2>&1
+    --seq 128 --predictions 20 --dupe-factor 1 --seed 3 --pack --max-sequences-per-pack 3 >/dev/null
   run packed -- --set data.path="$work/packed-data" --set model.max_sequences_per_pack=3 \
     --set model.vocab_size="$(wc -l < "$work/vocab.txt")"
 else
   printf '%-14s skipped: no %s/Apache-2.0 and GPL-3 to make packed data from\n' packed "$licences"
 fi
 
-# Replicas: ferry built with MPI, and Open MPI's mpirun.
-if command -v mpirun >/dev/null && "$ferry" --version 2>/dev/null | grep -Eq '^ *mpi: *yes'; then
+# Replicas: ferry built with MPI, and Open MPI's mpirun (its flags below).
+if command -v mpirun >/dev/null && mpirun --version 2>/dev/null | grep -q 'Open MPI' &&
+  "$ferry" --version 2>/dev/null | grep -Eq '^ *mpi: *yes'; then
   mpi=(mpirun --allow-run-as-root --oversubscribe -np 2)
   run replicas-2 "${mpi[@]}" -- --set execution.data_parallel=2
   run rts-2 "${mpi[@]}" -- --set execution.data_parallel=2 \
     --set execution.replicated_tensor_sharding=true --set execution.rts_min_elements=100
 else
-  printf '%-14s skipped: needs ferry built with MPI and mpirun on PATH\n' replicas-2 rts-2
+  printf '%-14s skipped: needs ferry built with MPI and Open MPI'"'"'s mpirun on PATH\n' replicas-2 rts-2
 fi
 
 # SQuAD fine-tuning: one epoch over the seven questions of

@@ -58,10 +58,23 @@ StringRef kindName(Kind kind) {
   return "";
 }
 
+// A signless integer of at most 64 bits (or an index): what the passes read
+// with getInt().
+IntegerAttr plainInteger(Attribute value) {
+  auto integer = dyn_cast<IntegerAttr>(value);
+  if (!integer)
+    return {};
+  Type type = integer.getType();
+  if (type.isIndex() ||
+      (type.isSignlessInteger() && type.getIntOrFloatBitWidth() <= 64))
+    return integer;
+  return {};
+}
+
 bool hasKind(Attribute value, Kind kind) {
   switch (kind) {
   case Kind::Integer:
-    return isa<IntegerAttr>(value);
+    return static_cast<bool>(plainInteger(value));
   case Kind::Float:
     return isa<FloatAttr>(value);
   case Kind::String:
@@ -116,8 +129,8 @@ LogicalResult verifyEntry(Operation *op, Attribute value) {
 
 LogicalResult verifyPositiveInteger(Operation *op, NamedAttribute attribute,
                                     StringRef where, bool onHere) {
-  auto value = dyn_cast<IntegerAttr>(attribute.getValue());
-  if (!onHere || !value || value.getValue().getSExtValue() < 1)
+  IntegerAttr value = plainInteger(attribute.getValue());
+  if (!onHere || !value || value.getInt() < 1)
     return op->emitError() << attribute.getName().getValue()
                            << " must be a positive integer on " << where;
   return success();
@@ -129,8 +142,8 @@ LogicalResult verifyShard(Operation *op, NamedAttribute attribute) {
     return op->emitError() << attrs::kShardOf << " and "
                            << attrs::kShardReplicas << " come together";
   if (attribute.getName() == attrs::kShardReplicas) {
-    auto replicas = dyn_cast<IntegerAttr>(attribute.getValue());
-    if (!isDecl || !replicas || replicas.getValue().getSExtValue() < 2)
+    IntegerAttr replicas = plainInteger(attribute.getValue());
+    if (!isDecl || !replicas || replicas.getInt() < 2)
       return op->emitError()
              << attrs::kShardReplicas
              << " must be an integer of at least 2 on a graph.parameter or "

@@ -1,5 +1,4 @@
-//===- GraphAttributes.h - the graph stage's verified attributes -*- C++
-//-*-===//
+//===- GraphAttributes.h - the graph stage's attributes ---------*- C++ -*-===//
 //
 // The discardable attributes the builder and the graph passes hand each other
 // (the training settings, which function plays which part, the micro-batch

@@ -14,6 +14,37 @@ module {
 
 // -----
 
+// Tests that autodiff runs once: a function is already marked forward_grad.
+// expected-error @+1 {{ferry-autodiff runs once: @forward_grad is already marked graph.entry = "forward_grad"}}
+module {
+  func.func @forward() -> tensor<f32> attributes {graph.entry = "forward"} {
+    %c = arith.constant dense<0.0> : tensor<f32>
+    return %c : tensor<f32>
+  }
+  func.func @forward_grad() -> tensor<f32> attributes {graph.entry = "forward_grad"} {
+    %c = arith.constant dense<0.0> : tensor<f32>
+    return %c : tensor<f32>
+  }
+}
+
+// -----
+
+// Tests that the function differentiated is the one marked forward, when one
+// is (here the entry option names @forward but @model holds the mark).
+module {
+  // expected-error @+1 {{is not the function marked graph.entry = "forward" (@model is); differentiate that one}}
+  func.func @forward() -> tensor<f32> {
+    %c = arith.constant dense<0.0> : tensor<f32>
+    return %c : tensor<f32>
+  }
+  func.func @model() -> tensor<f32> attributes {graph.entry = "forward"} {
+    %c = arith.constant dense<0.0> : tensor<f32>
+    return %c : tensor<f32>
+  }
+}
+
+// -----
+
 // Tests that result 0 must be a scalar: the loss.
 graph.parameter @a : tensor<4xf32> init(normal, 2.000000e-02) hf "a"
 // expected-error @+1 {{result 0 must be the scalar loss to differentiate}}

@@ -1,12 +1,11 @@
 // RUN: ferry-opt %s --split-input-file --ferry-training | FileCheck %s --check-prefix=PIPELINE
 
-// The ferry-training pipeline (ferry-autodiff, ferry-insert-optimizer, then
-// CSE and canonicalisation) on the graph of a small model with a layer loop:
-// @forward_grad accumulates into the gradient variables and @train_step
-// loops over the micro-batches, then clips and updates every parameter.
-// test/passes/insert-optimizer.mlir checks the pass's decisions in detail.
-
-// The pipeline runs both passes, then CSE and canonicalisation.
+// The ferry-training pipeline with its default flags (resident, no
+// recompute: ferry-autodiff, ferry-insert-optimizer, ferry-insert-eval, then
+// CSE and canonicalisation) on the graph of small models: @forward_grad
+// accumulates into the gradient variables, @train_step loops over the
+// micro-batches, then clips and updates every parameter, and @eval_step
+// runs @forward_eval. test/passes/ checks each pass's decisions in detail.
 // PIPELINE-LABEL: func.func @forward_grad(
 // PIPELINE: graph.accumulate %{{.*}} into @grad.w
 // PIPELINE-LABEL: func.func @train_step(
@@ -15,6 +14,8 @@
 // PIPELINE: graph.global_norm
 // PIPELINE: graph.optimizer_update @w
 // PIPELINE: graph.optimizer_update @layer.b
+// PIPELINE-LABEL: func.func @eval_step() attributes {graph.entry = "eval_step"}
+// PIPELINE: call @forward_eval(
 
 module attributes {graph.training = {beta1 = 9.000000e-01 : f64, beta2 = 9.990000e-01 : f64, clip_norm = 1.000000e+00 : f64, data_parallel = 1 : i64, epsilon = 1.000000e-06 : f64, global_batch_size = 8 : i64, lr = 1.000000e-03 : f64, lr_schedule = "poly", micro_batch_size = 2 : i64, optimizer = "lamb", power = 1.000000e+00 : f64, seed = 42 : i64, start_warmup_step = 0 : i64, total_steps = 100 : i64, warmup_steps = 10 : i64, weight_decay = 1.000000e-02 : f64}} {
   graph.parameter @w : tensor<4x4xf32> init(normal, 2.000000e-02) hf "w"

@@ -167,3 +167,16 @@ graph.variable @m : tensor<16x4xf32> init(zeros) hf "m" {graph.shard_of = [32, 4
 // expected-error @+1 {{graph.model must be a string on the module}}
 module attributes {graph.model = 1 : i64} {
 }
+
+// -----
+
+// Integers are signless and at most 64 bits: what the passes read.
+// expected-error @+1 {{graph.training.seed must be an integer (the builder writes it from the config)}}
+module attributes {graph.training = {beta1 = 9.000000e-01 : f64, beta2 = 9.990000e-01 : f64, clip_norm = 1.000000e+00 : f64, data_parallel = 1 : i64, epsilon = 1.000000e-06 : f64, global_batch_size = 4 : i64, lr = 1.000000e-03 : f64, lr_schedule = "constant", micro_batch_size = 2 : i64, optimizer = "adamw", power = 1.000000e+00 : f64, seed = 42 : ui64, start_warmup_step = 0 : i64, total_steps = 100 : i64, warmup_steps = 0 : i64, weight_decay = 1.000000e-02 : f64}} {
+}
+
+// -----
+
+// expected-error @+1 {{graph.vocab_size must be a positive integer on the module}}
+module attributes {graph.vocab_size = 30 : i128} {
+}
