@@ -13,6 +13,8 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace ferry::graph;
@@ -45,6 +47,10 @@ constexpr TrainingKey kTrainingKeys[] = {
     {"power", Kind::Float},
     {"total_steps", Kind::Integer},
 };
+
+// The names of graph.entry, in the order of the Entry enum.
+constexpr StringRef kEntryNames[] = {"forward", "forward_grad", "forward_eval",
+                                     "train_step", "eval_step"};
 
 StringRef kindName(Kind kind) {
   switch (kind) {
@@ -113,8 +119,9 @@ LogicalResult verifyEntry(Operation *op, Attribute value) {
                            << " must be a string on a func.func";
   if (!parseEntry(name.getValue()))
     return op->emitError() << attrs::kEntry << " '" << name.getValue()
-                           << "' is not one of forward, forward_grad, "
-                              "forward_eval, train_step, eval_step";
+                           << "' is not one of "
+                           << llvm::join(ArrayRef<StringRef>(kEntryNames),
+                                         ", ");
   auto module = fn->getParentOfType<ModuleOp>();
   if (!module)
     return success();
@@ -170,26 +177,13 @@ LogicalResult verifyName(Operation *op, NamedAttribute attribute,
 } // namespace
 
 StringRef ferry::graph::entryName(Entry entry) {
-  switch (entry) {
-  case Entry::Forward:
-    return "forward";
-  case Entry::ForwardGrad:
-    return "forward_grad";
-  case Entry::ForwardEval:
-    return "forward_eval";
-  case Entry::TrainStep:
-    return "train_step";
-  case Entry::EvalStep:
-    return "eval_step";
-  }
-  return "";
+  return kEntryNames[static_cast<size_t>(entry)];
 }
 
 std::optional<Entry> ferry::graph::parseEntry(StringRef name) {
-  for (Entry entry : {Entry::Forward, Entry::ForwardGrad, Entry::ForwardEval,
-                      Entry::TrainStep, Entry::EvalStep})
-    if (entryName(entry) == name)
-      return entry;
+  for (auto [index, entryName] : llvm::enumerate(kEntryNames))
+    if (entryName == name)
+      return static_cast<Entry>(index);
   return std::nullopt;
 }
 
@@ -224,8 +218,9 @@ LogicalResult GraphDialect::verifyOperationAttribute(Operation *op,
                                  isa<ModuleOp>(op));
   if (name == attrs::kMicroBatches) {
     if (!isa<scf::ForOp>(op) || !isa<UnitAttr>(attribute.getValue()))
-      return op->emitError() << name << " must be a unit attribute on an "
-                                        "scf.for";
+      return op->emitError() << name
+                             << " must be a unit attribute on an "
+                                "scf.for";
     return success();
   }
   if (name == attrs::kInitRows)

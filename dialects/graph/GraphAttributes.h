@@ -49,6 +49,7 @@ inline constexpr llvm::StringLiteral kShardReplicas = "graph.shard_replicas";
 // The functions the passes find each other's work by. Their symbol names
 // are the program names users see (train_step, eval_step), but the passes
 // look them up by this mark, which the verifier keeps unique.
+// (GraphAttributes.cpp names them in this order.)
 enum class Entry {
   Forward,     // the model's forward, as built (ferry-autodiff's input)
   ForwardGrad, // forward and backward (ferry-autodiff)
