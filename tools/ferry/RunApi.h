@@ -47,7 +47,7 @@ struct SquadOptionsCli {
   bool cased = false;
   int64_t docStride = 128, maxQueryLength = 64;
   // train
-  std::string initCheckpoint, save, metrics;
+  std::string initCheckpoint, resume, save, metrics;
   int64_t epochs = 2, logEvery = 10;
   double warmupProportion = 0.1;
   // predict

@@ -107,14 +107,22 @@ Runner addSquadCommand(CLI::App &app) {
                     "Share of the steps the learning rate warms up over")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
+  train->add_option("--resume", t->resume,
+                    "Continue an interrupted run from its --save directory "
+                    "(its latest step) or one step directory: weights, "
+                    "optimizer state and step; the same flags give the same "
+                    "updates as the uninterrupted run");
   train->add_option("--save", t->save,
-                    "Save the fine-tuned model here at the end "
+                    "Save the fine-tuned model here at the end, every "
+                    "checkpoint.every_steps updates and on SIGINT/SIGTERM "
                     "(step-NNNNNNNN/model.safetensors, Hugging Face "
                     "BertForQuestionAnswering names)");
   train->add_option("--log-every", t->logEvery, "Print every N steps (0: no)")
       ->capture_default_str();
   train->add_option("--metrics", t->metrics,
-                    "Write each step's loss as JSON lines here");
+                    "Write each update's metrics as JSON lines here (the "
+                    "fields of docs/metrics.md, span_accuracy for the "
+                    "MLM and NSP ones)");
 
   auto p = std::make_shared<SquadOptionsCli>();
   CLI::App *predict = squad->add_subcommand(

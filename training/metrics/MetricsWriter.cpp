@@ -43,14 +43,16 @@ void MetricsWriter::write(const UpdateRecord &r) {
           "\"eval_nsp_accuracy\": {:.9g}, \"eval_nsp_loss\": {:.9g}",
           r.eval->mlmAccuracy, r.eval->mlmLoss, r.eval->nspAccuracy,
           r.eval->nspLoss);
+    std::string taskFields;
+    for (const TaskMetric &t : m.task)
+      taskFields += fmt::format(", \"{}\": {:.9g}", t.name, t.value);
     json_ << fmt::format(
-        "{{\"step\": {}, \"loss\": {:.9g}, \"mlm_loss\": {:.9g}, "
-        "\"nsp_loss\": {:.9g}, \"mlm_accuracy\": {:.9g}, \"lr\": {:.9g}, "
+        "{{\"step\": {}, \"loss\": {:.9g}{}, \"lr\": {:.9g}, "
         "\"grad_norm\": {}, \"samples_per_s\": {:.9g}, "
         "\"rows_per_s\": {:.9g}, \"padding_fraction\": {:.9g}, "
         "\"device_peak_bytes\": {}, \"device_peak_bytes_planned\": {}, "
         "\"host_link_bytes\": {}{}{}}}\n",
-        m.step, m.loss, m.mlmLoss, m.nspLoss, m.mlmAccuracy, m.lr,
+        m.step, m.loss, taskFields, m.lr,
         // JSON has no infinity: an overflowed fp16 update's norm is null.
         std::isfinite(m.gradNorm) ? fmt::format("{:.9g}", m.gradNorm)
                                   : std::string("null"),
@@ -67,17 +69,20 @@ void MetricsWriter::write(const UpdateRecord &r) {
   }
   if (tensorboard_) {
     std::vector<std::pair<std::string, double>> scalars = {
-        {"train/loss", m.loss},
-        {"train/mlm_loss", m.mlmLoss},
-        {"train/nsp_loss", m.nspLoss},
-        {"train/mlm_accuracy", m.mlmAccuracy},
-        {"train/learning_rate", m.lr},
-        {"train/samples_per_second", m.samplesPerSecond},
-        {"train/rows_per_second", m.rowsPerSecond},
-        {"train/padding_fraction", m.paddingFraction},
-        {"memory/device_peak_bytes", static_cast<double>(r.devicePeakBytes)},
-        {"memory/host_link_bytes", static_cast<double>(r.hostLinkBytes)},
-    };
+        {"train/loss", m.loss}};
+    for (const TaskMetric &t : m.task)
+      scalars.emplace_back("train/" + t.name, t.value);
+    scalars.insert(
+        scalars.end(),
+        {
+            {"train/learning_rate", m.lr},
+            {"train/samples_per_second", m.samplesPerSecond},
+            {"train/rows_per_second", m.rowsPerSecond},
+            {"train/padding_fraction", m.paddingFraction},
+            {"memory/device_peak_bytes",
+             static_cast<double>(r.devicePeakBytes)},
+            {"memory/host_link_bytes", static_cast<double>(r.hostLinkBytes)},
+        });
     // An overflowed fp16 update has no norm; TensorBoard would draw inf.
     if (std::isfinite(m.gradNorm))
       scalars.emplace_back("train/grad_norm", m.gradNorm);

@@ -11,20 +11,39 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace ferry {
+
+// A metric of the task trained (pretraining: mlm_loss, nsp_loss,
+// mlm_accuracy; SQuAD: span_accuracy): its JSON field and, under train/,
+// its TensorBoard tag.
+struct TaskMetric {
+  std::string name;
+  double value = 0;
+};
 
 struct StepMetrics {
   int64_t step = 0;          // batches trained after this one (1 for the first)
   bool skipped = false;      // fp16: the update overflowed and was skipped
   std::string lossScaleNote; // fp16: what happened to the loss scale
-  double loss = 0, mlmLoss = 0, nspLoss = 0, mlmAccuracy = 0;
+  double loss = 0;
+  std::vector<TaskMetric> task; // in the order the records show them
   double lr = 0, gradNorm = 0, samplesPerSecond = 0, seconds = 0;
   // Rows of the global batch a second (= samplesPerSecond unless packed:
   // then a row holds several samples) and the share of its tokens that are
   // padding.
   double rowsPerSecond = 0, paddingFraction = 0;
   double sequences = 0; // real sequences in the global batch
+
+  // The task metric `name`; 0 when the task has none of that name.
+  double value(std::string_view name) const {
+    for (const TaskMetric &t : task)
+      if (t.name == name)
+        return t.value;
+    return 0;
+  }
 };
 
 struct EvalMetrics {

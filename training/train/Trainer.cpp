@@ -1,4 +1,5 @@
-// The training loop of `ferry train` and the evaluation of `ferry eval`.
+// The training loop of `ferry train` and `ferry squad train`, and the
+// evaluation of `ferry eval`.
 #include "training/train/Trainer.h"
 #include "runtime/AtomicFile.h"
 #include "runtime/Progress.h"
@@ -7,7 +8,8 @@
 #include "runtime/backend/Registry.h"
 #include "training/checkpoint/Checkpoint.h"
 #include "training/checkpoint/HfConfig.h"
-#include "training/data/PackedRows.h"
+#include "training/data/MlperfData.h"
+#include "training/train/PretrainingBatches.h"
 #include "training/train/ResumeCheck.h"
 #include "training/train/StopSignals.h"
 
@@ -42,32 +44,17 @@ void ferry::checkReplicaCount(const Config &config,
       group.prefix(), want, group.size(), want, group.size()));
 }
 
-namespace {
-
-data::SampleShape shapeOf(const Config &c) {
-  return {c.model.seq_length, c.model.max_predictions, c.model.vocab_size,
-          c.model.type_vocab_size, c.model.max_sequences_per_pack};
-}
-
-} // namespace
-
 Trainer::Trainer(const ExecutableFile &executable, const Config &config,
-                 comm::Communicator *group)
-    : exe_(executable), config_(config), group_(group), lossScale_(config) {
+                 comm::Communicator *group, std::unique_ptr<BatchSource> source)
+    : exe_(executable), config_(config), source_(std::move(source)),
+      group_(group), lossScale_(config) {
   if (!group_) {
     ownGroup_ = comm::singleProcess();
     group_ = ownGroup_.get();
   }
   checkReplicaCount(config_, *group_);
-  if (config_.data.path == "synthetic" &&
-      (config_.model.vocab_size < 8 || config_.model.seq_length < 8 ||
-       config_.model.type_vocab_size < 2))
-    throw RuntimeError(fmt::format(
-        "synthetic data needs model.vocab_size >= 8 (found {}), "
-        "model.seq_length >= 8 (found {}) and model.type_vocab_size >= 2 "
-        "(found {}): it writes special tokens and two segments",
-        config_.model.vocab_size, config_.model.seq_length,
-        config_.model.type_vocab_size));
+  if (!source_)
+    source_ = std::make_unique<PretrainingBatches>(config_, *group_);
   backend_ =
       createBackend(exe_.root(), config_.execution.device_memory_limit, group_);
   backend_->setGraphReplay(config_.execution.cuda_graphs);
@@ -76,16 +63,6 @@ Trainer::Trainer(const ExecutableFile &executable, const Config &config,
   for (const fxe::Program *prog : *exe_.root().programs())
     if (prog->name()->str() == "train_step")
       replicaInput_ = prog->inputs() && prog->inputs()->size() > 1;
-  if (config_.data.path == "synthetic")
-    synthetic_ = std::make_unique<data::SyntheticData>(
-        config_.model.seq_length, config_.model.max_predictions,
-        config_.model.vocab_size, static_cast<uint64_t>(config_.training.seed),
-        config_.data.synthetic_samples);
-  else
-    loader_ = std::make_unique<data::DataLoader>(
-        config_.data.path, config_.data.format, config_.data.shuffle,
-        static_cast<uint64_t>(config_.training.seed), shapeOf(config_),
-        group_->rank(), group_->size());
 }
 
 Trainer::~Trainer() = default;
@@ -94,7 +71,8 @@ void Trainer::initFromCheckpoint(const std::string &path, std::FILE *out) {
   std::string file = ckpt::modelFileOf(path);
   ckpt::SafetensorsFile st = ckpt::readSafetensors(file);
   ckpt::ImportReport r =
-      ckpt::importStates(exe_.root(), *backend_, fxe::Role_Parameter, st);
+      ckpt::importStates(exe_.root(), *backend_, fxe::Role_Parameter, st,
+                         source_->newHeadPrefix());
   std::fprintf(out, "initialised %lld parameter tensors from %s\n",
                static_cast<long long>(r.tensors), file.c_str());
   for (const std::string &note : r.notes)
@@ -102,8 +80,9 @@ void Trainer::initFromCheckpoint(const std::string &path, std::FILE *out) {
   if (!r.unused.empty())
     std::fprintf(out,
                  "  note: %zu tensor(s) of the file are not used by the "
-                 "model (first: %s)\n",
-                 r.unused.size(), r.unused.front().c_str());
+                 "%s (first: %s)\n",
+                 r.unused.size(), source_->modelName(),
+                 r.unused.front().c_str());
 }
 
 void Trainer::resume(const std::string &dir, std::FILE *out) {
@@ -146,50 +125,9 @@ void Trainer::resume(const std::string &dir, std::FILE *out) {
   }
 }
 
-void Trainer::feed(const data::HostBatch &batch, float mlmCount,
-                   float nspCount) {
-  writeInput(*backend_, "input.input_ids", batch.inputIds);
-  writeInput(*backend_, "input.segment_ids", batch.segmentIds);
-  writeInput(*backend_, "input.input_mask", batch.inputMask);
-  writeInput(*backend_, "input.masked_lm_positions", batch.maskedPositions);
-  writeInput(*backend_, "input.masked_lm_ids", batch.maskedIds);
-  writeInput(*backend_, "input.masked_lm_weights", batch.maskedWeights);
-  writeInput(*backend_, "input.next_sentence_labels", batch.nspLabels);
-  writeInput(*backend_, "input.next_sentence_weights", batch.nspWeights);
-  writeInput(*backend_, "input.mlm_count", std::vector<float>{mlmCount});
-  if (batch.packs > 1) { // packed rows (model.max_sequences_per_pack)
-    writeInput(*backend_, "input.sequence_ids", batch.sequenceIds);
-    writeInput(*backend_, "input.position_ids", batch.positionIds);
-    writeInput(*backend_, "input.dropout_keys", batch.dropoutKeys);
-    writeInput(*backend_, "input.cls_positions", batch.clsPositions);
-    writeInput(*backend_, "input.nsp_count", std::vector<float>{nspCount});
-  }
-}
-
-void Trainer::fillSynthetic(int64_t first, int64_t rows, data::HostBatch &out) {
-  synthetic_->fill(first, rows, out);
-  if (config_.model.packed()) // one sample a row, in the packed layout
-    data::widenToPacks(out, config_.model.max_sequences_per_pack, first);
-}
-
 StepMetrics Trainer::step(int64_t s) {
   auto start = std::chrono::steady_clock::now();
-  int64_t position = s * config_.training.global_batch_size;
-  // This replica's rows of the global batch: a function of the sample
-  // index only, so the replicas together read the single-process batch.
-  if (synthetic_)
-    fillSynthetic(position + group_->rank() * rows_, rows_, batch_);
-  else
-    loader_->next(position, config_.training.global_batch_size, batch_);
-  // The MLM loss is normalised by the global batch's count of counted slots,
-  // the NSP loss (packed rows) by its real sequences; with them, the tokens
-  // that are not padding (for the padding fraction).
-  double sums[3] = {batch_.countedSlots(), batch_.realSequences(),
-                    static_cast<double>(batch_.realTokens())};
-  group_->allReduceSum(sums, sums, 3,
-                       "the sums of counted slots, sequences and tokens");
-  double counted = sums[0];
-  feed(batch_, static_cast<float>(counted), static_cast<float>(sums[1]));
+  GlobalBatch batch = source_->feed(s, *backend_, *group_);
   if (lossScale_.enabled())
     writeInput(*backend_, "input.loss_scale",
                std::vector<float>{static_cast<float>(lossScale_.scale())});
@@ -205,21 +143,19 @@ StepMetrics Trainer::step(int64_t s) {
           .count();
   m.step = s + 1;
   m.loss = readMetric(*backend_, "metric.loss");
-  m.mlmLoss = readMetric(*backend_, "metric.mlm_loss");
-  m.nspLoss = readMetric(*backend_, "metric.nsp_loss");
-  m.mlmAccuracy =
-      counted > 0 ? readMetric(*backend_, "metric.mlm_correct") / counted : 0.0;
+  source_->readMetrics(*backend_, batch, m);
   m.lr = readMetric(*backend_, "metric.lr");
   m.gradNorm = readMetric(*backend_, "metric.grad_norm");
   // The whole global batch's rate (every replica's rows together), in
   // samples (real sequences: several a row when packed) and rows.
-  m.samplesPerSecond = sums[1] / m.seconds;
+  m.samplesPerSecond = batch.samples / m.seconds;
   m.rowsPerSecond =
       static_cast<double>(config_.training.global_batch_size) / m.seconds;
   m.paddingFraction =
-      1.0 - sums[2] / static_cast<double>(config_.training.global_batch_size *
-                                          config_.model.seq_length);
-  m.sequences = sums[1];
+      1.0 -
+      batch.tokens / static_cast<double>(config_.training.global_batch_size *
+                                         config_.model.seq_length);
+  m.sequences = batch.samples;
   DynamicLossScale::Outcome scaling = lossScale_.update(m.step, m.gradNorm);
   m.skipped = scaling.skipped;
   m.lossScaleNote = scaling.note;
@@ -267,7 +203,7 @@ EvalMetrics Trainer::evaluate(const std::string &path, int64_t samples,
   }
   data::DataLoader loader(path, config_.data.format, /*shuffle=*/false,
                           static_cast<uint64_t>(config_.training.seed),
-                          shapeOf(config_));
+                          sampleShapeOf(config_));
   int64_t available = loader.samplesPerEpoch();
   if (samples > available)
     throw RuntimeError(
@@ -295,7 +231,7 @@ EvalMetrics Trainer::evaluate(const std::string &path, int64_t samples,
     double counted = sums[0];
     // mlm_count (and nsp_count) 1: @eval_step then sums the per-slot (and
     // per-sequence) cross-entropies.
-    feed(batch, 1.0f, 1.0f);
+    writePretrainingInputs(*backend_, batch, 1.0f, 1.0f);
     backend_->run("eval_step", {});
     mlmLoss += readMetric(*backend_, "metric.eval.mlm_loss");
     // Unpacked, @forward scales the NSP sum by 1/global_batch_size.
@@ -380,8 +316,7 @@ RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
   const int64_t global = config_.training.global_batch_size;
   const int64_t evalEvery = config_.training.eval_every_samples;
   const int64_t everySteps = config_.checkpoint.every_steps;
-  double windowSeconds = 0, windowSequences = 0, windowPadding = 0;
-  int64_t windowSteps = 0;
+  ProgressWindow window;
   int64_t savedAt = -1;
   if (options.saveInitial && !options.saveDir.empty() && stepsDone_ == 0) {
     std::string written = save(options.saveDir, 0);
@@ -398,36 +333,19 @@ RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
       std::fflush(out);
     }
     result.last = last;
-    windowSeconds += last.seconds;
-    ++windowSteps;
+    window.seconds += last.seconds;
+    window.samples += last.sequences;
+    window.loss += last.loss;
+    window.padding += last.paddingFraction;
+    ++window.steps;
     bool log =
         options.logEvery > 0 && (last.step % options.logEvery == 0 ||
                                  last.step == options.steps || last.step == 1);
-    windowSequences += last.sequences;
-    windowPadding += last.paddingFraction;
     if (log && !options.quiet) {
-      double rate = windowSequences / windowSeconds;
-      // Packed rows: the rows' rate too; either way the padding.
-      std::string packing =
-          config_.model.packed()
-              ? fmt::format(" ({:.1f} rows/s)",
-                            static_cast<double>(global * windowSteps) /
-                                windowSeconds)
-              : std::string();
-      std::fprintf(out,
-                   "step %5lld/%lld  loss %.4f  mlm %.4f  nsp %.4f  mlm_acc "
-                   "%.4f  lr %.3e  grad_norm %.3f  %.1f samples/s%s  "
-                   "padding %.1f%%\n",
-                   static_cast<long long>(last.step),
-                   static_cast<long long>(options.steps), last.loss,
-                   last.mlmLoss, last.nspLoss, last.mlmAccuracy, last.lr,
-                   last.gradNorm, rate, packing.c_str(),
-                   100.0 * windowPadding / static_cast<double>(windowSteps));
+      std::fprintf(out, "%s\n",
+                   source_->progressLine(last, options.steps, window).c_str());
       std::fflush(out);
-      windowSeconds = 0;
-      windowSteps = 0;
-      windowSequences = 0;
-      windowPadding = 0;
+      window = ProgressWindow();
     }
 
     UpdateRecord record;
@@ -441,7 +359,7 @@ RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
           last.skipped ? lossScale_.scale() * 2 : lossScale_.scale();
 
     // Evaluation when the samples trained cross a multiple of the interval.
-    if (evalEvery > 0 &&
+    if (evalEvery > 0 && source_->evaluates() &&
         (s * global) / evalEvery != (s + 1) * global / evalEvery) {
       EvalMetrics e =
           evaluate(config_.data.eval_path, config_.data.eval_samples);
@@ -476,7 +394,9 @@ RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
         (periodic || signal != 0 || result.reachedTarget)) {
       result.lastCheckpoint = save(options.saveDir, last.step);
       savedAt = last.step;
-      std::fprintf(out, "saved checkpoint %s\n", result.lastCheckpoint.c_str());
+      std::fprintf(out, "saved checkpoint %s%s\n",
+                   result.lastCheckpoint.c_str(),
+                   options.checkpointNote.c_str());
       std::fflush(out);
     }
     if (signal != 0) {
@@ -498,7 +418,8 @@ RunResult Trainer::run(const TrainOptions &options, std::FILE *out) {
   if (!options.saveDir.empty() && savedAt != stepsDone_ &&
       result.last.step != 0) {
     result.lastCheckpoint = save(options.saveDir, stepsDone_);
-    std::fprintf(out, "saved checkpoint %s\n", result.lastCheckpoint.c_str());
+    std::fprintf(out, "saved checkpoint %s%s\n", result.lastCheckpoint.c_str(),
+                 options.checkpointNote.c_str());
   }
   return result;
 }

@@ -1,7 +1,9 @@
-// Training and evaluation on any backend: loads an executable's train_step
-// and eval_step, feeds them batches (synthetic, HDF5 or TFRecord), runs the
+// The one training loop, for every task, on any backend: loads an
+// executable's train_step, feeds it the task's batches (BatchSource.h:
+// pretraining's by default, SQuAD's for `ferry squad train`), runs the
 // updates, evaluates, saves and resumes checkpoints and reports the metrics
-// (console progress lines and JSON lines). Loss scaling (LossScale.h), stop
+// (console progress lines, JSON lines, TensorBoard). It also evaluates
+// pretraining's eval_step for `ferry eval`. Loss scaling (LossScale.h), stop
 // signals (StopSignals.h) and the resume config check (ResumeCheck.h) are
 // their own pieces.
 #pragma once
@@ -9,9 +11,8 @@
 #include "runtime/backend/Backend.h"
 #include "runtime/comm/Communicator.h"
 #include "training/config/Config.h"
-#include "training/data/MlperfData.h"
-#include "training/data/SyntheticData.h"
 #include "training/metrics/MetricsWriter.h"
+#include "training/train/BatchSource.h"
 #include "training/train/LossScale.h"
 #include "training/train/StopSignals.h"
 
@@ -30,7 +31,8 @@ struct TrainOptions {
   std::string tensorboardDir; // TensorBoard event files ("" = none)
   std::string saveDir;        // "" = no checkpoints
   bool saveInitial = false;   // also save the starting weights as step 0
-  bool quiet = false;
+  bool quiet = false;         // no progress lines and no loss-scale notes
+  std::string checkpointNote; // appended to "saved checkpoint DIR"
 };
 
 // A tensor the evaluation program stores per sample (an @output.eval.*
@@ -61,13 +63,16 @@ void checkReplicaCount(const Config &config, const comm::Communicator &group);
 class Trainer {
 public:
   // `group`: the replica group (null: this process alone); it must outlive
-  // the trainer and have execution.data_parallel ranks.
+  // the trainer and have execution.data_parallel ranks. `source`: the
+  // task's batches (null: pretraining's, from config.data).
   Trainer(const ExecutableFile &executable, const Config &config,
-          comm::Communicator *group = nullptr);
+          comm::Communicator *group = nullptr,
+          std::unique_ptr<BatchSource> source = nullptr);
   ~Trainer();
 
   // Starts from a safetensors file with Hugging Face names (the optimizer
-  // starts fresh). Prints what it did to `out`.
+  // starts fresh; the task's new head keeps its initialisation when the
+  // file has none). Prints what it did to `out`.
   void initFromCheckpoint(const std::string &path, std::FILE *out);
   // Continues from a checkpoint (a save directory's latest, or one step
   // directory): parameters, optimizer state, step and data position.
@@ -79,9 +84,9 @@ public:
   // Runs updates until options.steps have been applied, evaluating and
   // saving as the config says, printing progress to `out`.
   RunResult run(const TrainOptions &options, std::FILE *out);
-  // The forward pass without dropout over `samples` samples (0: all) of
-  // `path`, in file order. With `outputs`, also collects every per-sample
-  // output the program stores (one process only; fp32).
+  // Pretraining's forward pass without dropout over `samples` samples (0:
+  // all) of `path`, in file order. With `outputs`, also collects every
+  // per-sample output the program stores (one process only; fp32).
   EvalMetrics evaluate(const std::string &path, int64_t samples,
                        std::vector<EvalOutput> *outputs = nullptr);
 
@@ -89,20 +94,12 @@ public:
   int64_t samplesPerUpdate() const { return rows_; }
 
 private:
-  // Copies a batch into the program's inputs; mlmCount and nspCount (packed
-  // rows only) normalise the losses.
-  void feed(const data::HostBatch &batch, float mlmCount, float nspCount);
-  // Synthetic rows [first, first + rows), in the packed layout when the
-  // model packs.
-  void fillSynthetic(int64_t first, int64_t rows, data::HostBatch &out);
   std::string save(const std::string &dir, int64_t steps);
 
   const ExecutableFile &exe_;
   Config config_;
   std::unique_ptr<Backend> backend_;
-  std::unique_ptr<data::SyntheticData> synthetic_;
-  std::unique_ptr<data::DataLoader> loader_;
-  data::HostBatch batch_;
+  std::unique_ptr<BatchSource> source_;
   // Any rank's stop signal stops every rank after the same update.
   int agreedStopSignal();
   bool isRankZero() const { return group_->rank() == 0; }
