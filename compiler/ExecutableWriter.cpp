@@ -2,7 +2,7 @@
 //
 // A 1:1 walk of the rt module: states, then each program's instructions in
 // order, a loop followed by its body. Kernel names become their index in
-// runtime/executable/Kernels.def.
+// dialects/rt/kernels/*.td.
 //
 //===----------------------------------------------------------------------===//
 

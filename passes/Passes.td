@@ -384,7 +384,7 @@ def SelectKernelsPass : Pass<"ferry-select-kernels", "mlir::ModuleOp"> {
                 "virtual buffers";
   let description = [{
     Each named entry function becomes an `rt.program` of `rt.call`s of
-    Kernels.def kernels; every graph op that computes is one call with its
+    kernels (dialects/rt/kernels); every graph op that computes is one call with its
     shapes as integer parameters. Calls are inlined, `scf.for` becomes
     `rt.loop` with its own register and index arithmetic folds into affine
     expressions of the registers. Parameters and variables become `rt.state`
@@ -463,7 +463,7 @@ def PlanBf16StoragePass : Pass<"ferry-plan-bf16-storage", "mlir::ModuleOp"> {
     Under `training.precision: bf16`: each temporary of a program and each
     stashed activation (`stash` state) becomes bf16 (2 bytes an element)
     when every call that reads or writes it declares that buffer
-    `FERRY_BF16` in Kernels.def for its parameters. Buffers a `copy`
+    an `RtBf16` rule in its kernel record for its parameters. Buffers a `copy`
     connects share the decision. Sizes, offsets and copy lengths halve, and
     each call gets the mask of its buffers stored as bf16. Parameters,
     gradients, optimizer state, inputs and metrics stay fp32. Before

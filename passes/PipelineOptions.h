@@ -19,7 +19,7 @@
 namespace ferry {
 
 // How GEMMs round their inputs (training.precision): ferry-select-kernels'
-// `matmul-precision`, and the precision flag of gemm calls (Kernels.def).
+// `matmul-precision`, and the precision flag of gemm calls (its kernel record).
 enum class MatmulPrecision { fp32 = 0, bf16 = 1, fp16 = 2 };
 
 // A byte budget: the device's (execution.device_memory_limit, or the

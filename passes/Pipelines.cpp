@@ -111,7 +111,7 @@ void ferry::buildLowerToRtPipeline(mlir::OpPassManager &pm,
                                    const PipelineOptions &options) {
   // graph -> rt calls on virtual buffers: the kernel for each op, loops with
   // registers, states and temporaries. First: every later pass works on the
-  // calls and the access each kernel declares (Kernels.def).
+  // calls and the access each kernel declares (its kernel record).
   SelectKernelsPassOptions select;
   select.programs.assign(options.programs.begin(), options.programs.end());
   select.matmulPrecision = options.matmulPrecision;

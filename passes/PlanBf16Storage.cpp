@@ -5,7 +5,7 @@
 // activation whose every use may take it so: the program's temporaries and
 // the stashed activations (`stash` states), each one only where every
 // kernel that reads or writes it declares the buffer FERRY_BF16 in
-// Kernels.def for that call. Buffers a `copy` connects share the decision
+// its kernel record for that call. Buffers a `copy` connects share the decision
 // (a copy moves bytes). Sizes, offsets and copy lengths halve; each call
 // gets the mask of its buffers stored as bf16 (`bf16`); the temporaries get
 // `bf16`, the states a bf16 tensor type. Parameters, gradients, optimizer
@@ -56,7 +56,7 @@ struct UnionFind {
 bool isGemm(const Instr &in) {
   return in.kernel == "gemm" || in.kernel == "gemm_epilogue";
 }
-// A GEMM call's workspace buffer (Kernels.def order).
+// A GEMM call's workspace buffer (kernel-record order).
 size_t wsOf(const Instr &in) { return in.kernel == "gemm" ? 3 : 4; }
 
 struct PlanBf16StoragePass

@@ -157,7 +157,7 @@ struct PlanBf16WeightCopiesPass
             r.buffers[b].type != kernels::ElementType::F32 ||
             ref.bytes % 4 != 0 || ref.bytes == 0)
           continue;
-        // A bias-gradient epilogue sums the unrounded a (Kernels.def).
+        // A bias-gradient epilogue sums the unrounded a (its kernel record).
         if (b == 0 && in.kernel == "gemm_epilogue" && in.ints.size() > 11 &&
             in.ints[11].c == 2)
           continue;

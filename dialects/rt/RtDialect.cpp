@@ -25,7 +25,8 @@ void RtDialect::initialize() {
 
 namespace {
 
-// The checks rt.kernel and rt.call share: a kernel of Kernels.def, buffers of
+// The checks rt.kernel and rt.call share: a kernel with a record in
+// dialects/rt/kernels, buffers of
 // at least `refHeader` + 1 entries with bytes (at `bytesAt`) > 0, and at
 // least the operands the kernel's signature requires.
 LogicalResult verifyCall(Operation *op, StringRef name, ArrayAttr buffers,
@@ -34,7 +35,7 @@ LogicalResult verifyCall(Operation *op, StringRef name, ArrayAttr buffers,
   std::optional<kernels::Kernel> kernel = kernels::kernelByName(name.str());
   if (!kernel)
     return op->emitOpError() << "unknown kernel '" << name
-                             << "' (runtime/executable/Kernels.def lists them)";
+                             << "' (dialects/rt/kernels/*.td lists them)";
   for (Attribute a : buffers) {
     auto ref = dyn_cast<DenseI64ArrayAttr>(a);
     if (!ref || ref.size() < static_cast<int64_t>(bytesAt) + 2 ||
@@ -50,7 +51,7 @@ LogicalResult verifyCall(Operation *op, StringRef name, ArrayAttr buffers,
                                   "coefficients...>, found "
                                << a;
   }
-  // The calling convention of Kernels.def: at least the required operands.
+  // The kernel's calling convention: at least the required operands.
   const kernels::Signature &sig = kernels::signature(*kernel);
   // bf16 storage: a mask over the buffers, each marked one declared
   // FERRY_BF16 (its condition is the runtime's to check).
@@ -72,7 +73,7 @@ LogicalResult verifyCall(Operation *op, StringRef name, ArrayAttr buffers,
           !sig.buffers[declared].bf16If)
         return op->emitOpError()
                << "stores buffer " << b << " as bf16, which kernel '" << name
-               << "' cannot take (Kernels.def: FERRY_BF16)";
+               << "' cannot take (its record in dialects/rt/kernels has no RtBf16 rule for it)";
     }
   }
   if (buffers.size() < sig.minBuffers || ints.size() < sig.minInts ||

@@ -118,7 +118,7 @@ def Rt_LoopOp : Rt_Op<"loop", [SingleBlock, NoTerminator]> {
 def Rt_KernelOp : Rt_Op<"kernel"> {
   let summary = "one kernel call on arena byte ranges";
   let description = [{
-    `kernel` names an entry of runtime/executable/Kernels.def, which says
+    `kernel` names an entry of dialects/rt/kernels/*.td, which says
     what each buffer and integer is. Buffers are `array<i64: bytes, c, a...>`,
     integers `array<i64: c, a...>` (affine in the registers).
 
@@ -127,7 +127,7 @@ def Rt_KernelOp : Rt_Op<"kernel"> {
     ```
     An optional `bf16` integer is the mask of the buffers stored as bf16 (bit
     b for buffer b; 2 bytes an element, `training.bf16_activations`): only
-    buffers Kernels.def declares `FERRY_BF16` (checked here; the condition
+    buffers its kernel record declares `RtBf16` (checked here; the condition
     it states is checked by the runtime).
     ```mlir
     rt.kernel "gelu" buffers [array<i64: 4096, 1024>, array<i64: 2048, 8192>] ints [array<i64: 1024>] floats [] {bf16 = 2 : i64}

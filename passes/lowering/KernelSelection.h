@@ -1,7 +1,7 @@
 //===- KernelSelection.h - one entry function -> kernel calls ---*- C++ -*-===//
 //
 // What ferry-select-kernels does for one entry function: every graph op
-// becomes a call of a Kernels.def kernel on virtual buffers (Program):
+// becomes a call of a kernel on virtual buffers (Program):
 //
 // * Reads of states (parameter_ref, parameter_slice at a layer index) and
 //   reshapes are views, not copies. Other results get a temporary.

@@ -1,7 +1,7 @@
 //===- OpKernels.cpp - which kernel computes each graph op ----------------===//
 //
 // The op -> kernel table of ferry-select-kernels: for each graph op that
-// computes, the Kernels.def kernel, its buffers in the kernel's order
+// computes, the kernel, its buffers in the kernel's order
 // (operands, then results) and its integer and float parameters. Shapes
 // become element counts and row lengths; seeds, layers and sample offsets
 // stay affine in the registers.

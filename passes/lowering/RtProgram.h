@@ -125,7 +125,7 @@ bool halvable(const Affine &a);
 Affine halved(const Affine &a);
 
 // Whether instruction `in` reads / writes its buffer `b`: the roles
-// Kernels.def declares, resolved against the call's constant parameters.
+// kernel records declare, resolved against the call's constant parameters.
 void accessOf(const Instr &in, size_t b, bool &reads, bool &writes);
 
 } // namespace ferry::lowering

@@ -1,5 +1,5 @@
 // The CPU backend's fused attention (the `attention` and `attention_grad`
-// kernels, runtime/executable/Kernels.def): softmax(scale q kᵀ + mask) v with
+// kernels, dialects/rt/kernels/*.td): softmax(scale q kᵀ + mask) v with
 // the probabilities' dropout, in blocks of kBlockRows query rows of every
 // (sample, head) at once: the block's scores come from one batched GEMM
 // (OpenBLAS), the row softmax and dropout run in place, and a second GEMM

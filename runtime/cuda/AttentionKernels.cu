@@ -478,7 +478,7 @@ void attentionGrad(cudaStream_t s, const float *q, const float *k,
   if (rows <= 0)
     return;
   int dp = paddedDim(a);
-  // Kernels.def order: [q, k, v, mask, out, lse, dout, dq, dk, dv, rows].
+  // kernel-record order: [q, k, v, mask, out, lse, dout, dq, dk, dv, rows].
   View vq = viewOf(q, bf16, 0), vk = viewOf(k, bf16, 1),
        vv = viewOf(v, bf16, 2), vo = viewOf(out, bf16, 4),
        vdo = viewOf(dout, bf16, 6), vdq = viewOf(dq, bf16, 7),

@@ -538,7 +538,7 @@ private:
     // Packed rows' dropout keys, for the kernels that drop out.
     const PackedDropoutKeys keys =
         dropoutKeysOf(kernel, I, in.ints()->size(), nb, i32);
-    // Buffers stored as bf16 (Kernels.def FERRY_BF16), as an element-wise
+    // Buffers stored as bf16 (the kernel records' RtBf16), as an element-wise
     // map's MapBits: which buffers are its result and its inputs (-1: none).
     uint64_t bf16 = in.bf16_buffers();
     auto half = [&](int b) { return b >= 0 && (bf16 >> b & 1) != 0; };

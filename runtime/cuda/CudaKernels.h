@@ -83,7 +83,7 @@ void attentionMask(cudaStream_t s, const int32_t *mask, float *out, int64_t n,
                    float fill);
 void embedding(cudaStream_t s, const float *table, const int32_t *ids,
                float *out, int64_t rows, int64_t width, int64_t vocab);
-// `workspace` holds 3 * rows + 256 * ceil(rows / 256) int32s (Kernels.def).
+// `workspace` holds 3 * rows + 256 * ceil(rows / 256) int32s (its kernel record).
 void embeddingGrad(cudaStream_t s, const int32_t *ids, const float *dy,
                    float *dtable, int64_t rows, int64_t width, int64_t vocab,
                    bool accumulate, int32_t *workspace);
@@ -104,7 +104,7 @@ void takeGrad(cudaStream_t s, const float *dy, float *dx, int64_t outer,
               int64_t size, int64_t inner, int64_t index);
 // The element-wise maps take their tensors as fp32 or bf16 (`bf16`: bits of
 // MapBits, for the result and the first and second inputs in the order
-// each declares them; Kernels.def's FERRY_BF16 storage).
+// each declares them; the kernel records' RtBf16 storage).
 enum MapBits : unsigned { kMapOut = 1, kMapA = 2, kMapB = 4 };
 void biasAdd(cudaStream_t s, const float *x, const float *bias, float *out,
              int64_t rows, int64_t cols, unsigned bf16 = 0);
@@ -125,7 +125,7 @@ void tanhForward(cudaStream_t s, const float *x, float *out, int64_t n,
 void tanhGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
               int64_t n, unsigned bf16 = 0);
 // `bf16` on the kernels below: the call's bf16 mask (Instr.bf16_buffers),
-// bit b for the kernel's buffer b in Kernels.def order (FERRY_BF16).
+// bit b for the kernel's buffer b in kernel-record order (FERRY_BF16).
 void layerNorm(cudaStream_t s, const float *x, const float *scale,
                const float *bias, float *out, int64_t rows, int64_t cols,
                float eps, uint64_t bf16 = 0);

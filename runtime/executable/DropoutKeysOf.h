@@ -1,4 +1,4 @@
-// Where an instruction of a dropout kernel (Kernels.def: dropout,
+// Where an instruction of a dropout kernel (dialects/rt/kernels: dropout,
 // softmax_dropout, dropout_softmax_grad, residual_layer_norm, attention,
 // attention_grad) keeps its optional `dropout_keys` buffer and how to read
 // it: the one place both backends take packed rows' keys from.

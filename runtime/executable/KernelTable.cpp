@@ -1,4 +1,4 @@
-// Kernels.def expanded: the names, the signatures, and the resolution of one
+// the kernel records expanded: the names, the signatures, and the resolution of one
 // call's buffers (roles, extents, checks, disjoint pairs) against its
 // integer parameters.
 #include "runtime/executable/KernelTable.h"
@@ -10,7 +10,7 @@ using namespace ferry::kernels;
 
 namespace {
 
-// An integer of a Kernels.def expression. The parameters of a damaged
+// An integer of a kernel record's expression. The parameters of a damaged
 // executable can be anything, so every operation checks for overflow; an
 // overflowed value compares unequal to everything and sizes as -1.
 struct Int {
@@ -69,7 +69,7 @@ struct RestInts {
   }
 };
 
-// Helpers the expressions of Kernels.def call.
+// Helpers the expressions of the kernel records call.
 Int productOf(const RestInts &list, Int first, Int count) {
   Int p(1);
   for (Int i = first; i < first + count; i = i + 1)
@@ -177,7 +177,7 @@ std::vector<Signature> buildTable() {
   for (BufferParameter & p : at(Kernel::E).buffers)                            \
     if (std::string_view(p.name) == #buffer)                                   \
       p.bf16If = #condition;
-#include "runtime/executable/Kernels.def"
+#include "runtime/executable/KernelRows.inc"
 #undef FERRY_KERNEL
 #undef FERRY_INT
 #undef FERRY_INT_OPTIONAL
@@ -269,7 +269,7 @@ Resolved ferry::kernels::resolve(Kernel kernel,
 #define FERRY_BF16(E, buffer, condition)                                       \
   if (condition)                                                               \
     ferry_cursor_.allowBf16(buffer##_buffer);
-#include "runtime/executable/Kernels.def"
+#include "runtime/executable/KernelRows.inc"
 #undef FERRY_KERNEL
 #undef FERRY_INT
 #undef FERRY_INT_OPTIONAL

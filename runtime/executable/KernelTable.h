@@ -1,4 +1,4 @@
-// What Kernels.def declares, as C++: the kernel enum and names, each
+// What the kernel records declare, as C++: the kernel enum and names, each
 // kernel's signature (its parameters and buffers with their roles), and the
 // resolution of one call's buffers against its integer parameters: which
 // buffers it reads and writes, how many elements each must hold, which may
@@ -17,7 +17,7 @@ namespace ferry::kernels {
 
 enum class Kernel : uint16_t {
 #define FERRY_KERNEL(Enum, name, doc) Enum,
-#include "runtime/executable/Kernels.def"
+#include "runtime/executable/KernelRows.inc"
 #undef FERRY_KERNEL
   Count
 };

@@ -1,5 +1,5 @@
 // Executable validation, shared by every backend: the layout checks on load
-// and the per-call checks that Kernels.def's rows declare.
+// and the per-call checks that the kernel records declare.
 #include "runtime/executable/Validate.h"
 
 #include "runtime/ByteSize.h"

@@ -1,7 +1,7 @@
 // The checks every backend runs on an executable before trusting it, and on
 // each kernel call before running it, so a damaged or hand-edited program
 // fails with a message naming the instruction instead of reading or writing
-// outside its buffers. Both come from Kernels.def (KernelTable.h).
+// outside its buffers. Both come from the kernel records (KernelTable.h).
 #pragma once
 
 #include "runtime/executable/ExecutableFile.h"

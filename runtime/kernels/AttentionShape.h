@@ -1,5 +1,5 @@
 // The parameters of the fused attention kernels (`attention`,
-// `attention_grad` in runtime/executable/Kernels.def), as both backends'
+// `attention_grad` in dialects/rt/kernels/*.td), as both backends'
 // kernels take them: sizes, the dropout's key and the products' precision.
 #pragma once
 
@@ -87,7 +87,7 @@ struct AttentionShape {
   }
 };
 
-// From an instruction's parameters in Kernels.def order: I(k) the k-th of
+// From an instruction's parameters in kernel-record order: I(k) the k-th of
 // its `ints` integers ([batch, heads, seq, head_dim, seed, purpose, layer,
 // sample_offset, precision, sequence_major (optional)]), F(k) the k-th
 // float ([scale, p]).

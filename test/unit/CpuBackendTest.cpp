@@ -49,7 +49,7 @@ TEST(CpuBackend, GemmReachingPastItsBufferIsRefused) {
 
 TEST(CpuBackend, KernelsThatCannotRunInPlaceRefuseAliasedBuffers) {
   // layer_norm_grad writes dx while other threads still read x and dy
-  // (Kernels.def: FERRY_DISJOINT): dx at x's bytes is refused on
+  // (its kernel record's RtDisjoint): dx at x's bytes is refused on
   // both backends; separate buffers run.
   auto program = [](int64_t dxOffset) {
     auto p = std::make_unique<ProgramBuilder>();
@@ -74,7 +74,7 @@ TEST(CpuBackend, KernelsThatCannotRunInPlaceRefuseAliasedBuffers) {
 }
 
 // fill_i32 (a splat integer constant) writes its count of int32 values and
-// refuses a value that does not fit (Kernels.def's check).
+// refuses a value that does not fit (the kernel record's check).
 TEST(CpuBackend, FillI32WritesIntegersAndRefusesValuesPastInt32) {
   ProgramBuilder p;
   p.deviceIntState("ids", 0, 6);
@@ -335,7 +335,7 @@ TEST(Bf16Storage, CpuKernelsReadAndRoundBf16Buffers) {
   EXPECT_EQ(yw, ww);
 }
 
-// A bf16 mask on a buffer Kernels.def does not declare FERRY_BF16 is a
+// A bf16 mask on a buffer its kernel record has no RtBf16 rule for is a
 // damaged executable, and so is a bf16 buffer sized for fp32's half.
 TEST(Bf16Storage, MasksTheKernelTableForbidsAreRefused) {
   ProgramBuilder p;

@@ -1,5 +1,5 @@
 // GPU tests (ctest label `gpu`, and `cuda-sim` under the simulator) of the
-// CUDA kernels that take bf16-stored buffers (Kernels.def FERRY_BF16,
+// CUDA kernels that take bf16-stored buffers (the kernel records' RtBf16,
 // training.bf16_activations): each element-wise map with every combination
 // of its result and inputs stored as bf16, at sizes that are not multiples
 // of the vector width and at views one element past an aligned address (the

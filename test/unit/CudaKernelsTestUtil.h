@@ -109,7 +109,7 @@ protected:
     allocations.push_back(p);
     return p;
   }
-  // embedding_grad's workspace for `rows` ids (Kernels.def).
+  // embedding_grad's workspace for `rows` ids (its kernel record).
   int32_t *sortWorkspace(int64_t rows) {
     return device(std::vector<int32_t>(
         static_cast<size_t>(rows + cuda::sortRowsWorkspace(rows))));

@@ -13,10 +13,10 @@
 
 namespace ferry::test {
 
-// Kernel indices in Kernels.def order.
+// Kernel indices in kernel-record order.
 enum : uint16_t {
 #define FERRY_KERNEL(Enum, name, doc) k##Enum,
-#include "runtime/executable/Kernels.def"
+#include "runtime/executable/KernelRows.inc"
 #undef FERRY_KERNEL
 };
 

@@ -1,8 +1,8 @@
 // RUN: ferry-opt %s --split-input-file --verify-diagnostics
 
-// Tests that a kernel name must be listed in runtime/executable/Kernels.def.
+// Tests that a kernel name must be listed in dialects/rt/kernels/*.td.
 rt.program @p inputs [] registers 0 transient 0 {
-  // expected-error @+1 {{unknown kernel 'conv2d' (runtime/executable/Kernels.def lists them)}}
+  // expected-error @+1 {{unknown kernel 'conv2d' (dialects/rt/kernels/*.td lists them)}}
   rt.kernel "conv2d" buffers [array<i64: 64, 0>] ints [] floats []
 }
 
@@ -104,11 +104,11 @@ rt.program @p inputs [] registers 0 transient 0 {
 
 // -----
 
-// Tests that only buffers Kernels.def declares FERRY_BF16 are stored as
+// Tests that only buffers its kernel record declares RtBf16 are stored as
 // bf16: gelu's x and out are, fill's dst is not.
 rt.program @p inputs [] registers 0 transient 0 {
   rt.kernel "gelu" buffers [array<i64: 32, 0>, array<i64: 32, 64>] ints [array<i64: 16>] floats [] {bf16 = 3 : i64}
-  // expected-error @+1 {{stores buffer 0 as bf16, which kernel 'fill' cannot take (Kernels.def: FERRY_BF16)}}
+  // expected-error @+1 {{stores buffer 0 as bf16, which kernel 'fill' cannot take (its record in dialects/rt/kernels has no RtBf16 rule for it)}}
   rt.kernel "fill" buffers [array<i64: 32, 0>] ints [array<i64: 8>] floats [0.0] {bf16 = 1 : i64}
 }
 
@@ -116,7 +116,7 @@ rt.program @p inputs [] registers 0 transient 0 {
 
 // Tests that the mask names only the call's buffers.
 rt.program @p inputs [] registers 0 transient 0 {
-  // expected-error @+1 {{stores buffer 2 as bf16, which kernel 'gelu' cannot take (Kernels.def: FERRY_BF16)}}
+  // expected-error @+1 {{stores buffer 2 as bf16, which kernel 'gelu' cannot take (its record in dialects/rt/kernels has no RtBf16 rule for it)}}
   rt.kernel "gelu" buffers [array<i64: 32, 0>, array<i64: 32, 64>] ints [array<i64: 16>] floats [] {bf16 = 4 : i64}
 }
 

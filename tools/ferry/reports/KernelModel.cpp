@@ -26,7 +26,7 @@ bool halfAt(const fxe::Instr &in, size_t b) {
   return b < 64 && (in.bf16_buffers() >> b & 1) != 0;
 }
 
-// The bytes a call moves by what Kernels.def says it reads and writes: each
+// The bytes a call moves by what its kernel record says it reads and writes: each
 // buffer's elements (2 bytes each where it is stored as bf16; its
 // reference's bytes where the table leaves the count open, a workspace),
 // once per read and once per write.

@@ -3,7 +3,7 @@
 // one, from the executable alone. Each kernel call takes
 // max(FLOPs / arithmetic rate, bytes / memory bandwidth) plus a fixed
 // per-kernel floor; FLOPs and bytes come from the call's parameters and the
-// buffers Kernels.def says it reads and writes. A model, not a measurement:
+// buffers its kernel record says it reads and writes. A model, not a measurement:
 // it says where the time should go and what the floor is, and the report
 // labels it so.
 #pragma once
