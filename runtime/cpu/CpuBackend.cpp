@@ -5,6 +5,7 @@
 
 #include "runtime/comm/Communicator.h"
 #include "runtime/cpu/Bf16Staging.h"
+#include "runtime/cpu/CpuKernelContext.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/executable/DropoutKeysOf.h"
 #include "runtime/executable/KernelTable.h"
@@ -26,6 +27,33 @@ namespace {
 
 using kernels::Kernel;
 using kernels::kernelName;
+
+// An instruction's operands as the generated decoding (KernelArgs.h) reads
+// them: its integers evaluated, its buffers' addresses (those stored as bf16
+// staged as fp32, so none reads as bf16 here).
+struct CpuCall {
+  const std::vector<int64_t> &ints;
+  const flatbuffers::Vector<double> *floats;
+  char *const *buf;
+  size_t nb;
+
+  int64_t integer(size_t k) const { return k < ints.size() ? ints[k] : 0; }
+  kernels::StepInt stepInteger(size_t k) const {
+    return {integer(k), static_cast<uint32_t>(k)};
+  }
+  kernels::IntList integers(size_t first) const {
+    first = std::min(first, ints.size());
+    return {ints.data() + first, ints.size() - first};
+  }
+  size_t integerCount() const { return ints.size(); }
+  double real(size_t k) const {
+    return floats && k < floats->size() ? floats->Get(k) : 0.0;
+  }
+  char *buffer(size_t b) const { return b < nb ? buf[b] : nullptr; }
+  char *const *buffers() const { return buf; }
+  size_t bufferCount() const { return nb; }
+  bool bf16(size_t) const { return false; }
+};
 
 int64_t evaluate(const fxe::Affine *a, const std::vector<int64_t> &registers) {
   return evaluateAffine(a, registers);
@@ -314,14 +342,20 @@ void CpuBackend::execute(const fxe::Instr &in,
         staging->finish();
     }
   } finish{nullptr};
+  std::vector<int64_t> ints(in.ints()->size());
+  for (size_t k = 0; k < ints.size(); ++k)
+    ints[k] = I(k);
   if (in.bf16_buffers() != 0) {
-    std::vector<int64_t> ints(in.ints()->size());
-    for (size_t k = 0; k < ints.size(); ++k)
-      ints[k] = I(k);
     bf16_.stage(
         in, kernels::resolve(static_cast<Kernel>(in.kernel()), ints, nb), buf);
     finish.staging = &bf16_;
   }
+  // The kernels whose records say `dispatched` run their typed bodies
+  // (CpuKernelContext.h); the others, the switch below.
+  cpu::KernelContext context;
+  if (kernels::dispatchKernel(context, static_cast<Kernel>(in.kernel()),
+                              CpuCall{ints, in.floats(), buf, nb}))
+    return;
   auto f = [&](size_t b) { return reinterpret_cast<float *>(buf[b]); };
   auto i32 = [&](size_t b) { return reinterpret_cast<int32_t *>(buf[b]); };
   // Packed rows' dropout keys, for the kernels that drop out.
@@ -329,16 +363,6 @@ void CpuBackend::execute(const fxe::Instr &in,
                                                I, in.ints()->size(), nb, i32);
 
   switch (static_cast<Kernel>(in.kernel())) {
-  case Kernel::Copy:
-    if (buf[0] != buf[1])
-      std::memmove(buf[1], buf[0], I(0));
-    break;
-  case Kernel::Fill:
-    cpu::fill(f(0), I(0), static_cast<float>(F(0)));
-    break;
-  case Kernel::FillI32:
-    cpu::fillInt(i32(0), I(0), static_cast<int32_t>(I(1)));
-    break;
   case Kernel::AllReduce: {
     beginCollective(in, I(0), 0, I(1), std::vector<char *>(buf, buf + nb));
     group_->allReduceSum(f(0), f(1), I(0),
@@ -402,9 +426,6 @@ void CpuBackend::execute(const fxe::Instr &in,
       cpu::reduce(cpu::Reduce::Sum, f(0), f(3), 1, I(3), I(1));
     break;
   }
-  case Kernel::Iota:
-    cpu::iota(i32(0), I(0), I(1), I(2));
-    break;
   case Kernel::AttentionMask:
     cpu::attentionMask(i32(0), f(1), I(0), static_cast<float>(F(0)));
     break;
@@ -431,12 +452,6 @@ void CpuBackend::execute(const fxe::Instr &in,
   case Kernel::GatherPositionsGrad:
     checkIndices("masked_lm_positions", i32(0), I(0) * I(2), I(1));
     cpu::gatherPositionsGrad(i32(0), f(1), f(2), I(0), I(1), I(2), I(3));
-    break;
-  case Kernel::Take:
-    cpu::take(f(0), f(1), I(0), I(1), I(2), I(3));
-    break;
-  case Kernel::TakeGrad:
-    cpu::takeGrad(f(0), f(1), I(0), I(1), I(2), I(3));
     break;
   case Kernel::BiasAdd:
     cpu::biasAdd(f(0), f(1), f(2), I(0), I(1));
@@ -531,23 +546,8 @@ void CpuBackend::execute(const fxe::Instr &in,
                        f(9), a);
     break;
   }
-  case Kernel::Transpose: {
-    int64_t rank = I(0);
-    if (rank < 1 || rank > 6 || in.ints()->size() < 1 + 2 * rank)
-      throw RuntimeError("transpose with a malformed shape");
-    int64_t dims[6], perm[6];
-    for (int64_t d = 0; d < rank; ++d) {
-      dims[d] = I(1 + d);
-      perm[d] = I(1 + rank + d);
-    }
-    cpu::transpose(f(0), f(1), static_cast<int32_t>(rank), dims, perm);
-    break;
-  }
   case Kernel::Reduce:
     cpu::reduce(static_cast<cpu::Reduce>(I(0)), f(0), f(1), I(1), I(2), I(3));
-    break;
-  case Kernel::Broadcast:
-    cpu::broadcast(f(0), f(1), I(0), I(1), I(2));
     break;
   case Kernel::SoftmaxCrossEntropy:
     checkIndices("label", i32(1), I(0), I(2));
@@ -616,5 +616,8 @@ void CpuBackend::execute(const fxe::Instr &in,
   case Kernel::PhaseEnd:
   case Kernel::Count:
     break;
+  default: // a dispatched kernel reaches here only without its run()
+    throw RuntimeError(
+        fmt::format("kernel {} has no CPU body", kernelName(in.kernel())));
   }
 }

@@ -7,6 +7,7 @@
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/ByteSize.h"
 
+#include "runtime/cuda/CudaKernelContext.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/DeviceQuery.h"
 #include "runtime/cuda/GemmInstr.h"
@@ -36,13 +37,8 @@ using namespace ferry;
 
 namespace {
 
+using cuda::checkCuda;
 using kernels::Kernel;
-
-void checkCuda(cudaError_t e, const char *what) {
-  if (e != cudaSuccess)
-    throw RuntimeError(
-        fmt::format("CUDA {} failed: {}", what, cudaGetErrorString(e)));
-}
 
 bool hasCollectives(const fxe::Executable &exe) {
   for (const fxe::Program *p : *exe.programs())
@@ -86,10 +82,9 @@ public:
           "execution.mode: phased",
           formatByteSize(arenaBytes_), arenaBytes_,
           cudaGetErrorString(allocated)));
-    checkCuda(
-        allocated,
-        fmt::format("allocation of the {} arena", formatByteSize(arenaBytes_))
-            .c_str());
+    checkCuda(allocated, fmt::format("allocation of the {} arena",
+                                     formatByteSize(arenaBytes_))
+                             .c_str());
     checkCuda(cudaMemset(arena_, 0, std::max<uint64_t>(arenaBytes_, 64)),
               "arena clear");
     // The clear runs on the legacy stream, which the non-blocking streams
@@ -493,43 +488,54 @@ private:
       profile_.after(s);
   }
 
-  // memmove on the stream, without allocating (a graph may be capturing):
-  // in pieces no longer than the distance between the ranges, in the
-  // direction that reads each piece before it is overwritten; a range far
-  // longer than the distance goes through the scratch in pieces.
-  void copyOverlapping(char *dst, const char *src, int64_t bytes,
-                       cudaStream_t s) {
-    int64_t distance = dst > src ? dst - src : src - dst;
-    int64_t piece = distance;
-    int64_t stage = cuda::kScratchDoubles * 8;
-    bool staged = bytes / distance > 64;
-    if (staged)
-      piece = stage;
-    int64_t pieces = (bytes + piece - 1) / piece;
-    for (int64_t k = 0; k < pieces; ++k) {
-      // Forward when the destination is below the source, else backward.
-      int64_t at = dst < src ? k * piece : (pieces - 1 - k) * piece;
-      int64_t n = std::min(piece, bytes - at);
-      if (!staged) {
-        checkCuda(cuda::memcpyAsync(dst + at, src + at, n,
-                                    cudaMemcpyDeviceToDevice, s),
-                  "copy");
-        continue;
-      }
-      auto *scratch = reinterpret_cast<char *>(scratch_);
-      checkCuda(
-          cuda::memcpyAsync(scratch, src + at, n, cudaMemcpyDeviceToDevice, s),
-          "copy");
-      checkCuda(
-          cuda::memcpyAsync(dst + at, scratch, n, cudaMemcpyDeviceToDevice, s),
-          "copy");
+  // An instruction's operands as the generated decoding (KernelArgs.h)
+  // reads them: integers through value(), so a capture bakes the inputs they
+  // depend on; per-step integers evaluated without baking (their kernels
+  // read them on the device, by index: stepValue); buffers at their
+  // addresses, with the instruction's bf16 mask.
+  struct CudaCall {
+    CudaBackend &backend;
+    const fxe::Instr &in;
+    const std::vector<int64_t> &registers;
+    const std::vector<char *> &buf;
+    mutable std::vector<int64_t> rest; // what integers() evaluated
+
+    size_t integerCount() const { return in.ints() ? in.ints()->size() : 0; }
+    int64_t integer(size_t k) const {
+      return k < integerCount() ? backend.value(in.ints()->Get(k), registers)
+                                : 0;
     }
-  }
+    kernels::StepInt stepInteger(size_t k) const {
+      return {evaluateAffine(in.ints()->Get(k), registers),
+              static_cast<uint32_t>(k)};
+    }
+    kernels::IntList integers(size_t first) const {
+      rest.clear();
+      for (size_t k = first; k < integerCount(); ++k)
+        rest.push_back(integer(k));
+      return {rest.data(), rest.size()};
+    }
+    double real(size_t k) const {
+      return in.floats() && k < in.floats()->size() ? in.floats()->Get(k) : 0.0;
+    }
+    char *buffer(size_t b) const { return b < buf.size() ? buf[b] : nullptr; }
+    char *const *buffers() const { return buf.data(); }
+    size_t bufferCount() const { return buf.size(); }
+    bool bf16(size_t b) const {
+      return b < 64 && (in.bf16_buffers() >> b & 1) != 0;
+    }
+  };
 
   // One kernel instruction on the compute stream, its buffers resolved.
   void dispatch(const fxe::Instr &in, Kernel kernel,
                 const std::vector<int64_t> &registers,
                 const std::vector<char *> &buf, size_t nb, cudaStream_t s) {
+    // The kernels whose records say `dispatched` run their typed bodies
+    // (CudaKernelContext.h); the others, the switch below.
+    cuda::KernelContext context{s, scratch_};
+    if (kernels::dispatchKernel(context, kernel,
+                                CudaCall{*this, in, registers, buf}))
+      return;
     auto I = [&](size_t k) { return value(in.ints()->Get(k), registers); };
     auto S = [&](size_t k) { return stepValue(in.ints()->Get(k), registers); };
     auto F = [&](size_t k) { return in.floats()->Get(k); };
@@ -558,25 +564,6 @@ private:
       return b;
     };
     switch (kernel) {
-    case Kernel::Copy: {
-      int64_t bytes = I(0);
-      if (buf[0] == buf[1] || bytes <= 0)
-        break;
-      if (buf[0] < buf[1] + bytes && buf[1] < buf[0] + bytes) {
-        copyOverlapping(buf[1], buf[0], bytes, s);
-        break;
-      }
-      checkCuda(
-          cuda::memcpyAsync(buf[1], buf[0], bytes, cudaMemcpyDeviceToDevice, s),
-          "copy");
-      break;
-    }
-    case Kernel::Fill:
-      cuda::fill(s, f(0), I(0), static_cast<float>(F(0)));
-      break;
-    case Kernel::FillI32:
-      cuda::fillInt(s, i32(0), I(0), static_cast<int32_t>(I(1)));
-      break;
     case Kernel::AllReduce:
       beginCollective(in, I(0), 0, I(1), buf);
       nccl_->allReduce(f(0), f(1), I(0), s,
@@ -654,9 +641,6 @@ private:
                             f(8), f(9), f(10), a, bf16);
       break;
     }
-    case Kernel::Iota:
-      cuda::iota(s, i32(0), I(0), I(1), I(2));
-      break;
     case Kernel::AttentionMask:
       cuda::attentionMask(s, i32(0), f(1), I(0), static_cast<float>(F(0)));
       break;
@@ -674,12 +658,6 @@ private:
       break;
     case Kernel::GatherPositionsGrad:
       cuda::gatherPositionsGrad(s, i32(0), f(1), f(2), I(0), I(1), I(2), I(3));
-      break;
-    case Kernel::Take:
-      cuda::take(s, f(0), f(1), I(0), I(1), I(2), I(3), bf16);
-      break;
-    case Kernel::TakeGrad:
-      cuda::takeGrad(s, f(0), f(1), I(0), I(1), I(2), I(3));
       break;
     case Kernel::BiasAdd:
       cuda::biasAdd(s, f(0), f(1), f(2), I(0), I(1), map(2, 0));
@@ -755,22 +733,9 @@ private:
           static_cast<uint32_t>(I(5)), static_cast<uint32_t>(I(6)), S(7),
           static_cast<float>(F(0)), bf16, keys);
       break;
-    case Kernel::Transpose: {
-      int64_t rank = I(0), dims[6], perm[6];
-      for (int64_t d = 0; d < rank && d < 6; ++d) {
-        dims[d] = I(1 + d);
-        perm[d] = I(1 + rank + d);
-      }
-      cuda::transpose(s, f(0), f(1), static_cast<int32_t>(rank), dims, perm,
-                      bf16);
-      break;
-    }
     case Kernel::Reduce:
       cuda::reduce(s, static_cast<int32_t>(I(0)), f(0), f(1), I(1), I(2), I(3),
                    scratch_);
-      break;
-    case Kernel::Broadcast:
-      cuda::broadcast(s, f(0), f(1), I(0), I(1), I(2));
       break;
     case Kernel::SoftmaxCrossEntropy:
       cuda::softmaxCrossEntropy(

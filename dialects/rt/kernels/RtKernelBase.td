@@ -5,7 +5,9 @@
 // includes them all). ferry-tblgen (tools/ferry-tblgen) generates from the
 // records the runtime's kernel table (runtime/executable/KernelRows.inc:
 // the enum, names, signatures, checks, extents, access and bf16 rules both
-// backends and the lowering use) and the reference docs/kernels.md.
+// backends and the lowering use), each kernel's typed arguments and their
+// decoding (runtime/executable/KernelArgs.h), the run() declarations the
+// backends implement (KernelRuns.inc) and the reference docs/kernels.md.
 // Adding a kernel means writing its record, its CPU body (runtime/cpu), its
 // CUDA body (runtime/cuda) and its lowering (passes/), then regenerating.
 //
@@ -148,6 +150,10 @@ class RtKernel<string mnemonic, int id, string family, list<Trait> props = []>
   list<RtAccessIf> accessIf = [];
   list<RtDisjoint> disjoint = [];
   list<RtBf16> bf16 = [];
+  // Both backends run this kernel as run(Context &, const XArgs &) in its
+  // family's file, through the generated dispatch (KernelArgs.h); the
+  // kernels without it still run in the backends' switches.
+  bit dispatched = 0;
 
   let summary = doc;
   let traits = !listconcat(props,
