@@ -426,9 +426,6 @@ void CpuBackend::execute(const fxe::Instr &in,
       cpu::reduce(cpu::Reduce::Sum, f(0), f(3), 1, I(3), I(1));
     break;
   }
-  case Kernel::AttentionMask:
-    cpu::attentionMask(i32(0), f(1), I(0), static_cast<float>(F(0)));
-    break;
   case Kernel::Embedding: {
     int64_t rows = I(0), vocab = I(2);
     const int32_t *ids = i32(1);
@@ -453,38 +450,8 @@ void CpuBackend::execute(const fxe::Instr &in,
     checkIndices("masked_lm_positions", i32(0), I(0) * I(2), I(1));
     cpu::gatherPositionsGrad(i32(0), f(1), f(2), I(0), I(1), I(2), I(3));
     break;
-  case Kernel::BiasAdd:
-    cpu::biasAdd(f(0), f(1), f(2), I(0), I(1));
-    break;
-  case Kernel::Add:
-    cpu::binary(cpu::Binary::Add, f(0), f(1), f(2), I(0));
-    break;
-  case Kernel::Sub:
-    cpu::binary(cpu::Binary::Sub, f(0), f(1), f(2), I(0));
-    break;
-  case Kernel::Mul:
-    cpu::binary(cpu::Binary::Mul, f(0), f(1), f(2), I(0));
-    break;
-  case Kernel::Div:
-    cpu::binary(cpu::Binary::Div, f(0), f(1), f(2), I(0));
-    break;
-  case Kernel::Accumulate:
-    cpu::accumulate(f(1), f(0), I(0));
-    break;
   case Kernel::Scale:
     cpu::scale(f(0), f(1), I(0), static_cast<float>(F(0)));
-    break;
-  case Kernel::Gelu:
-    cpu::gelu(f(0), f(1), I(0));
-    break;
-  case Kernel::GeluGrad:
-    cpu::geluGrad(f(0), f(1), f(2), I(0));
-    break;
-  case Kernel::Tanh:
-    cpu::tanhForward(f(0), f(1), I(0));
-    break;
-  case Kernel::TanhGrad:
-    cpu::tanhGrad(f(0), f(1), f(2), I(0));
     break;
   case Kernel::LayerNorm:
     cpu::layerNorm(f(0), f(1), f(2), f(3), I(0), I(1),

@@ -1,6 +1,7 @@
 // The CPU backend's element-wise kernels: fills, iota, the attention mask,
 // take, bias add, binary ops, scale, GELU and tanh with their gradients,
 // transpose and broadcast.
+#include "runtime/cpu/CpuKernelContext.h"
 #include "runtime/cpu/CpuKernels.h"
 
 #include "runtime/cpu/CpuKernelCommon.h"
@@ -256,6 +257,42 @@ void broadcast(const float *x, float *out, int64_t outer, int64_t size,
 #pragma omp parallel for schedule(static) if (worth(rows * inner))
   for (int64_t q = 0; q < rows; ++q)
     std::memcpy(out + q * inner, x + (q / size) * inner, sizeof(float) * inner);
+}
+
+// The family's typed bodies (dialects/rt/kernels/Elementwise.td; `scale`
+// still runs in CpuBackend::execute's switch).
+void run(Context &, const kernels::AttentionMaskArgs &a) {
+  attentionMask(a.mask.data, a.out.data, a.count, static_cast<float>(a.fill));
+}
+void run(Context &, const kernels::BiasAddArgs &a) {
+  biasAdd(a.x.data, a.bias.data, a.out.data, a.rows, a.cols);
+}
+void run(Context &, const kernels::AddArgs &a) {
+  binary(Binary::Add, a.a.data, a.b.data, a.out.data, a.count);
+}
+void run(Context &, const kernels::SubArgs &a) {
+  binary(Binary::Sub, a.a.data, a.b.data, a.out.data, a.count);
+}
+void run(Context &, const kernels::MulArgs &a) {
+  binary(Binary::Mul, a.a.data, a.b.data, a.out.data, a.count);
+}
+void run(Context &, const kernels::DivArgs &a) {
+  binary(Binary::Div, a.a.data, a.b.data, a.out.data, a.count);
+}
+void run(Context &, const kernels::AccumulateArgs &a) {
+  accumulate(a.dst.data, a.src.data, a.count);
+}
+void run(Context &, const kernels::GeluArgs &a) {
+  gelu(a.x.data, a.out.data, a.count);
+}
+void run(Context &, const kernels::GeluGradArgs &a) {
+  geluGrad(a.x.data, a.dy.data, a.dx.data, a.count);
+}
+void run(Context &, const kernels::TanhArgs &a) {
+  tanhForward(a.x.data, a.out.data, a.count);
+}
+void run(Context &, const kernels::TanhGradArgs &a) {
+  tanhGrad(a.y.data, a.dy.data, a.dx.data, a.count);
 }
 
 } // namespace ferry::cpu

@@ -534,7 +534,7 @@ private:
     // (CudaKernelContext.h); the others, the switch below.
     cuda::KernelContext context{s, scratch_};
     if (kernels::dispatchKernel(context, kernel,
-                                CudaCall{*this, in, registers, buf}))
+                                CudaCall{*this, in, registers, buf, {}}))
       return;
     auto I = [&](size_t k) { return value(in.ints()->Get(k), registers); };
     auto S = [&](size_t k) { return stepValue(in.ints()->Get(k), registers); };
@@ -641,9 +641,6 @@ private:
                             f(8), f(9), f(10), a, bf16);
       break;
     }
-    case Kernel::AttentionMask:
-      cuda::attentionMask(s, i32(0), f(1), I(0), static_cast<float>(F(0)));
-      break;
     case Kernel::Embedding:
       cuda::embedding(s, f(0), i32(1), f(2), I(0), I(1), I(2));
       break;
@@ -659,37 +656,8 @@ private:
     case Kernel::GatherPositionsGrad:
       cuda::gatherPositionsGrad(s, i32(0), f(1), f(2), I(0), I(1), I(2), I(3));
       break;
-    case Kernel::BiasAdd:
-      cuda::biasAdd(s, f(0), f(1), f(2), I(0), I(1), map(2, 0));
-      break;
-    case Kernel::Add:
-    case Kernel::Sub:
-    case Kernel::Mul:
-    case Kernel::Div:
-      cuda::binary(s,
-                   kernel == Kernel::Add   ? 0
-                   : kernel == Kernel::Sub ? 1
-                   : kernel == Kernel::Mul ? 2
-                                           : 3,
-                   f(0), f(1), f(2), I(0), map(2, 0, 1));
-      break;
-    case Kernel::Accumulate: // [src, dst]: dst += src
-      cuda::accumulate(s, f(1), f(0), I(0), map(-1, 1, 0));
-      break;
     case Kernel::Scale:
       cuda::scale(s, f(0), f(1), I(0), static_cast<float>(F(0)), map(1, 0));
-      break;
-    case Kernel::Gelu:
-      cuda::gelu(s, f(0), f(1), I(0), map(1, 0));
-      break;
-    case Kernel::GeluGrad:
-      cuda::geluGrad(s, f(0), f(1), f(2), I(0), map(2, 0, 1));
-      break;
-    case Kernel::Tanh:
-      cuda::tanhForward(s, f(0), f(1), I(0), map(1, 0));
-      break;
-    case Kernel::TanhGrad:
-      cuda::tanhGrad(s, f(0), f(1), f(2), I(0), map(2, 0, 1));
       break;
     case Kernel::LayerNorm:
       cuda::layerNorm(s, f(0), f(1), f(2), f(3), I(0), I(1),

@@ -1,6 +1,7 @@
 // What the CUDA backend's typed kernel bodies are given: run(Context &,
 // const XArgs &) per kernel, in the file of its op family
-// (MemoryKernels.cpp, ...), declared once for all by the generated
+// (MemoryRuns.cpp, ...: the family's typed launchers, host code beside its
+// *Kernels.cu), declared once for all by the generated
 // KernelRuns.inc and reached through the generated dispatch
 // (runtime/executable/KernelArgs.h) from CudaBackend's dispatch(). Host
 // code: the bodies launch the family's kernels (CudaKernels.h) on `stream`.

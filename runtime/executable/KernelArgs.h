@@ -1736,11 +1736,44 @@ bool dispatchKernel(Context &context, Kernel kernel, const Call &call) {
   case Kernel::Iota:
     run(context, decodeIota(call));
     return true;
+  case Kernel::AttentionMask:
+    run(context, decodeAttentionMask(call));
+    return true;
   case Kernel::Take:
     run(context, decodeTake(call));
     return true;
   case Kernel::TakeGrad:
     run(context, decodeTakeGrad(call));
+    return true;
+  case Kernel::BiasAdd:
+    run(context, decodeBiasAdd(call));
+    return true;
+  case Kernel::Add:
+    run(context, decodeAdd(call));
+    return true;
+  case Kernel::Sub:
+    run(context, decodeSub(call));
+    return true;
+  case Kernel::Mul:
+    run(context, decodeMul(call));
+    return true;
+  case Kernel::Div:
+    run(context, decodeDiv(call));
+    return true;
+  case Kernel::Accumulate:
+    run(context, decodeAccumulate(call));
+    return true;
+  case Kernel::Gelu:
+    run(context, decodeGelu(call));
+    return true;
+  case Kernel::GeluGrad:
+    run(context, decodeGeluGrad(call));
+    return true;
+  case Kernel::Tanh:
+    run(context, decodeTanh(call));
+    return true;
+  case Kernel::TanhGrad:
+    run(context, decodeTanhGrad(call));
     return true;
   case Kernel::Transpose:
     run(context, decodeTranspose(call));

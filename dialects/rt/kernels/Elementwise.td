@@ -13,6 +13,7 @@ include "dialects/rt/kernels/RtKernelBase.td"
 
 def Rt_AttentionMaskOp : RtKernel<"attention_mask", 4, "Elementwise"> {
   let kernelEnum = "AttentionMask";
+  let dispatched = 1;
   let doc = "out[e] = 0 where mask[e] != 0, else fill: the additive attention mask";
   let ints = [
     RtInt<"count", "elements">];
@@ -25,6 +26,7 @@ def Rt_AttentionMaskOp : RtKernel<"attention_mask", 4, "Elementwise"> {
 
 def Rt_BiasAddOp : RtKernel<"bias_add", 11, "Elementwise"> {
   let kernelEnum = "BiasAdd";
+  let dispatched = 1;
   let doc = "out[r, c] = x[r, c] + bias[c]";
   let ints = [
     RtInt<"rows", "rows">,
@@ -40,6 +42,7 @@ def Rt_BiasAddOp : RtKernel<"bias_add", 11, "Elementwise"> {
 
 def Rt_AddOp : RtKernel<"add", 12, "Elementwise"> {
   let kernelEnum = "Add";
+  let dispatched = 1;
   let doc = "out = a + b, element-wise";
   let ints = [
     RtInt<"count", "elements">];
@@ -55,6 +58,7 @@ def Rt_AddOp : RtKernel<"add", 12, "Elementwise"> {
 
 def Rt_SubOp : RtKernel<"sub", 13, "Elementwise"> {
   let kernelEnum = "Sub";
+  let dispatched = 1;
   let doc = "out = a - b, element-wise";
   let ints = [
     RtInt<"count", "elements">];
@@ -70,6 +74,7 @@ def Rt_SubOp : RtKernel<"sub", 13, "Elementwise"> {
 
 def Rt_MulOp : RtKernel<"mul", 14, "Elementwise"> {
   let kernelEnum = "Mul";
+  let dispatched = 1;
   let doc = "out = a * b, element-wise";
   let ints = [
     RtInt<"count", "elements">];
@@ -85,6 +90,7 @@ def Rt_MulOp : RtKernel<"mul", 14, "Elementwise"> {
 
 def Rt_DivOp : RtKernel<"div", 15, "Elementwise"> {
   let kernelEnum = "Div";
+  let dispatched = 1;
   let doc = "out = a / b, element-wise";
   let ints = [
     RtInt<"count", "elements">];
@@ -100,6 +106,7 @@ def Rt_DivOp : RtKernel<"div", 15, "Elementwise"> {
 
 def Rt_AccumulateOp : RtKernel<"accumulate", 16, "Elementwise"> {
   let kernelEnum = "Accumulate";
+  let dispatched = 1;
   let doc = "dst += src";
   let ints = [
     RtInt<"count", "elements">];
@@ -128,6 +135,7 @@ def Rt_ScaleOp : RtKernel<"scale", 17, "Elementwise"> {
 
 def Rt_GeluOp : RtKernel<"gelu", 18, "Elementwise"> {
   let kernelEnum = "Gelu";
+  let dispatched = 1;
   let doc = "out = x * (1 + erf(x / sqrt 2)) / 2 (exact GELU)";
   let ints = [
     RtInt<"count", "elements">];
@@ -141,6 +149,7 @@ def Rt_GeluOp : RtKernel<"gelu", 18, "Elementwise"> {
 
 def Rt_GeluGradOp : RtKernel<"gelu_grad", 19, "Elementwise"> {
   let kernelEnum = "GeluGrad";
+  let dispatched = 1;
   let doc = "dx = dy * gelu'(x)";
   let ints = [
     RtInt<"count", "elements">];
@@ -156,6 +165,7 @@ def Rt_GeluGradOp : RtKernel<"gelu_grad", 19, "Elementwise"> {
 
 def Rt_TanhOp : RtKernel<"tanh", 20, "Elementwise"> {
   let kernelEnum = "Tanh";
+  let dispatched = 1;
   let doc = "out = tanh(x)";
   let ints = [
     RtInt<"count", "elements">];
@@ -169,6 +179,7 @@ def Rt_TanhOp : RtKernel<"tanh", 20, "Elementwise"> {
 
 def Rt_TanhGradOp : RtKernel<"tanh_grad", 21, "Elementwise"> {
   let kernelEnum = "TanhGrad";
+  let dispatched = 1;
   let doc = "dx = dy * (1 - y^2), from the forward output y";
   let ints = [
     RtInt<"count", "elements">];
