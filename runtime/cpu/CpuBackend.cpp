@@ -342,7 +342,9 @@ void CpuBackend::execute(const fxe::Instr &in,
         staging->finish();
     }
   } finish{nullptr};
-  std::vector<int64_t> ints(in.ints()->size());
+  // The integers, evaluated once into a buffer kept across instructions.
+  std::vector<int64_t> &ints = ints_;
+  ints.resize(in.ints()->size());
   for (size_t k = 0; k < ints.size(); ++k)
     ints[k] = I(k);
   if (in.bf16_buffers() != 0) {

@@ -80,7 +80,8 @@ private:
   char *arena_ = nullptr, *host_ = nullptr;
   uint64_t arenaBytes_ = 0, peakBytes_ = 0, hostBytes_ = 0, hostLinkBytes_ = 0;
   CopyQueue copies_;
-  cpu::Bf16Staging bf16_; // a call's bf16 buffers as fp32 copies
+  cpu::Bf16Staging bf16_;     // a call's bf16 buffers as fp32 copies
+  std::vector<int64_t> ints_; // the running call's integers, evaluated
   std::map<int64_t, uint64_t> eventTickets_; // event -> last ticket
   const fxe::Program *current_ = nullptr;
   std::map<std::string, PhaseTime> phaseTimes_;

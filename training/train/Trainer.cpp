@@ -59,7 +59,6 @@ Trainer::Trainer(const ExecutableFile &executable, const Config &config,
       createBackend(exe_.root(), config_.execution.device_memory_limit, group_);
   backend_->setGraphReplay(config_.execution.cuda_graphs);
   backend_->initialiseStates(static_cast<uint64_t>(config_.training.seed));
-  rows_ = config_.training.global_batch_size / config_.execution.data_parallel;
   for (const fxe::Program *prog : *exe_.root().programs())
     if (prog->name()->str() == "train_step")
       replicaInput_ = prog->inputs() && prog->inputs()->size() > 1;

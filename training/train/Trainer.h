@@ -91,7 +91,6 @@ public:
                        std::vector<EvalOutput> *outputs = nullptr);
 
   Backend &backend() { return *backend_; }
-  int64_t samplesPerUpdate() const { return rows_; }
 
 private:
   std::string save(const std::string &dir, int64_t steps);
@@ -107,7 +106,6 @@ private:
   bool replicaInput_ = false; // train_step takes its replica's rank
   comm::Communicator *group_ = nullptr;
   std::unique_ptr<comm::Communicator> ownGroup_; // when none was given
-  int64_t rows_ = 0; // samples per update on this replica
   int64_t stepsDone_ = 0;
   DynamicLossScale lossScale_; // fp16 only
   int64_t skipped_ = 0;        // updates skipped on overflow
