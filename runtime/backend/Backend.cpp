@@ -24,47 +24,6 @@ Backend::Backend(const fxe::Executable &executable, comm::Communicator *group)
 
 Backend::~Backend() = default;
 
-void Backend::beginCollective(const fxe::Instr &in, int64_t count,
-                              int64_t shard, int64_t replicas,
-                              const std::vector<char *> &buffers) {
-  auto k = static_cast<kernels::Kernel>(in.kernel());
-  const char *name = kernels::kernelName(in.kernel());
-  if (k == kernels::Kernel::AllReduce) {
-    char *x = buffers.at(0), *out = buffers.at(1);
-    int64_t bytes = count * 4;
-    if (x != out && x < out + bytes && out < x + bytes)
-      throw RuntimeError(fmt::format(
-          "{}: its input and output overlap without being the same range; "
-          "the executable is damaged: recompile it",
-          name));
-  } else if (count < shard * replicas && buffers.size() < 3) {
-    throw RuntimeError(fmt::format(
-        "{} of {} elements in shards of {} over {} replicas needs its padding "
-        "workspace, which the call lacks; the executable is damaged: "
-        "recompile it",
-        name, count, shard, replicas));
-  }
-  int64_t n = group_->size();
-  if (replicas != n)
-    throw RuntimeError(fmt::format(
-        "{}the executable was compiled for execution.data_parallel {}, but "
-        "this run has {} process{}; start it with `mpirun -np {}` or "
-        "recompile with --set execution.data_parallel={}",
-        group_->prefix(), replicas, n, n == 1 ? "" : "es", replicas, n));
-  double whole = static_cast<double>(
-      k == kernels::Kernel::AllReduce ? count : shard * replicas);
-  double factor = k == kernels::Kernel::AllReduce ? 2.0 : 1.0;
-  collectiveBytes_ += static_cast<uint64_t>(factor * 4.0 * whole *
-                                            static_cast<double>(n - 1) /
-                                            static_cast<double>(n));
-}
-
-std::string Backend::describeCollective(const fxe::Instr &in, int64_t count,
-                                        const std::string &program) const {
-  return fmt::format("{} of {} elements in {}", kernels::kernelName(in.kernel()),
-                     count, program);
-}
-
 const fxe::State *Backend::state(const std::string &name) const {
   for (const fxe::State *s : *exe_.states())
     if (s->name()->str() == name)

@@ -77,18 +77,6 @@ public:
   }
 
 protected:
-  // Checks a collective kernel's replica count against the group and counts
-  // its bytes; throws RuntimeError when the counts differ.
-  // `buffers` are the call's addresses (x, out[, workspace]): a padded
-  // reduce-scatter / all-gather needs its workspace, and an all-reduce's x
-  // and out are the same range or disjoint.
-  void beginCollective(const fxe::Instr &in, int64_t count, int64_t shard,
-                       int64_t replicas, const std::vector<char *> &buffers);
-  // "all_reduce of 4096 elements in train_step": names a collective in
-  // timeout messages.
-  std::string describeCollective(const fxe::Instr &in, int64_t count,
-                                 const std::string &program) const;
-
   const fxe::Executable &exe_;
   comm::Communicator *group_;
   std::unique_ptr<comm::Communicator> ownGroup_; // when none was given

@@ -16,7 +16,9 @@
 // [batch, heads, seq, dim] copies and back: the CPU's GEMMs want each
 // head's rows contiguous, and the transposes cost what the graph's head
 // split and merge did.
+#include "runtime/cpu/CpuKernelContext.h"
 #include "runtime/cpu/CpuKernels.h"
+#include "runtime/executable/KernelParams.h"
 
 #include "runtime/cpu/CpuKernelCommon.h"
 #include "runtime/random/Philox.h"
@@ -260,6 +262,18 @@ void attentionGrad(const float *q, const float *k, const float *v,
     gemm(BH, S, D, rows, true, false, 1.0f, dscoresBlock, rows * S, qs + r0 * D,
          S * D, beta, dk, S * D);
   }
+}
+
+// The family's typed bodies (dialects/rt/kernels/Attention.td).
+void run(Context &, const kernels::AttentionArgs &a) {
+  attention(a.q.data, a.k.data, a.v.data, a.mask.data, a.out.data, a.lse.data,
+            kernels::attentionShapeOf(a));
+}
+
+void run(Context &, const kernels::AttentionGradArgs &a) {
+  attentionGrad(a.q.data, a.k.data, a.v.data, a.mask.data, a.out.data,
+                a.lse.data, a.dout.data, a.dq.data, a.dk.data, a.dv.data,
+                kernels::attentionShapeOf(a));
 }
 
 } // namespace ferry::cpu

@@ -3,11 +3,11 @@
 #include "runtime/cpu/CpuBackend.h"
 #include "runtime/ByteSize.h"
 
+#include "runtime/backend/Collectives.h"
 #include "runtime/comm/Communicator.h"
 #include "runtime/cpu/Bf16Staging.h"
 #include "runtime/cpu/CpuKernelContext.h"
 #include "runtime/cpu/CpuKernels.h"
-#include "runtime/executable/DropoutKeysOf.h"
 #include "runtime/executable/KernelTable.h"
 #include "runtime/executable/Validate.h"
 #include "runtime/random/Philox.h"
@@ -32,8 +32,8 @@ using kernels::kernelName;
 // them: its integers evaluated, its buffers' addresses (those stored as bf16
 // staged as fp32, so none reads as bf16 here).
 struct CpuCall {
+  const fxe::Instr &in;
   const std::vector<int64_t> &ints;
-  const flatbuffers::Vector<double> *floats;
   char *const *buf;
   size_t nb;
 
@@ -47,12 +47,15 @@ struct CpuCall {
   }
   size_t integerCount() const { return ints.size(); }
   double real(size_t k) const {
-    return floats && k < floats->size() ? floats->Get(k) : 0.0;
+    return in.floats() && k < in.floats()->size() ? in.floats()->Get(k) : 0.0;
   }
   char *buffer(size_t b) const { return b < nb ? buf[b] : nullptr; }
   char *const *buffers() const { return buf; }
   size_t bufferCount() const { return nb; }
   bool bf16(size_t) const { return false; }
+  int64_t bufferBytes(size_t b) const {
+    return b < nb ? in.buffers()->Get(b)->bytes() : 0;
+  }
 };
 
 int64_t evaluate(const fxe::Affine *a, const std::vector<int64_t> &registers) {
@@ -232,16 +235,6 @@ std::string CpuBackend::profileReport() const {
 
 // Index inputs must lie in [0, limit): positions within the sequence,
 // labels within the classes. Bad data is an error naming the field.
-void CpuBackend::checkIndices(const char *what, const int32_t *values,
-                              int64_t count, int64_t limit) {
-  for (int64_t i = 0; i < count; ++i)
-    if (values[i] < 0 || values[i] >= limit)
-      throw RuntimeError(fmt::format(
-          "{} {} at slot {} is outside [0, {}); the input data does not match "
-          "the model (sequence length, vocabulary or classes)",
-          what, values[i], i, limit));
-}
-
 // Phased execution's instructions: copies over the "host link", waits on
 // them, and phase markers (timed while profiling).
 void CpuBackend::transfer(const fxe::Instr &in,
@@ -354,230 +347,18 @@ void CpuBackend::execute(const fxe::Instr &in,
   }
   // The kernels whose records say `dispatched` run their typed bodies
   // (CpuKernelContext.h); the others, the switch below.
-  cpu::KernelContext context;
+  const Collectives collectives(*group_, collectiveBytes_,
+                                current_->name()->c_str());
+  cpu::KernelContext context{&collectives};
   if (kernels::dispatchKernel(context, static_cast<Kernel>(in.kernel()),
-                              CpuCall{ints, in.floats(), buf, nb}))
+                              CpuCall{in, ints, buf, nb}))
     return;
   auto f = [&](size_t b) { return reinterpret_cast<float *>(buf[b]); };
-  auto i32 = [&](size_t b) { return reinterpret_cast<int32_t *>(buf[b]); };
-  // Packed rows' dropout keys, for the kernels that drop out.
-  const PackedDropoutKeys keys = dropoutKeysOf(static_cast<Kernel>(in.kernel()),
-                                               I, in.ints()->size(), nb, i32);
 
   switch (static_cast<Kernel>(in.kernel())) {
-  case Kernel::AllReduce: {
-    beginCollective(in, I(0), 0, I(1), std::vector<char *>(buf, buf + nb));
-    group_->allReduceSum(f(0), f(1), I(0),
-                         describeCollective(in, I(0), current_->name()->str()));
-    break;
-  }
-  case Kernel::ReduceScatter: {
-    int64_t count = I(0), shard = I(1), replicas = I(2);
-    beginCollective(in, count, shard, replicas,
-                    std::vector<char *>(buf, buf + nb));
-    const float *whole = f(0);
-    if (count < shard * replicas) { // pad with zeros in the workspace
-      std::memcpy(f(2), f(0), static_cast<size_t>(count) * 4);
-      std::fill(f(2) + count, f(2) + shard * replicas, 0.0f);
-      whole = f(2);
-    }
-    group_->reduceScatterSum(
-        whole, f(1), shard,
-        describeCollective(in, count, current_->name()->str()));
-    break;
-  }
-  case Kernel::AllGather: {
-    int64_t count = I(0), shard = I(1), replicas = I(2);
-    beginCollective(in, count, shard, replicas,
-                    std::vector<char *>(buf, buf + nb));
-    bool padded = count < shard * replicas;
-    group_->allGather(f(0), padded ? f(2) : f(1), shard * 4,
-                      describeCollective(in, count, current_->name()->str()));
-    if (padded)
-      std::memcpy(f(1), f(2), static_cast<size_t>(count) * 4);
-    break;
-  }
-  case Kernel::Gemm:
-  case Kernel::GemmEpilogue: {
-    const bool epilogue =
-        static_cast<Kernel>(in.kernel()) == Kernel::GemmEpilogue;
-    const size_t workspace = epilogue ? 4 : 3; // after the epilogue's vector
-    const float *a = f(0), *b = f(1);
-    if (in.ints()->size() > 10 && I(10) != 0 && nb > workspace) {
-      // bf16 / fp16 inputs (training.precision): rounded copies in the
-      // workspace, fp32 accumulation.
-      int64_t extentA = (I(0) - 1) * I(6) + I(1) * I(3);
-      int64_t extentB = (I(0) - 1) * I(7) + I(3) * I(2);
-      if ((extentA + extentB) * 4 > in.buffers()->Get(workspace)->bytes())
-        throw RuntimeError("gemm: the bf16 workspace is too small; the "
-                           "executable is damaged: recompile it");
-      auto round = I(10) == 2 ? cpu::roundToFp16 : cpu::roundToBf16;
-      round(a, f(workspace), extentA);
-      round(b, f(workspace) + extentA, extentB);
-      a = f(workspace);
-      b = f(workspace) + extentA;
-    }
-    cpu::gemm(I(0), I(1), I(2), I(3), I(4) != 0, I(5) != 0,
-              static_cast<float>(F(0)), a, I(6), b, I(7), I(9) ? 1.0f : 0.0f,
-              f(2), I(8));
-    // The epilogues, as the bias_add and reduce kernels they replace compute
-    // them (fusion leaves the CPU's results unchanged to the bit).
-    if (epilogue && I(11) == 1)
-      cpu::biasAdd(f(2), f(3), f(2), I(0) * I(1), I(2));
-    else if (epilogue && I(11) == 2) // A is [k, m]: sum its k rows
-      cpu::reduce(cpu::Reduce::Sum, f(0), f(3), 1, I(3), I(1));
-    break;
-  }
-  case Kernel::Embedding: {
-    int64_t rows = I(0), vocab = I(2);
-    const int32_t *ids = i32(1);
-    for (int64_t r = 0; r < rows; ++r)
-      if (ids[r] < 0 || ids[r] >= vocab)
-        throw RuntimeError(fmt::format(
-            "embedding id {} at row {} is outside the table's {} rows; the "
-            "input data does not match the model's vocabulary",
-            ids[r], r, vocab));
-    cpu::embedding(f(0), ids, f(2), rows, I(1));
-    break;
-  }
-  case Kernel::EmbeddingGrad:
-    cpu::embeddingGrad(i32(0), f(1), f(2), I(0), I(1), I(2),
-                       in.ints()->size() > 3 && I(3) != 0);
-    break;
-  case Kernel::GatherPositions:
-    checkIndices("masked_lm_positions", i32(1), I(0) * I(2), I(1));
-    cpu::gatherPositions(f(0), i32(1), f(2), I(0), I(1), I(2), I(3));
-    break;
-  case Kernel::GatherPositionsGrad:
-    checkIndices("masked_lm_positions", i32(0), I(0) * I(2), I(1));
-    cpu::gatherPositionsGrad(i32(0), f(1), f(2), I(0), I(1), I(2), I(3));
-    break;
   case Kernel::Scale:
     cpu::scale(f(0), f(1), I(0), static_cast<float>(F(0)));
     break;
-  case Kernel::LayerNorm:
-    cpu::layerNorm(f(0), f(1), f(2), f(3), I(0), I(1),
-                   static_cast<float>(F(0)));
-    break;
-  case Kernel::LayerNormGrad:
-    cpu::layerNormGrad(f(0), f(1), f(2), f(3), f(4), f(5), I(0), I(1),
-                       static_cast<float>(F(0)));
-    break;
-  case Kernel::Softmax: // [x, mask, out, (sequence_ids)]
-    cpu::softmax(f(0), f(1), f(2), I(0), I(1), I(2),
-                 in.buffers()->size() > 3 ? i32(3) : nullptr);
-    break;
-  case Kernel::SoftmaxGrad:
-    cpu::softmaxGrad(f(0), f(1), f(2), I(0), I(1));
-    break;
-  case Kernel::Dropout:
-    cpu::dropout(f(0), f(1), I(0), I(1), static_cast<uint64_t>(I(2)),
-                 static_cast<uint32_t>(I(3)), static_cast<uint32_t>(I(4)),
-                 static_cast<uint64_t>(I(5)), static_cast<float>(F(0)), keys);
-    break;
-  // The fused forms compute what the two kernels they replace compute.
-  case Kernel::SoftmaxDropout: // [x, mask, probs, out, (sequence_ids, keys)]
-    cpu::softmax(f(0), f(1), f(2), I(0), I(1), I(2),
-                 in.buffers()->size() > 4 ? i32(4) : nullptr);
-    cpu::dropout(f(2), f(3), I(3), I(4), static_cast<uint64_t>(I(5)),
-                 static_cast<uint32_t>(I(6)), static_cast<uint32_t>(I(7)),
-                 static_cast<uint64_t>(I(8)), static_cast<float>(F(0)), keys);
-    break;
-  case Kernel::ResidualLayerNorm: // dropout into sum, add, normalise
-    cpu::dropout(f(0), f(4), I(2), I(3), static_cast<uint64_t>(I(4)),
-                 static_cast<uint32_t>(I(5)), static_cast<uint32_t>(I(6)),
-                 static_cast<uint64_t>(I(7)), static_cast<float>(F(1)), keys);
-    cpu::binary(cpu::Binary::Add, f(4), f(1), f(4), I(2));
-    cpu::layerNorm(f(4), f(2), f(3), f(5), I(0), I(1),
-                   static_cast<float>(F(0)));
-    break;
-  case Kernel::DropoutSoftmaxGrad: // dropout(dy) into dx, then in place
-    cpu::dropout(f(1), f(2), I(2), I(3), static_cast<uint64_t>(I(4)),
-                 static_cast<uint32_t>(I(5)), static_cast<uint32_t>(I(6)),
-                 static_cast<uint64_t>(I(7)), static_cast<float>(F(0)), keys);
-    cpu::softmaxGrad(f(0), f(2), f(2), I(0), I(1));
-    break;
-  case Kernel::Attention: { // [q, k, v, mask, out, lse, (sequence_ids)]
-    AttentionShape a = attentionShape(I, F, in.ints()->size());
-    if (in.buffers()->size() > 6)
-      a.sequenceIds = i32(6);
-    a.dropoutKeys = keys;
-    cpu::attention(f(0), f(1), f(2), f(3), f(4), f(5), a);
-    break;
-  }
-  case Kernel::AttentionGrad: { // [q, k, v, mask, out, lse, dout, dq, dk, dv,
-                                //  workspace, (sequence_ids)]
-    AttentionShape a = attentionShape(I, F, in.ints()->size());
-    if (in.buffers()->size() > 11)
-      a.sequenceIds = i32(11);
-    a.dropoutKeys = keys;
-    cpu::attentionGrad(f(0), f(1), f(2), f(3), f(4), f(5), f(6), f(7), f(8),
-                       f(9), a);
-    break;
-  }
-  case Kernel::Reduce:
-    cpu::reduce(static_cast<cpu::Reduce>(I(0)), f(0), f(1), I(1), I(2), I(3));
-    break;
-  case Kernel::SoftmaxCrossEntropy:
-    checkIndices("label", i32(1), I(0), I(2));
-    cpu::softmaxCrossEntropy(f(0), i32(1), f(2), f(3), I(0), I(1), I(2));
-    break;
-  case Kernel::SoftmaxCrossEntropyGrad:
-    checkIndices("label", i32(1), I(0), I(2));
-    cpu::softmaxCrossEntropyGrad(f(0), i32(1), f(2), f(3), f(4), I(0), I(1),
-                                 I(2));
-    break;
-  case Kernel::ArgmaxCorrect:
-    checkIndices("label", i32(1), I(0), I(2));
-    cpu::argmaxCorrect(f(0), i32(1), f(2), f(3), I(0), I(1), I(2));
-    break;
-  case Kernel::GlobalNorm: {
-    size_t count = nb - 1;
-    if (in.ints()->size() != count)
-      throw RuntimeError("global_norm: one count per tensor expected");
-    std::vector<const float *> tensors(count);
-    std::vector<int64_t> sizes(count);
-    for (size_t t = 0; t < count; ++t) {
-      tensors[t] = f(t);
-      sizes[t] = I(t);
-    }
-    cpu::globalNorm(tensors.data(), sizes.data(), static_cast<int64_t>(count),
-                    f(count));
-    break;
-  }
-  case Kernel::LearningRate:
-    f(0)[0] = cpu::learningRate(static_cast<int32_t>(I(0)), F(0), I(1), I(2),
-                                F(1), I(3), I(4));
-    break;
-  case Kernel::OptimizerUpdate:
-  case Kernel::LambMoments:
-  case Kernel::LambApply: {
-    // One parameter set for the whole update and LAMB's two halves; the
-    // fp16 loss scale, when given, is buffer 6 of each.
-    auto kernel = static_cast<Kernel>(in.kernel());
-    cpu::AdamParams params;
-    params.beta1 = static_cast<float>(F(0));
-    params.beta2 = static_cast<float>(F(1));
-    params.epsilon = static_cast<float>(F(2));
-    params.weightDecay = static_cast<float>(F(3));
-    params.applyWeightDecay = F(3) != 0.0;
-    params.lamb = kernel != Kernel::OptimizerUpdate || I(3) != 0;
-    params.step = I(2) + 1; // t counts updates from 1
-    if (nb > 6) {
-      params.invLossScale = 1.0f / f(6)[0];
-      params.skipNonFinite = true;
-    }
-    if (kernel == Kernel::OptimizerUpdate) // [w, g, m, v, lr, norm]
-      cpu::adamUpdate(f(0), f(1), f(2), f(3), I(0), I(1), f(4)[0], f(5)[0],
-                      static_cast<float>(F(4)), params);
-    else if (kernel == Kernel::LambMoments) // [w, g, m, v, norm, sums]
-      cpu::lambMoments(f(0), f(1), f(2), f(3), I(0), I(1), f(4)[0],
-                       static_cast<float>(F(4)), params, f(5));
-    else // [w, m, v, lr, norm, sums]
-      cpu::lambApply(f(0), f(1), f(2), I(0), I(1), f(3)[0], f(4)[0], params,
-                     f(5));
-    break;
-  }
   case Kernel::Load:
   case Kernel::Store:
   case Kernel::Wait:

@@ -72,8 +72,6 @@ private:
   void runInstrs(const flatbuffers::Vector<flatbuffers::Offset<fxe::Instr>> &v,
                  size_t begin, size_t end, std::vector<int64_t> &registers);
   void execute(const fxe::Instr &instr, const std::vector<int64_t> &registers);
-  static void checkIndices(const char *what, const int32_t *values,
-                           int64_t count, int64_t limit);
 
   void transfer(const fxe::Instr &in, const std::vector<int64_t> &registers);
 

@@ -1,5 +1,8 @@
 // The CPU backend's GEMM (OpenBLAS cblas_sgemm per batch entry) and the
-// rounding of its inputs to bf16 / fp16 (training.precision).
+// rounding of its inputs to bf16 / fp16 (training.precision); and the
+// family's typed bodies (dialects/rt/kernels/Gemm.td).
+#include "runtime/Error.h"
+#include "runtime/cpu/CpuKernelContext.h"
 #include "runtime/cpu/CpuKernels.h"
 
 #include "runtime/cpu/CpuKernelCommon.h"
@@ -64,6 +67,44 @@ void roundToFp16(const float *x, float *out, int64_t n) {
 #pragma omp parallel for schedule(static) if (worth(n))
   for (int64_t i = 0; i < n; ++i)
     out[i] = static_cast<float>(static_cast<_Float16>(x[i])); // IEEE RNE
+}
+
+// The family's typed bodies.
+namespace {
+
+// c = alpha op(a) op(b) (+ c), with bf16 / fp16 inputs (precision 1 / 2)
+// rounded into copies in the workspace and fp32 accumulation.
+template <class Args> void product(const Args &g) {
+  const float *a = g.a.data, *b = g.b.data;
+  if (g.precision != 0 && g.workspace) {
+    const int64_t extentA = (g.batch - 1) * g.stride_a + g.m * g.k;
+    const int64_t extentB = (g.batch - 1) * g.stride_b + g.k * g.n;
+    if ((extentA + extentB) * 4 > g.workspace.bytes)
+      throw RuntimeError("gemm: the bf16 workspace is too small; the "
+                         "executable is damaged: recompile it");
+    auto round = g.precision == 2 ? roundToFp16 : roundToBf16;
+    round(a, g.workspace.data, extentA);
+    round(b, g.workspace.data + extentA, extentB);
+    a = g.workspace.data;
+    b = g.workspace.data + extentA;
+  }
+  gemm(g.batch, g.m, g.n, g.k, g.trans_a != 0, g.trans_b != 0,
+       static_cast<float>(g.alpha), a, g.stride_a, b, g.stride_b,
+       g.accumulate ? 1.0f : 0.0f, g.c.data, g.stride_c);
+}
+
+} // namespace
+
+void run(Context &, const kernels::GemmArgs &g) { product(g); }
+
+void run(Context &, const kernels::GemmEpilogueArgs &g) {
+  product(g);
+  // The epilogues, as the bias_add and reduce kernels they replace compute
+  // them (fusion leaves the CPU's results unchanged to the bit).
+  if (g.epilogue == 1)
+    biasAdd(g.c.data, g.vector.data, g.c.data, g.batch * g.m, g.n);
+  else if (g.epilogue == 2) // A is [k, m]: sum its k rows
+    reduce(Reduce::Sum, g.a.data, g.vector.data, 1, g.k, g.m);
 }
 
 } // namespace ferry::cpu

@@ -1,9 +1,14 @@
 // The CPU backend's kernels that follow indices from the data: embedding
 // lookups and their gradients, masked-position gathers, and the losses over
-// labels (the backend checks the indices before they run).
+// labels; and the family's typed bodies (dialects/rt/kernels/Indexed.td),
+// which check the indices they follow before the kernels run.
+#include "runtime/Error.h"
+#include "runtime/cpu/CpuKernelContext.h"
 #include "runtime/cpu/CpuKernels.h"
 
 #include "runtime/cpu/CpuKernelCommon.h"
+
+#include <fmt/format.h>
 
 namespace ferry::cpu {
 
@@ -158,6 +163,64 @@ void argmaxCorrect(const float *logits, const int32_t *labels,
   for (int64_t r = 0; r < rows; ++r)
     total += hits[r];
   out[0] = static_cast<float>(total);
+}
+
+// The family's typed bodies. Indices from the data are checked first: a
+// bad one is an error naming it, never a read outside a buffer.
+namespace {
+
+void checkIndices(const char *what, const int32_t *values, int64_t count,
+                  int64_t limit) {
+  for (int64_t i = 0; i < count; ++i)
+    if (values[i] < 0 || values[i] >= limit)
+      throw RuntimeError(fmt::format(
+          "{} {} at slot {} is outside [0, {}); the input data does not match "
+          "the model (sequence length, vocabulary or classes)",
+          what, values[i], i, limit));
+}
+
+} // namespace
+
+void run(Context &, const kernels::EmbeddingArgs &a) {
+  for (int64_t r = 0; r < a.rows; ++r)
+    if (a.ids.data[r] < 0 || a.ids.data[r] >= a.vocab)
+      throw RuntimeError(fmt::format(
+          "embedding id {} at row {} is outside the table's {} rows; the "
+          "input data does not match the model's vocabulary",
+          a.ids.data[r], r, a.vocab));
+  embedding(a.table.data, a.ids.data, a.out.data, a.rows, a.width);
+}
+void run(Context &, const kernels::EmbeddingGradArgs &a) {
+  embeddingGrad(a.ids.data, a.dy.data, a.dtable.data, a.rows, a.width, a.vocab,
+                a.accumulate != 0);
+}
+void run(Context &, const kernels::GatherPositionsArgs &a) {
+  checkIndices("masked_lm_positions", a.positions.data, a.batch * a.predictions,
+               a.seq);
+  gatherPositions(a.x.data, a.positions.data, a.out.data, a.batch, a.seq,
+                  a.predictions, a.width);
+}
+void run(Context &, const kernels::GatherPositionsGradArgs &a) {
+  checkIndices("masked_lm_positions", a.positions.data, a.batch * a.predictions,
+               a.seq);
+  gatherPositionsGrad(a.positions.data, a.dy.data, a.dx.data, a.batch, a.seq,
+                      a.predictions, a.width);
+}
+void run(Context &, const kernels::SoftmaxCrossEntropyArgs &a) {
+  checkIndices("label", a.labels.data, a.rows, a.classes);
+  softmaxCrossEntropy(a.logits.data, a.labels.data, a.weights.data, a.out.data,
+                      a.rows, a.cols, a.classes);
+}
+void run(Context &, const kernels::SoftmaxCrossEntropyGradArgs &a) {
+  checkIndices("label", a.labels.data, a.rows, a.classes);
+  softmaxCrossEntropyGrad(a.logits.data, a.labels.data, a.weights.data,
+                          a.dloss.data, a.dlogits.data, a.rows, a.cols,
+                          a.classes);
+}
+void run(Context &, const kernels::ArgmaxCorrectArgs &a) {
+  checkIndices("label", a.labels.data, a.rows, a.classes);
+  argmaxCorrect(a.logits.data, a.labels.data, a.weights.data, a.out.data,
+                a.rows, a.cols, a.classes);
 }
 
 } // namespace ferry::cpu

@@ -8,12 +8,17 @@
 
 #include "runtime/executable/KernelArgs.h"
 
+namespace ferry {
+class Collectives; // runtime/backend/Collectives.h
+} // namespace ferry
+
 namespace ferry::cpu {
 
-// The backend state a kernel body may use. The families still in
-// CpuBackend::execute's switch need the backend's own members; this grows
-// as they move onto typed arguments.
-struct KernelContext {};
+// The backend state a kernel body may use: the replica group, for the
+// collectives.
+struct KernelContext {
+  const Collectives *collectives = nullptr;
+};
 using Context = KernelContext;
 
 #include "runtime/executable/KernelRuns.inc"

@@ -1,8 +1,13 @@
 // The CPU backend's reductions and optimizer: reduce over a dimension, the
-// global gradient norm, AdamW and LAMB updates.
+// global gradient norm, AdamW and LAMB updates; and the family's typed
+// bodies (dialects/rt/kernels/Reduction.td).
+#include "runtime/Error.h"
+#include "runtime/cpu/CpuKernelContext.h"
 #include "runtime/cpu/CpuKernels.h"
 
 #include "runtime/cpu/CpuKernelCommon.h"
+
+#include <vector>
 
 namespace ferry::cpu {
 
@@ -158,8 +163,7 @@ AdamConstants constantsOf(const AdamParams &params) {
               1.0 / (1.0 - std::pow(static_cast<double>(params.beta1), t))),
           static_cast<float>(
               1.0 / (1.0 - std::pow(static_cast<double>(params.beta2), t))),
-          params.epsilon,
-          params.applyWeightDecay ? params.weightDecay : 0.0f};
+          params.epsilon, params.applyWeightDecay ? params.weightDecay : 0.0f};
 }
 
 // LAMB pass 1: the moments from the (clipped, unscaled) gradient, and per
@@ -270,8 +274,8 @@ void adamUpdate(float *w, const float *g, float *m, float *v, int64_t n,
   lambPass2(w, m, v, n, segments, lr, k, sums);
 }
 
-void lambMoments(const float *w, const float *g, float *m, float *v,
-                 int64_t n, int64_t segments, float globalNorm, float clipNorm,
+void lambMoments(const float *w, const float *g, float *m, float *v, int64_t n,
+                 int64_t segments, float globalNorm, float clipNorm,
                  const AdamParams &params, float *sums) {
   std::fill(sums, sums + 2 * segments, 0.0f);
   if (n <= 0 || segments <= 0)
@@ -300,6 +304,68 @@ void lambApply(float *w, const float *m, const float *v, int64_t n,
   for (int64_t i = 0; i < 2 * segments; ++i)
     summed[i] = sums[i];
   lambPass2(w, m, v, n, segments, lr, constantsOf(params), summed);
+}
+
+// The family's typed bodies.
+void run(Context &, const kernels::ReduceArgs &a) {
+  reduce(static_cast<Reduce>(a.kind), a.x.data, a.out.data, a.outer, a.size,
+         a.inner);
+}
+
+void run(Context &, const kernels::GlobalNormArgs &a) {
+  if (a.counts.size != a.tensors.size)
+    throw RuntimeError("global_norm: one count per tensor expected; the "
+                       "executable is damaged: recompile it");
+  std::vector<const float *> tensors(a.tensors.size);
+  for (size_t t = 0; t < tensors.size(); ++t)
+    tensors[t] = a.tensors[t];
+  globalNorm(tensors.data(), a.counts.data,
+             static_cast<int64_t>(tensors.size()), a.out.data);
+}
+
+void run(Context &, const kernels::LearningRateArgs &a) {
+  a.out.data[0] =
+      learningRate(static_cast<int32_t>(a.kind), a.lr, a.warmup_steps,
+                   a.start_warmup_step, a.power, a.total_steps, a.step.value);
+}
+
+namespace {
+
+// One parameter set for the whole update and LAMB's two halves; `step`
+// counts the updates applied before this one.
+template <class Args> AdamParams adamParams(const Args &a, bool lamb) {
+  AdamParams params;
+  params.beta1 = static_cast<float>(a.beta1);
+  params.beta2 = static_cast<float>(a.beta2);
+  params.epsilon = static_cast<float>(a.epsilon);
+  params.weightDecay = static_cast<float>(a.weight_decay);
+  params.applyWeightDecay = a.weight_decay != 0.0;
+  params.lamb = lamb;
+  params.step = a.step.value + 1; // t counts updates from 1
+  if (a.loss_scale) {
+    params.invLossScale = 1.0f / a.loss_scale.data[0];
+    params.skipNonFinite = true;
+  }
+  return params;
+}
+
+} // namespace
+
+void run(Context &, const kernels::OptimizerUpdateArgs &a) {
+  adamUpdate(a.w.data, a.g.data, a.m.data, a.v.data, a.count, a.segments,
+             a.lr.data[0], a.norm.data[0], static_cast<float>(a.clip_norm),
+             adamParams(a, a.lamb != 0));
+}
+
+void run(Context &, const kernels::LambMomentsArgs &a) {
+  lambMoments(a.w.data, a.g.data, a.m.data, a.v.data, a.count, a.segments,
+              a.norm.data[0], static_cast<float>(a.clip_norm),
+              adamParams(a, true), a.sums.data);
+}
+
+void run(Context &, const kernels::LambApplyArgs &a) {
+  lambApply(a.w.data, a.m.data, a.v.data, a.count, a.segments, a.lr.data[0],
+            a.norm.data[0], adamParams(a, true), a.sums.data);
 }
 
 } // namespace ferry::cpu

@@ -1,6 +1,9 @@
 // The CPU backend's row kernels: layer norm and its gradient, softmax and
-// its gradient, and dropout (the Philox bits every backend draws).
+// its gradient, and dropout (the Philox bits every backend draws); and the
+// family's typed bodies (dialects/rt/kernels/Row.td).
+#include "runtime/cpu/CpuKernelContext.h"
 #include "runtime/cpu/CpuKernels.h"
+#include "runtime/executable/KernelParams.h"
 
 #include "runtime/cpu/CpuKernelCommon.h"
 #include "runtime/random/Philox.h"
@@ -230,6 +233,67 @@ void dropout(const float *x, float *out, int64_t n, int64_t perSample,
       os[i] = u >= p ? xs[i] / keep : 0.0f;
     }
   }
+}
+
+// The family's typed bodies. The fused forms compute what the kernels they
+// replace compute.
+void run(Context &, const kernels::LayerNormArgs &a) {
+  layerNorm(a.x.data, a.scale.data, a.bias.data, a.out.data, a.rows, a.cols,
+            static_cast<float>(a.eps));
+}
+
+void run(Context &, const kernels::LayerNormGradArgs &a) {
+  layerNormGrad(a.x.data, a.scale.data, a.dy.data, a.dx.data, a.dscale.data,
+                a.dbias.data, a.rows, a.cols, static_cast<float>(a.eps));
+}
+
+void run(Context &, const kernels::SoftmaxArgs &a) {
+  softmax(a.x.data, a.mask.data, a.out.data, a.batch, a.rows, a.cols,
+          a.sequence_ids.data);
+}
+
+void run(Context &, const kernels::SoftmaxGradArgs &a) {
+  softmaxGrad(a.y.data, a.dy.data, a.dx.data, a.rows, a.cols);
+}
+
+void run(Context &, const kernels::DropoutArgs &a) {
+  dropout(a.x.data, a.out.data, a.count, a.per_sample,
+          static_cast<uint64_t>(a.seed), static_cast<uint32_t>(a.purpose),
+          static_cast<uint32_t>(a.layer),
+          static_cast<uint64_t>(a.sample_offset.value), static_cast<float>(a.p),
+          kernels::dropoutKeysOf(a));
+}
+
+void run(Context &, const kernels::SoftmaxDropoutArgs &a) {
+  softmax(a.x.data, a.mask.data, a.probs.data, a.batch, a.rows, a.cols,
+          a.sequence_ids.data);
+  dropout(a.probs.data, a.out.data, a.count, a.per_sample,
+          static_cast<uint64_t>(a.seed), static_cast<uint32_t>(a.purpose),
+          static_cast<uint32_t>(a.layer),
+          static_cast<uint64_t>(a.sample_offset.value), static_cast<float>(a.p),
+          kernels::dropoutKeysOf(a));
+}
+
+void run(Context &, const kernels::DropoutSoftmaxGradArgs &a) {
+  // dropout(dy) into dx, then the softmax's gradient in place.
+  dropout(a.dy.data, a.dx.data, a.count, a.per_sample,
+          static_cast<uint64_t>(a.seed), static_cast<uint32_t>(a.purpose),
+          static_cast<uint32_t>(a.layer),
+          static_cast<uint64_t>(a.sample_offset.value), static_cast<float>(a.p),
+          kernels::dropoutKeysOf(a));
+  softmaxGrad(a.y.data, a.dx.data, a.dx.data, a.rows, a.cols);
+}
+
+void run(Context &, const kernels::ResidualLayerNormArgs &a) {
+  // dropout into sum, add the residual, normalise.
+  dropout(a.input.data, a.sum.data, a.count, a.per_sample,
+          static_cast<uint64_t>(a.seed), static_cast<uint32_t>(a.purpose),
+          static_cast<uint32_t>(a.layer),
+          static_cast<uint64_t>(a.sample_offset.value), static_cast<float>(a.p),
+          kernels::dropoutKeysOf(a));
+  binary(Binary::Add, a.sum.data, a.residual.data, a.sum.data, a.count);
+  layerNorm(a.sum.data, a.scale.data, a.bias.data, a.out.data, a.rows, a.cols,
+            static_cast<float>(a.eps));
 }
 
 } // namespace ferry::cpu

@@ -6,6 +6,7 @@
 // the compiler scheduled them, and loads overlap stores.
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/ByteSize.h"
+#include "runtime/backend/Collectives.h"
 
 #include "runtime/cuda/CudaKernelContext.h"
 #include "runtime/cuda/CudaKernels.h"
@@ -17,7 +18,6 @@
 #include "runtime/cuda/NcclGroup.h"
 #include "runtime/cuda/StepTable.h"
 #include "runtime/cuda/Transfers.h"
-#include "runtime/executable/DropoutKeysOf.h"
 #include "runtime/executable/KernelTable.h"
 #include "runtime/executable/Validate.h"
 #include "runtime/random/Philox.h"
@@ -493,12 +493,23 @@ private:
   // depend on; per-step integers evaluated without baking (their kernels
   // read them on the device, by index: stepValue); buffers at their
   // addresses, with the instruction's bf16 mask.
-  struct CudaCall {
+  struct CudaCall final : cuda::CallSteps {
+    CudaCall(CudaBackend &backend, const fxe::Instr &in,
+             const std::vector<int64_t> &registers,
+             const std::vector<char *> &buf)
+        : backend(backend), in(in), registers(registers), buf(buf) {}
     CudaBackend &backend;
     const fxe::Instr &in;
     const std::vector<int64_t> &registers;
     const std::vector<char *> &buf;
     mutable std::vector<int64_t> rest; // what integers() evaluated
+
+    StepValue stepValue(const kernels::StepInt &integer) const override {
+      return backend.stepValue(in.ints()->Get(integer.index), registers);
+    }
+    const float *stepScalars() const override {
+      return backend.stepScalars(in, registers, false);
+    }
 
     size_t integerCount() const { return in.ints() ? in.ints()->size() : 0; }
     int64_t integer(size_t k) const {
@@ -524,6 +535,9 @@ private:
     bool bf16(size_t b) const {
       return b < 64 && (in.bf16_buffers() >> b & 1) != 0;
     }
+    int64_t bufferBytes(size_t b) const {
+      return b < buf.size() ? in.buffers()->Get(b)->bytes() : 0;
+    }
   };
 
   // One kernel instruction on the compute stream, its buffers resolved.
@@ -532,18 +546,16 @@ private:
                 const std::vector<char *> &buf, size_t nb, cudaStream_t s) {
     // The kernels whose records say `dispatched` run their typed bodies
     // (CudaKernelContext.h); the others, the switch below.
-    cuda::KernelContext context{s, scratch_};
-    if (kernels::dispatchKernel(context, kernel,
-                                CudaCall{*this, in, registers, buf, {}}))
+    const CudaCall call(*this, in, registers, buf);
+    const Collectives collectives(*group_, collectiveBytes_,
+                                  current_->name()->c_str());
+    cuda::KernelContext context{s,        scratch_,     &call,      lt_.get(),
+                                &cublas_, &collectives, nccl_.get()};
+    if (kernels::dispatchKernel(context, kernel, call))
       return;
     auto I = [&](size_t k) { return value(in.ints()->Get(k), registers); };
-    auto S = [&](size_t k) { return stepValue(in.ints()->Get(k), registers); };
     auto F = [&](size_t k) { return in.floats()->Get(k); };
     auto f = [&](size_t b) { return reinterpret_cast<float *>(buf[b]); };
-    auto i32 = [&](size_t b) { return reinterpret_cast<int32_t *>(buf[b]); };
-    // Packed rows' dropout keys, for the kernels that drop out.
-    const PackedDropoutKeys keys =
-        dropoutKeysOf(kernel, I, in.ints()->size(), nb, i32);
     // Buffers stored as bf16 (the kernel records' RtBf16), as an element-wise
     // map's MapBits: which buffers are its result and its inputs (-1: none).
     uint64_t bf16 = in.bf16_buffers();
@@ -552,222 +564,10 @@ private:
       return (half(out) ? cuda::kMapOut : 0u) | (half(a) ? cuda::kMapA : 0u) |
              (half(b2) ? cuda::kMapB : 0u);
     };
-    // Kernels whose CUDA body needs the workspace the compiler plans (its
-    // sums in a fixed order): executables from before it lack the buffer.
-    auto needWorkspace = [&](size_t b) {
-      if (b >= nb)
-        throw RuntimeError(fmt::format(
-            "{} has no workspace buffer, which the CUDA backend needs: the "
-            "executable was compiled by an earlier ferry; compile it again "
-            "(ferry compile, or ferry train --no-cache)",
-            kernels::kernelName(kernel)));
-      return b;
-    };
     switch (kernel) {
-    case Kernel::AllReduce:
-      beginCollective(in, I(0), 0, I(1), buf);
-      nccl_->allReduce(f(0), f(1), I(0), s,
-                       describeCollective(in, I(0), current_->name()->str()));
-      break;
-    case Kernel::ReduceScatter: {
-      int64_t count = I(0), shard = I(1), replicas = I(2);
-      beginCollective(in, count, shard, replicas, buf);
-      const float *whole = f(0);
-      if (count < shard * replicas) { // padded with zeros in the workspace
-        checkCuda(cuda::memcpyAsync(f(2), f(0), count * 4,
-                                    cudaMemcpyDeviceToDevice, s),
-                  "reduce-scatter padding");
-        checkCuda(cuda::memsetAsync(f(2) + count, 0,
-                                    (shard * replicas - count) * 4, s),
-                  "reduce-scatter padding");
-        whole = f(2);
-      }
-      nccl_->reduceScatter(
-          whole, f(1), shard, s,
-          describeCollective(in, count, current_->name()->str()));
-      break;
-    }
-    case Kernel::AllGather: {
-      int64_t count = I(0), shard = I(1), replicas = I(2);
-      beginCollective(in, count, shard, replicas, buf);
-      bool padded = count < shard * replicas;
-      nccl_->allGather(f(0), padded ? f(2) : f(1), shard, s,
-                       describeCollective(in, count, current_->name()->str()));
-      if (padded)
-        checkCuda(cuda::memcpyAsync(f(1), f(2), count * 4,
-                                    cudaMemcpyDeviceToDevice, s),
-                  "all-gather unpadding");
-      break;
-    }
-    case Kernel::Gemm:
-    case Kernel::GemmEpilogue: { // [a, b, c, (vector), (workspace)]
-      bool fused = kernel == Kernel::GemmEpilogue;
-      size_t w = fused ? 4 : 3;
-      cuda::GemmInstr g;
-      cuda::GemmCall &c = g.call;
-      c.batch = I(0), c.m = I(1), c.n = I(2), c.k = I(3);
-      c.transA = I(4) != 0, c.transB = I(5) != 0;
-      c.strideA = I(6), c.strideB = I(7), c.strideC = I(8);
-      c.beta = I(9) ? 1.0f : 0.0f;
-      c.alpha = static_cast<float>(F(0));
-      c.inputType = in.ints()->size() > 10 ? static_cast<int>(I(10)) : 0;
-      c.epilogue = fused ? static_cast<int>(I(11)) : 0;
-      c.vector = fused ? f(3) : nullptr;
-      g.a = buf[0], g.b = buf[1], g.c = buf[2];
-      g.bf16A = half(0), g.bf16B = half(1), g.bf16C = half(2);
-      if (nb > w) {
-        g.workspace = buf[w];
-        g.workspaceBytes = in.buffers()->Get(w)->bytes();
-      }
-      cuda::runGemmInstr(g, *lt_, cublas_, scratch_, s);
-      break;
-    }
-    case Kernel::Attention:     // [q, k, v, mask, out, lse, (sequence_ids)]
-    case Kernel::AttentionGrad: // [q, k, v, mask, out, lse, dout, dq, dk, dv,
-                                //  workspace, (sequence_ids)]
-    {
-      // The sample offset (int 7) changes every step: read on the device.
-      auto notOffset = [&](size_t k) { return k == 7 ? 0 : I(k); };
-      AttentionShape a = attentionShape(notOffset, F, in.ints()->size());
-      a.sampleOffset = S(7);
-      size_t ids = kernel == Kernel::Attention ? 6 : 11; // optional
-      if (in.buffers()->size() > ids)
-        a.sequenceIds = i32(ids);
-      a.dropoutKeys = keys;
-      if (kernel == Kernel::Attention)
-        cuda::attention(s, f(0), f(1), f(2), f(3), f(4), f(5), a, bf16);
-      else
-        cuda::attentionGrad(s, f(0), f(1), f(2), f(3), f(4), f(5), f(6), f(7),
-                            f(8), f(9), f(10), a, bf16);
-      break;
-    }
-    case Kernel::Embedding:
-      cuda::embedding(s, f(0), i32(1), f(2), I(0), I(1), I(2));
-      break;
-    case Kernel::EmbeddingGrad:
-      cuda::embeddingGrad(s, i32(0), f(1), f(2), I(0), I(1), I(2),
-                          in.ints()->size() > 3 && I(3) != 0,
-                          i32(needWorkspace(3)));
-      break;
-    case Kernel::GatherPositions:
-      cuda::gatherPositions(s, f(0), i32(1), f(2), I(0), I(1), I(2), I(3),
-                            bf16);
-      break;
-    case Kernel::GatherPositionsGrad:
-      cuda::gatherPositionsGrad(s, i32(0), f(1), f(2), I(0), I(1), I(2), I(3));
-      break;
     case Kernel::Scale:
       cuda::scale(s, f(0), f(1), I(0), static_cast<float>(F(0)), map(1, 0));
       break;
-    case Kernel::LayerNorm:
-      cuda::layerNorm(s, f(0), f(1), f(2), f(3), I(0), I(1),
-                      static_cast<float>(F(0)), bf16);
-      break;
-    case Kernel::LayerNormGrad:
-      cuda::layerNormGrad(s, f(0), f(1), f(2), f(3), f(4), f(5), I(0), I(1),
-                          static_cast<float>(F(0)), f(needWorkspace(6)),
-                          scratch_, bf16);
-      break;
-    case Kernel::Softmax: // [x, mask, out, (sequence_ids)]
-      cuda::softmax(s, f(0), f(1), f(2), I(0), I(1), I(2), bf16,
-                    nb > 3 ? i32(3) : nullptr);
-      break;
-    case Kernel::SoftmaxGrad:
-      cuda::softmaxGrad(s, f(0), f(1), f(2), I(0), I(1), bf16);
-      break;
-    case Kernel::Dropout:
-      cuda::dropout(s, f(0), f(1), I(0), I(1), static_cast<uint64_t>(I(2)),
-                    static_cast<uint32_t>(I(3)), static_cast<uint32_t>(I(4)),
-                    S(5), static_cast<float>(F(0)), bf16, keys);
-      break;
-    case Kernel::SoftmaxDropout:
-      cuda::softmaxDropout(
-          s, f(0), f(1), f(2), f(3), I(0), I(1), I(2), I(4),
-          static_cast<uint64_t>(I(5)), static_cast<uint32_t>(I(6)),
-          static_cast<uint32_t>(I(7)), S(8), static_cast<float>(F(0)), bf16,
-          nb > 4 ? i32(4) : nullptr, // [x, mask, probs, out, (sequence_ids,
-          keys);                     //  keys)]
-      break;
-    case Kernel::ResidualLayerNorm:
-      cuda::residualLayerNorm(
-          s, f(0), f(1), f(2), f(3), f(4), f(5), I(0), I(1),
-          static_cast<float>(F(0)), I(3), static_cast<uint64_t>(I(4)),
-          static_cast<uint32_t>(I(5)), static_cast<uint32_t>(I(6)), S(7),
-          static_cast<float>(F(1)), bf16, keys);
-      break;
-    case Kernel::DropoutSoftmaxGrad:
-      cuda::dropoutSoftmaxGrad(
-          s, f(0), f(1), f(2), I(0), I(1), I(3), static_cast<uint64_t>(I(4)),
-          static_cast<uint32_t>(I(5)), static_cast<uint32_t>(I(6)), S(7),
-          static_cast<float>(F(0)), bf16, keys);
-      break;
-    case Kernel::Reduce:
-      cuda::reduce(s, static_cast<int32_t>(I(0)), f(0), f(1), I(1), I(2), I(3),
-                   scratch_);
-      break;
-    case Kernel::SoftmaxCrossEntropy:
-      cuda::softmaxCrossEntropy(
-          s, f(0), i32(1), f(2), f(3), I(0), I(1), I(2),
-          reinterpret_cast<double *>(f(needWorkspace(4))));
-      break;
-    case Kernel::SoftmaxCrossEntropyGrad:
-      cuda::softmaxCrossEntropyGrad(s, f(0), i32(1), f(2), f(3), f(4), I(0),
-                                    I(1), I(2));
-      break;
-    case Kernel::ArgmaxCorrect:
-      cuda::argmaxCorrect(s, f(0), i32(1), f(2), f(3), I(0), I(1), I(2),
-                          reinterpret_cast<double *>(f(needWorkspace(4))));
-      break;
-    case Kernel::GlobalNorm: {
-      size_t count = nb - 1;
-      std::vector<const float *> tensors(count);
-      std::vector<int64_t> sizes(count);
-      for (size_t t = 0; t < count; ++t) {
-        tensors[t] = f(t);
-        sizes[t] = I(t);
-      }
-      cuda::globalNorm(s, tensors.data(), sizes.data(),
-                       static_cast<int64_t>(count), f(count), scratch_);
-      break;
-    }
-    case Kernel::LearningRate:
-      // A scalar of the step: computed on the host for each run, in the
-      // step table (StepTable.h).
-      checkCuda(cuda::memcpyAsync(f(0), stepScalars(in, registers, false), 4,
-                                  cudaMemcpyDeviceToDevice, s),
-                "learning rate");
-      break;
-    case Kernel::OptimizerUpdate:
-    case Kernel::LambMoments:
-    case Kernel::LambApply: {
-      // One parameter set for the whole update and LAMB's two halves; the
-      // fp16 loss scale, when given, is buffer 6 of each.
-      // The bias corrections of this run's step come from the step table
-      // (`step` is then unused).
-      cuda::AdamParams params{static_cast<float>(F(0)),
-                              static_cast<float>(F(1)),
-                              static_cast<float>(F(2)),
-                              static_cast<float>(F(3)),
-                              F(3) != 0.0,
-                              kernel != Kernel::OptimizerUpdate || I(3) != 0,
-                              1,
-                              nb > 6 ? f(6) : nullptr,
-                              stepScalars(in, registers, false)};
-      if (4 * I(1) > cuda::kScratchDoubles)
-        throw RuntimeError(fmt::format("{} with more than {} segments",
-                                       kernels::kernelName(kernel),
-                                       cuda::kScratchDoubles / 4));
-      if (kernel == Kernel::OptimizerUpdate) // [w, g, m, v, lr, norm]
-        cuda::adamUpdate(s, f(0), f(1), f(2), f(3), I(0), I(1), f(4), f(5),
-                         static_cast<float>(F(4)), params, scratch_);
-      else if (kernel == Kernel::LambMoments) // [w, g, m, v, norm, sums]
-        cuda::lambMoments(s, f(0), f(1), f(2), f(3), I(0), I(1), f(4),
-                          static_cast<float>(F(4)), params, f(5), scratch_);
-      else // [w, m, v, lr, norm, sums]
-        cuda::lambApply(s, f(0), f(1), f(2), I(0), I(1), f(3), f(4), params,
-                        f(5), scratch_);
-      break;
-    }
     default:
       throw RuntimeError(
           fmt::format("kernel {} has no CUDA implementation", in.kernel()));

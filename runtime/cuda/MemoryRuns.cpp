@@ -19,6 +19,14 @@ void checkCuda(cudaError_t e, const char *what) {
         fmt::format("CUDA {} failed: {}", what, cudaGetErrorString(e)));
 }
 
+void missingWorkspace(const char *kernel) {
+  throw RuntimeError(fmt::format(
+      "{} has no workspace buffer, which the CUDA backend needs: the "
+      "executable was compiled by an earlier ferry; compile it again "
+      "(ferry compile, or ferry train --no-cache)",
+      kernel));
+}
+
 namespace {
 
 // memmove on the stream, without allocating (a graph may be capturing): in

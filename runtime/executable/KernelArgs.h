@@ -12,12 +12,14 @@
 
 namespace ferry::kernels {
 
-// One buffer of a call: its address and whether it holds bf16 values (2
+// One buffer of a call: its address, whether it holds bf16 values (2
 // bytes an element; the kernel reads fp32 values from it and rounds what it
-// writes). An optional buffer the call does not give has data == nullptr.
+// writes) and the bytes of its range as the executable plans it. An
+// optional buffer the call does not give has data == nullptr.
 template <class T> struct Buffer {
   T *data = nullptr;
   bool bf16 = false;
+  int64_t bytes = 0;
   explicit operator bool() const { return data != nullptr; }
 };
 // A rest list of buffers (all of one role and type).
@@ -50,6 +52,7 @@ struct StepInt {
 //   char *const *buffers() const;
 //   size_t bufferCount() const;
 //   bool bf16(size_t b) const;
+//   int64_t bufferBytes(size_t b) const; // past the end: 0
 
 // copy: dst = src, byte for byte (overlapping ranges allowed).
 struct CopyArgs {
@@ -1114,15 +1117,15 @@ struct AttentionGradArgs {
 template <class Call> CopyArgs decodeCopy(const Call &call) {
   CopyArgs a;
   a.bytes = call.integer(0);
-  a.src = {reinterpret_cast<const char *>(call.buffer(0)), call.bf16(0)};
-  a.dst = {reinterpret_cast<char *>(call.buffer(1)), call.bf16(1)};
+  a.src = {reinterpret_cast<const char *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.dst = {reinterpret_cast<char *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
   return a;
 }
 template <class Call> FillArgs decodeFill(const Call &call) {
   FillArgs a;
   a.count = call.integer(0);
   a.value = call.real(0);
-  a.dst = {reinterpret_cast<float *>(call.buffer(0)), call.bf16(0)};
+  a.dst = {reinterpret_cast<float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
   return a;
 }
 template <class Call> GemmArgs decodeGemm(const Call &call) {
@@ -1140,10 +1143,10 @@ template <class Call> GemmArgs decodeGemm(const Call &call) {
   a.has_precision = call.integerCount() > 10;
   a.precision = call.integer(10);
   a.alpha = call.real(0);
-  a.a = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.b = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1)};
-  a.c = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2)};
-  a.workspace = {reinterpret_cast<float *>(call.buffer(3)), call.bf16(3)};
+  a.a = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.b = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.c = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
+  a.workspace = {reinterpret_cast<float *>(call.buffer(3)), call.bf16(3), call.bufferBytes(3)};
   return a;
 }
 template <class Call> IotaArgs decodeIota(const Call &call) {
@@ -1151,15 +1154,15 @@ template <class Call> IotaArgs decodeIota(const Call &call) {
   a.outer = call.integer(0);
   a.size = call.integer(1);
   a.inner = call.integer(2);
-  a.out = {reinterpret_cast<int32_t *>(call.buffer(0)), call.bf16(0)};
+  a.out = {reinterpret_cast<int32_t *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
   return a;
 }
 template <class Call> AttentionMaskArgs decodeAttentionMask(const Call &call) {
   AttentionMaskArgs a;
   a.count = call.integer(0);
   a.fill = call.real(0);
-  a.mask = {reinterpret_cast<const int32_t *>(call.buffer(0)), call.bf16(0)};
-  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1)};
+  a.mask = {reinterpret_cast<const int32_t *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
   return a;
 }
 template <class Call> EmbeddingArgs decodeEmbedding(const Call &call) {
@@ -1167,9 +1170,9 @@ template <class Call> EmbeddingArgs decodeEmbedding(const Call &call) {
   a.rows = call.integer(0);
   a.width = call.integer(1);
   a.vocab = call.integer(2);
-  a.table = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.ids = {reinterpret_cast<const int32_t *>(call.buffer(1)), call.bf16(1)};
-  a.out = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2)};
+  a.table = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.ids = {reinterpret_cast<const int32_t *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.out = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
   return a;
 }
 template <class Call> EmbeddingGradArgs decodeEmbeddingGrad(const Call &call) {
@@ -1179,10 +1182,10 @@ template <class Call> EmbeddingGradArgs decodeEmbeddingGrad(const Call &call) {
   a.vocab = call.integer(2);
   a.has_accumulate = call.integerCount() > 3;
   a.accumulate = call.integer(3);
-  a.ids = {reinterpret_cast<const int32_t *>(call.buffer(0)), call.bf16(0)};
-  a.dy = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1)};
-  a.dtable = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2)};
-  a.workspace = {reinterpret_cast<int32_t *>(call.buffer(3)), call.bf16(3)};
+  a.ids = {reinterpret_cast<const int32_t *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.dy = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.dtable = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
+  a.workspace = {reinterpret_cast<int32_t *>(call.buffer(3)), call.bf16(3), call.bufferBytes(3)};
   return a;
 }
 template <class Call> GatherPositionsArgs decodeGatherPositions(const Call &call) {
@@ -1191,9 +1194,9 @@ template <class Call> GatherPositionsArgs decodeGatherPositions(const Call &call
   a.seq = call.integer(1);
   a.predictions = call.integer(2);
   a.width = call.integer(3);
-  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.positions = {reinterpret_cast<const int32_t *>(call.buffer(1)), call.bf16(1)};
-  a.out = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2)};
+  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.positions = {reinterpret_cast<const int32_t *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.out = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
   return a;
 }
 template <class Call> GatherPositionsGradArgs decodeGatherPositionsGrad(const Call &call) {
@@ -1202,9 +1205,9 @@ template <class Call> GatherPositionsGradArgs decodeGatherPositionsGrad(const Ca
   a.seq = call.integer(1);
   a.predictions = call.integer(2);
   a.width = call.integer(3);
-  a.positions = {reinterpret_cast<const int32_t *>(call.buffer(0)), call.bf16(0)};
-  a.dy = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1)};
-  a.dx = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2)};
+  a.positions = {reinterpret_cast<const int32_t *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.dy = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.dx = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
   return a;
 }
 template <class Call> TakeArgs decodeTake(const Call &call) {
@@ -1213,8 +1216,8 @@ template <class Call> TakeArgs decodeTake(const Call &call) {
   a.size = call.integer(1);
   a.inner = call.integer(2);
   a.index = call.integer(3);
-  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1)};
+  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
   return a;
 }
 template <class Call> TakeGradArgs decodeTakeGrad(const Call &call) {
@@ -1223,94 +1226,94 @@ template <class Call> TakeGradArgs decodeTakeGrad(const Call &call) {
   a.size = call.integer(1);
   a.inner = call.integer(2);
   a.index = call.integer(3);
-  a.dy = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.dx = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1)};
+  a.dy = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.dx = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
   return a;
 }
 template <class Call> BiasAddArgs decodeBiasAdd(const Call &call) {
   BiasAddArgs a;
   a.rows = call.integer(0);
   a.cols = call.integer(1);
-  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.bias = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1)};
-  a.out = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2)};
+  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.bias = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.out = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
   return a;
 }
 template <class Call> AddArgs decodeAdd(const Call &call) {
   AddArgs a;
   a.count = call.integer(0);
-  a.a = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.b = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1)};
-  a.out = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2)};
+  a.a = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.b = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.out = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
   return a;
 }
 template <class Call> SubArgs decodeSub(const Call &call) {
   SubArgs a;
   a.count = call.integer(0);
-  a.a = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.b = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1)};
-  a.out = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2)};
+  a.a = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.b = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.out = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
   return a;
 }
 template <class Call> MulArgs decodeMul(const Call &call) {
   MulArgs a;
   a.count = call.integer(0);
-  a.a = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.b = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1)};
-  a.out = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2)};
+  a.a = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.b = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.out = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
   return a;
 }
 template <class Call> DivArgs decodeDiv(const Call &call) {
   DivArgs a;
   a.count = call.integer(0);
-  a.a = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.b = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1)};
-  a.out = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2)};
+  a.a = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.b = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.out = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
   return a;
 }
 template <class Call> AccumulateArgs decodeAccumulate(const Call &call) {
   AccumulateArgs a;
   a.count = call.integer(0);
-  a.src = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.dst = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1)};
+  a.src = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.dst = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
   return a;
 }
 template <class Call> ScaleArgs decodeScale(const Call &call) {
   ScaleArgs a;
   a.count = call.integer(0);
   a.factor = call.real(0);
-  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1)};
+  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
   return a;
 }
 template <class Call> GeluArgs decodeGelu(const Call &call) {
   GeluArgs a;
   a.count = call.integer(0);
-  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1)};
+  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
   return a;
 }
 template <class Call> GeluGradArgs decodeGeluGrad(const Call &call) {
   GeluGradArgs a;
   a.count = call.integer(0);
-  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.dy = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1)};
-  a.dx = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2)};
+  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.dy = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.dx = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
   return a;
 }
 template <class Call> TanhArgs decodeTanh(const Call &call) {
   TanhArgs a;
   a.count = call.integer(0);
-  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1)};
+  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
   return a;
 }
 template <class Call> TanhGradArgs decodeTanhGrad(const Call &call) {
   TanhGradArgs a;
   a.count = call.integer(0);
-  a.y = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.dy = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1)};
-  a.dx = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2)};
+  a.y = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.dy = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.dx = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
   return a;
 }
 template <class Call> LayerNormArgs decodeLayerNorm(const Call &call) {
@@ -1318,10 +1321,10 @@ template <class Call> LayerNormArgs decodeLayerNorm(const Call &call) {
   a.rows = call.integer(0);
   a.cols = call.integer(1);
   a.eps = call.real(0);
-  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.scale = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1)};
-  a.bias = {reinterpret_cast<const float *>(call.buffer(2)), call.bf16(2)};
-  a.out = {reinterpret_cast<float *>(call.buffer(3)), call.bf16(3)};
+  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.scale = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.bias = {reinterpret_cast<const float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
+  a.out = {reinterpret_cast<float *>(call.buffer(3)), call.bf16(3), call.bufferBytes(3)};
   return a;
 }
 template <class Call> LayerNormGradArgs decodeLayerNormGrad(const Call &call) {
@@ -1329,13 +1332,13 @@ template <class Call> LayerNormGradArgs decodeLayerNormGrad(const Call &call) {
   a.rows = call.integer(0);
   a.cols = call.integer(1);
   a.eps = call.real(0);
-  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.scale = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1)};
-  a.dy = {reinterpret_cast<const float *>(call.buffer(2)), call.bf16(2)};
-  a.dx = {reinterpret_cast<float *>(call.buffer(3)), call.bf16(3)};
-  a.dscale = {reinterpret_cast<float *>(call.buffer(4)), call.bf16(4)};
-  a.dbias = {reinterpret_cast<float *>(call.buffer(5)), call.bf16(5)};
-  a.workspace = {reinterpret_cast<float *>(call.buffer(6)), call.bf16(6)};
+  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.scale = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.dy = {reinterpret_cast<const float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
+  a.dx = {reinterpret_cast<float *>(call.buffer(3)), call.bf16(3), call.bufferBytes(3)};
+  a.dscale = {reinterpret_cast<float *>(call.buffer(4)), call.bf16(4), call.bufferBytes(4)};
+  a.dbias = {reinterpret_cast<float *>(call.buffer(5)), call.bf16(5), call.bufferBytes(5)};
+  a.workspace = {reinterpret_cast<float *>(call.buffer(6)), call.bf16(6), call.bufferBytes(6)};
   return a;
 }
 template <class Call> SoftmaxArgs decodeSoftmax(const Call &call) {
@@ -1343,19 +1346,19 @@ template <class Call> SoftmaxArgs decodeSoftmax(const Call &call) {
   a.batch = call.integer(0);
   a.rows = call.integer(1);
   a.cols = call.integer(2);
-  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.mask = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1)};
-  a.out = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2)};
-  a.sequence_ids = {reinterpret_cast<const int32_t *>(call.buffer(3)), call.bf16(3)};
+  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.mask = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.out = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
+  a.sequence_ids = {reinterpret_cast<const int32_t *>(call.buffer(3)), call.bf16(3), call.bufferBytes(3)};
   return a;
 }
 template <class Call> SoftmaxGradArgs decodeSoftmaxGrad(const Call &call) {
   SoftmaxGradArgs a;
   a.rows = call.integer(0);
   a.cols = call.integer(1);
-  a.y = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.dy = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1)};
-  a.dx = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2)};
+  a.y = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.dy = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.dx = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
   return a;
 }
 template <class Call> DropoutArgs decodeDropout(const Call &call) {
@@ -1371,17 +1374,17 @@ template <class Call> DropoutArgs decodeDropout(const Call &call) {
   a.has_key_seq = call.integerCount() > 7;
   a.key_seq = call.integer(7);
   a.p = call.real(0);
-  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1)};
-  a.dropout_keys = {reinterpret_cast<const int32_t *>(call.buffer(2)), call.bf16(2)};
+  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.dropout_keys = {reinterpret_cast<const int32_t *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
   return a;
 }
 template <class Call> TransposeArgs decodeTranspose(const Call &call) {
   TransposeArgs a;
   a.rank = call.integer(0);
   a.shape = call.integers(1);
-  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1)};
+  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
   return a;
 }
 template <class Call> ReduceArgs decodeReduce(const Call &call) {
@@ -1390,8 +1393,8 @@ template <class Call> ReduceArgs decodeReduce(const Call &call) {
   a.outer = call.integer(1);
   a.size = call.integer(2);
   a.inner = call.integer(3);
-  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1)};
+  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
   return a;
 }
 template <class Call> BroadcastArgs decodeBroadcast(const Call &call) {
@@ -1399,8 +1402,8 @@ template <class Call> BroadcastArgs decodeBroadcast(const Call &call) {
   a.outer = call.integer(0);
   a.size = call.integer(1);
   a.inner = call.integer(2);
-  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1)};
+  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
   return a;
 }
 template <class Call> SoftmaxCrossEntropyArgs decodeSoftmaxCrossEntropy(const Call &call) {
@@ -1408,11 +1411,11 @@ template <class Call> SoftmaxCrossEntropyArgs decodeSoftmaxCrossEntropy(const Ca
   a.rows = call.integer(0);
   a.cols = call.integer(1);
   a.classes = call.integer(2);
-  a.logits = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.labels = {reinterpret_cast<const int32_t *>(call.buffer(1)), call.bf16(1)};
-  a.weights = {reinterpret_cast<const float *>(call.buffer(2)), call.bf16(2)};
-  a.out = {reinterpret_cast<float *>(call.buffer(3)), call.bf16(3)};
-  a.workspace = {reinterpret_cast<float *>(call.buffer(4)), call.bf16(4)};
+  a.logits = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.labels = {reinterpret_cast<const int32_t *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.weights = {reinterpret_cast<const float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
+  a.out = {reinterpret_cast<float *>(call.buffer(3)), call.bf16(3), call.bufferBytes(3)};
+  a.workspace = {reinterpret_cast<float *>(call.buffer(4)), call.bf16(4), call.bufferBytes(4)};
   return a;
 }
 template <class Call> SoftmaxCrossEntropyGradArgs decodeSoftmaxCrossEntropyGrad(const Call &call) {
@@ -1420,11 +1423,11 @@ template <class Call> SoftmaxCrossEntropyGradArgs decodeSoftmaxCrossEntropyGrad(
   a.rows = call.integer(0);
   a.cols = call.integer(1);
   a.classes = call.integer(2);
-  a.logits = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.labels = {reinterpret_cast<const int32_t *>(call.buffer(1)), call.bf16(1)};
-  a.weights = {reinterpret_cast<const float *>(call.buffer(2)), call.bf16(2)};
-  a.dloss = {reinterpret_cast<const float *>(call.buffer(3)), call.bf16(3)};
-  a.dlogits = {reinterpret_cast<float *>(call.buffer(4)), call.bf16(4)};
+  a.logits = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.labels = {reinterpret_cast<const int32_t *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.weights = {reinterpret_cast<const float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
+  a.dloss = {reinterpret_cast<const float *>(call.buffer(3)), call.bf16(3), call.bufferBytes(3)};
+  a.dlogits = {reinterpret_cast<float *>(call.buffer(4)), call.bf16(4), call.bufferBytes(4)};
   return a;
 }
 template <class Call> ArgmaxCorrectArgs decodeArgmaxCorrect(const Call &call) {
@@ -1432,11 +1435,11 @@ template <class Call> ArgmaxCorrectArgs decodeArgmaxCorrect(const Call &call) {
   a.rows = call.integer(0);
   a.cols = call.integer(1);
   a.classes = call.integer(2);
-  a.logits = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.labels = {reinterpret_cast<const int32_t *>(call.buffer(1)), call.bf16(1)};
-  a.weights = {reinterpret_cast<const float *>(call.buffer(2)), call.bf16(2)};
-  a.out = {reinterpret_cast<float *>(call.buffer(3)), call.bf16(3)};
-  a.workspace = {reinterpret_cast<float *>(call.buffer(4)), call.bf16(4)};
+  a.logits = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.labels = {reinterpret_cast<const int32_t *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.weights = {reinterpret_cast<const float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
+  a.out = {reinterpret_cast<float *>(call.buffer(3)), call.bf16(3), call.bufferBytes(3)};
+  a.workspace = {reinterpret_cast<float *>(call.buffer(4)), call.bf16(4), call.bufferBytes(4)};
   return a;
 }
 template <class Call> GlobalNormArgs decodeGlobalNorm(const Call &call) {
@@ -1444,7 +1447,7 @@ template <class Call> GlobalNormArgs decodeGlobalNorm(const Call &call) {
   a.counts = call.integers(0);
   const size_t rest = call.bufferCount() > 1 ? call.bufferCount() - 1 : 0;
   a.tensors = {call.buffers() + 0, rest};
-  a.out = {reinterpret_cast<float *>(call.buffer(0 + rest)), call.bf16(0 + rest)};
+  a.out = {reinterpret_cast<float *>(call.buffer(0 + rest)), call.bf16(0 + rest), call.bufferBytes(0 + rest)};
   return a;
 }
 template <class Call> LearningRateArgs decodeLearningRate(const Call &call) {
@@ -1456,7 +1459,7 @@ template <class Call> LearningRateArgs decodeLearningRate(const Call &call) {
   a.step = call.stepInteger(4);
   a.lr = call.real(0);
   a.power = call.real(1);
-  a.out = {reinterpret_cast<float *>(call.buffer(0)), call.bf16(0)};
+  a.out = {reinterpret_cast<float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
   return a;
 }
 template <class Call> OptimizerUpdateArgs decodeOptimizerUpdate(const Call &call) {
@@ -1470,13 +1473,13 @@ template <class Call> OptimizerUpdateArgs decodeOptimizerUpdate(const Call &call
   a.epsilon = call.real(2);
   a.weight_decay = call.real(3);
   a.clip_norm = call.real(4);
-  a.w = {reinterpret_cast<float *>(call.buffer(0)), call.bf16(0)};
-  a.g = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1)};
-  a.m = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2)};
-  a.v = {reinterpret_cast<float *>(call.buffer(3)), call.bf16(3)};
-  a.lr = {reinterpret_cast<const float *>(call.buffer(4)), call.bf16(4)};
-  a.norm = {reinterpret_cast<const float *>(call.buffer(5)), call.bf16(5)};
-  a.loss_scale = {reinterpret_cast<const float *>(call.buffer(6)), call.bf16(6)};
+  a.w = {reinterpret_cast<float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.g = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.m = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
+  a.v = {reinterpret_cast<float *>(call.buffer(3)), call.bf16(3), call.bufferBytes(3)};
+  a.lr = {reinterpret_cast<const float *>(call.buffer(4)), call.bf16(4), call.bufferBytes(4)};
+  a.norm = {reinterpret_cast<const float *>(call.buffer(5)), call.bf16(5), call.bufferBytes(5)};
+  a.loss_scale = {reinterpret_cast<const float *>(call.buffer(6)), call.bf16(6), call.bufferBytes(6)};
   return a;
 }
 template <class Call> LoadArgs decodeLoad(const Call &call) {
@@ -1487,16 +1490,16 @@ template <class Call> LoadArgs decodeLoad(const Call &call) {
   a.guard = call.integer(2);
   a.has_limit = call.integerCount() > 3;
   a.limit = call.integer(3);
-  a.src = {reinterpret_cast<const char *>(call.buffer(0)), call.bf16(0)};
-  a.dst = {reinterpret_cast<char *>(call.buffer(1)), call.bf16(1)};
+  a.src = {reinterpret_cast<const char *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.dst = {reinterpret_cast<char *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
   return a;
 }
 template <class Call> StoreArgs decodeStore(const Call &call) {
   StoreArgs a;
   a.bytes = call.integer(0);
   a.event = call.integer(1);
-  a.src = {reinterpret_cast<const char *>(call.buffer(0)), call.bf16(0)};
-  a.dst = {reinterpret_cast<char *>(call.buffer(1)), call.bf16(1)};
+  a.src = {reinterpret_cast<const char *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.dst = {reinterpret_cast<char *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
   return a;
 }
 template <class Call> WaitArgs decodeWait(const Call &call) {
@@ -1526,12 +1529,12 @@ template <class Call> SoftmaxDropoutArgs decodeSoftmaxDropout(const Call &call) 
   a.layer = call.integer(7);
   a.sample_offset = call.stepInteger(8);
   a.p = call.real(0);
-  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.mask = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1)};
-  a.probs = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2)};
-  a.out = {reinterpret_cast<float *>(call.buffer(3)), call.bf16(3)};
-  a.sequence_ids = {reinterpret_cast<const int32_t *>(call.buffer(4)), call.bf16(4)};
-  a.dropout_keys = {reinterpret_cast<const int32_t *>(call.buffer(5)), call.bf16(5)};
+  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.mask = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.probs = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
+  a.out = {reinterpret_cast<float *>(call.buffer(3)), call.bf16(3), call.bufferBytes(3)};
+  a.sequence_ids = {reinterpret_cast<const int32_t *>(call.buffer(4)), call.bf16(4), call.bufferBytes(4)};
+  a.dropout_keys = {reinterpret_cast<const int32_t *>(call.buffer(5)), call.bf16(5), call.bufferBytes(5)};
   return a;
 }
 template <class Call> DropoutSoftmaxGradArgs decodeDropoutSoftmaxGrad(const Call &call) {
@@ -1545,10 +1548,10 @@ template <class Call> DropoutSoftmaxGradArgs decodeDropoutSoftmaxGrad(const Call
   a.layer = call.integer(6);
   a.sample_offset = call.stepInteger(7);
   a.p = call.real(0);
-  a.y = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.dy = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1)};
-  a.dx = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2)};
-  a.dropout_keys = {reinterpret_cast<const int32_t *>(call.buffer(3)), call.bf16(3)};
+  a.y = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.dy = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.dx = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
+  a.dropout_keys = {reinterpret_cast<const int32_t *>(call.buffer(3)), call.bf16(3), call.bufferBytes(3)};
   return a;
 }
 template <class Call> GemmEpilogueArgs decodeGemmEpilogue(const Call &call) {
@@ -1566,11 +1569,11 @@ template <class Call> GemmEpilogueArgs decodeGemmEpilogue(const Call &call) {
   a.precision = call.integer(10);
   a.epilogue = call.integer(11);
   a.alpha = call.real(0);
-  a.a = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.b = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1)};
-  a.c = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2)};
-  a.vector = {reinterpret_cast<float *>(call.buffer(3)), call.bf16(3)};
-  a.workspace = {reinterpret_cast<float *>(call.buffer(4)), call.bf16(4)};
+  a.a = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.b = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.c = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
+  a.vector = {reinterpret_cast<float *>(call.buffer(3)), call.bf16(3), call.bufferBytes(3)};
+  a.workspace = {reinterpret_cast<float *>(call.buffer(4)), call.bf16(4), call.bufferBytes(4)};
   return a;
 }
 template <class Call> ResidualLayerNormArgs decodeResidualLayerNorm(const Call &call) {
@@ -1585,28 +1588,28 @@ template <class Call> ResidualLayerNormArgs decodeResidualLayerNorm(const Call &
   a.sample_offset = call.stepInteger(7);
   a.eps = call.real(0);
   a.p = call.real(1);
-  a.input = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.residual = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1)};
-  a.scale = {reinterpret_cast<const float *>(call.buffer(2)), call.bf16(2)};
-  a.bias = {reinterpret_cast<const float *>(call.buffer(3)), call.bf16(3)};
-  a.sum = {reinterpret_cast<float *>(call.buffer(4)), call.bf16(4)};
-  a.out = {reinterpret_cast<float *>(call.buffer(5)), call.bf16(5)};
-  a.dropout_keys = {reinterpret_cast<const int32_t *>(call.buffer(6)), call.bf16(6)};
+  a.input = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.residual = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.scale = {reinterpret_cast<const float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
+  a.bias = {reinterpret_cast<const float *>(call.buffer(3)), call.bf16(3), call.bufferBytes(3)};
+  a.sum = {reinterpret_cast<float *>(call.buffer(4)), call.bf16(4), call.bufferBytes(4)};
+  a.out = {reinterpret_cast<float *>(call.buffer(5)), call.bf16(5), call.bufferBytes(5)};
+  a.dropout_keys = {reinterpret_cast<const int32_t *>(call.buffer(6)), call.bf16(6), call.bufferBytes(6)};
   return a;
 }
 template <class Call> FillI32Args decodeFillI32(const Call &call) {
   FillI32Args a;
   a.count = call.integer(0);
   a.value = call.integer(1);
-  a.dst = {reinterpret_cast<int32_t *>(call.buffer(0)), call.bf16(0)};
+  a.dst = {reinterpret_cast<int32_t *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
   return a;
 }
 template <class Call> AllReduceArgs decodeAllReduce(const Call &call) {
   AllReduceArgs a;
   a.count = call.integer(0);
   a.replicas = call.integer(1);
-  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1)};
+  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
   return a;
 }
 template <class Call> ReduceScatterArgs decodeReduceScatter(const Call &call) {
@@ -1614,9 +1617,9 @@ template <class Call> ReduceScatterArgs decodeReduceScatter(const Call &call) {
   a.count = call.integer(0);
   a.shard = call.integer(1);
   a.replicas = call.integer(2);
-  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1)};
-  a.workspace = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2)};
+  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.workspace = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
   return a;
 }
 template <class Call> AllGatherArgs decodeAllGather(const Call &call) {
@@ -1624,9 +1627,9 @@ template <class Call> AllGatherArgs decodeAllGather(const Call &call) {
   a.count = call.integer(0);
   a.shard = call.integer(1);
   a.replicas = call.integer(2);
-  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1)};
-  a.workspace = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2)};
+  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.workspace = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
   return a;
 }
 template <class Call> LambMomentsArgs decodeLambMoments(const Call &call) {
@@ -1639,13 +1642,13 @@ template <class Call> LambMomentsArgs decodeLambMoments(const Call &call) {
   a.epsilon = call.real(2);
   a.weight_decay = call.real(3);
   a.clip_norm = call.real(4);
-  a.w = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.g = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1)};
-  a.m = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2)};
-  a.v = {reinterpret_cast<float *>(call.buffer(3)), call.bf16(3)};
-  a.norm = {reinterpret_cast<const float *>(call.buffer(4)), call.bf16(4)};
-  a.sums = {reinterpret_cast<float *>(call.buffer(5)), call.bf16(5)};
-  a.loss_scale = {reinterpret_cast<const float *>(call.buffer(6)), call.bf16(6)};
+  a.w = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.g = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.m = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
+  a.v = {reinterpret_cast<float *>(call.buffer(3)), call.bf16(3), call.bufferBytes(3)};
+  a.norm = {reinterpret_cast<const float *>(call.buffer(4)), call.bf16(4), call.bufferBytes(4)};
+  a.sums = {reinterpret_cast<float *>(call.buffer(5)), call.bf16(5), call.bufferBytes(5)};
+  a.loss_scale = {reinterpret_cast<const float *>(call.buffer(6)), call.bf16(6), call.bufferBytes(6)};
   return a;
 }
 template <class Call> LambApplyArgs decodeLambApply(const Call &call) {
@@ -1657,13 +1660,13 @@ template <class Call> LambApplyArgs decodeLambApply(const Call &call) {
   a.beta2 = call.real(1);
   a.epsilon = call.real(2);
   a.weight_decay = call.real(3);
-  a.w = {reinterpret_cast<float *>(call.buffer(0)), call.bf16(0)};
-  a.m = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1)};
-  a.v = {reinterpret_cast<const float *>(call.buffer(2)), call.bf16(2)};
-  a.lr = {reinterpret_cast<const float *>(call.buffer(3)), call.bf16(3)};
-  a.norm = {reinterpret_cast<const float *>(call.buffer(4)), call.bf16(4)};
-  a.sums = {reinterpret_cast<const float *>(call.buffer(5)), call.bf16(5)};
-  a.loss_scale = {reinterpret_cast<const float *>(call.buffer(6)), call.bf16(6)};
+  a.w = {reinterpret_cast<float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.m = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.v = {reinterpret_cast<const float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
+  a.lr = {reinterpret_cast<const float *>(call.buffer(3)), call.bf16(3), call.bufferBytes(3)};
+  a.norm = {reinterpret_cast<const float *>(call.buffer(4)), call.bf16(4), call.bufferBytes(4)};
+  a.sums = {reinterpret_cast<const float *>(call.buffer(5)), call.bf16(5), call.bufferBytes(5)};
+  a.loss_scale = {reinterpret_cast<const float *>(call.buffer(6)), call.bf16(6), call.bufferBytes(6)};
   return a;
 }
 template <class Call> AttentionArgs decodeAttention(const Call &call) {
@@ -1681,14 +1684,14 @@ template <class Call> AttentionArgs decodeAttention(const Call &call) {
   a.sequence_major = call.integer(9);
   a.scale = call.real(0);
   a.p = call.real(1);
-  a.q = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.k = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1)};
-  a.v = {reinterpret_cast<const float *>(call.buffer(2)), call.bf16(2)};
-  a.mask = {reinterpret_cast<const float *>(call.buffer(3)), call.bf16(3)};
-  a.out = {reinterpret_cast<float *>(call.buffer(4)), call.bf16(4)};
-  a.lse = {reinterpret_cast<float *>(call.buffer(5)), call.bf16(5)};
-  a.sequence_ids = {reinterpret_cast<const int32_t *>(call.buffer(6)), call.bf16(6)};
-  a.dropout_keys = {reinterpret_cast<const int32_t *>(call.buffer(7)), call.bf16(7)};
+  a.q = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.k = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.v = {reinterpret_cast<const float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
+  a.mask = {reinterpret_cast<const float *>(call.buffer(3)), call.bf16(3), call.bufferBytes(3)};
+  a.out = {reinterpret_cast<float *>(call.buffer(4)), call.bf16(4), call.bufferBytes(4)};
+  a.lse = {reinterpret_cast<float *>(call.buffer(5)), call.bf16(5), call.bufferBytes(5)};
+  a.sequence_ids = {reinterpret_cast<const int32_t *>(call.buffer(6)), call.bf16(6), call.bufferBytes(6)};
+  a.dropout_keys = {reinterpret_cast<const int32_t *>(call.buffer(7)), call.bf16(7), call.bufferBytes(7)};
   return a;
 }
 template <class Call> AttentionGradArgs decodeAttentionGrad(const Call &call) {
@@ -1706,19 +1709,19 @@ template <class Call> AttentionGradArgs decodeAttentionGrad(const Call &call) {
   a.sequence_major = call.integer(9);
   a.scale = call.real(0);
   a.p = call.real(1);
-  a.q = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0)};
-  a.k = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1)};
-  a.v = {reinterpret_cast<const float *>(call.buffer(2)), call.bf16(2)};
-  a.mask = {reinterpret_cast<const float *>(call.buffer(3)), call.bf16(3)};
-  a.out = {reinterpret_cast<const float *>(call.buffer(4)), call.bf16(4)};
-  a.lse = {reinterpret_cast<const float *>(call.buffer(5)), call.bf16(5)};
-  a.dout = {reinterpret_cast<const float *>(call.buffer(6)), call.bf16(6)};
-  a.dq = {reinterpret_cast<float *>(call.buffer(7)), call.bf16(7)};
-  a.dk = {reinterpret_cast<float *>(call.buffer(8)), call.bf16(8)};
-  a.dv = {reinterpret_cast<float *>(call.buffer(9)), call.bf16(9)};
-  a.workspace = {reinterpret_cast<float *>(call.buffer(10)), call.bf16(10)};
-  a.sequence_ids = {reinterpret_cast<const int32_t *>(call.buffer(11)), call.bf16(11)};
-  a.dropout_keys = {reinterpret_cast<const int32_t *>(call.buffer(12)), call.bf16(12)};
+  a.q = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.k = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.v = {reinterpret_cast<const float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
+  a.mask = {reinterpret_cast<const float *>(call.buffer(3)), call.bf16(3), call.bufferBytes(3)};
+  a.out = {reinterpret_cast<const float *>(call.buffer(4)), call.bf16(4), call.bufferBytes(4)};
+  a.lse = {reinterpret_cast<const float *>(call.buffer(5)), call.bf16(5), call.bufferBytes(5)};
+  a.dout = {reinterpret_cast<const float *>(call.buffer(6)), call.bf16(6), call.bufferBytes(6)};
+  a.dq = {reinterpret_cast<float *>(call.buffer(7)), call.bf16(7), call.bufferBytes(7)};
+  a.dk = {reinterpret_cast<float *>(call.buffer(8)), call.bf16(8), call.bufferBytes(8)};
+  a.dv = {reinterpret_cast<float *>(call.buffer(9)), call.bf16(9), call.bufferBytes(9)};
+  a.workspace = {reinterpret_cast<float *>(call.buffer(10)), call.bf16(10), call.bufferBytes(10)};
+  a.sequence_ids = {reinterpret_cast<const int32_t *>(call.buffer(11)), call.bf16(11), call.bufferBytes(11)};
+  a.dropout_keys = {reinterpret_cast<const int32_t *>(call.buffer(12)), call.bf16(12), call.bufferBytes(12)};
   return a;
 }
 
@@ -1733,11 +1736,26 @@ bool dispatchKernel(Context &context, Kernel kernel, const Call &call) {
   case Kernel::Fill:
     run(context, decodeFill(call));
     return true;
+  case Kernel::Gemm:
+    run(context, decodeGemm(call));
+    return true;
   case Kernel::Iota:
     run(context, decodeIota(call));
     return true;
   case Kernel::AttentionMask:
     run(context, decodeAttentionMask(call));
+    return true;
+  case Kernel::Embedding:
+    run(context, decodeEmbedding(call));
+    return true;
+  case Kernel::EmbeddingGrad:
+    run(context, decodeEmbeddingGrad(call));
+    return true;
+  case Kernel::GatherPositions:
+    run(context, decodeGatherPositions(call));
+    return true;
+  case Kernel::GatherPositionsGrad:
+    run(context, decodeGatherPositionsGrad(call));
     return true;
   case Kernel::Take:
     run(context, decodeTake(call));
@@ -1775,14 +1793,83 @@ bool dispatchKernel(Context &context, Kernel kernel, const Call &call) {
   case Kernel::TanhGrad:
     run(context, decodeTanhGrad(call));
     return true;
+  case Kernel::LayerNorm:
+    run(context, decodeLayerNorm(call));
+    return true;
+  case Kernel::LayerNormGrad:
+    run(context, decodeLayerNormGrad(call));
+    return true;
+  case Kernel::Softmax:
+    run(context, decodeSoftmax(call));
+    return true;
+  case Kernel::SoftmaxGrad:
+    run(context, decodeSoftmaxGrad(call));
+    return true;
+  case Kernel::Dropout:
+    run(context, decodeDropout(call));
+    return true;
   case Kernel::Transpose:
     run(context, decodeTranspose(call));
+    return true;
+  case Kernel::Reduce:
+    run(context, decodeReduce(call));
     return true;
   case Kernel::Broadcast:
     run(context, decodeBroadcast(call));
     return true;
+  case Kernel::SoftmaxCrossEntropy:
+    run(context, decodeSoftmaxCrossEntropy(call));
+    return true;
+  case Kernel::SoftmaxCrossEntropyGrad:
+    run(context, decodeSoftmaxCrossEntropyGrad(call));
+    return true;
+  case Kernel::ArgmaxCorrect:
+    run(context, decodeArgmaxCorrect(call));
+    return true;
+  case Kernel::GlobalNorm:
+    run(context, decodeGlobalNorm(call));
+    return true;
+  case Kernel::LearningRate:
+    run(context, decodeLearningRate(call));
+    return true;
+  case Kernel::OptimizerUpdate:
+    run(context, decodeOptimizerUpdate(call));
+    return true;
+  case Kernel::SoftmaxDropout:
+    run(context, decodeSoftmaxDropout(call));
+    return true;
+  case Kernel::DropoutSoftmaxGrad:
+    run(context, decodeDropoutSoftmaxGrad(call));
+    return true;
+  case Kernel::GemmEpilogue:
+    run(context, decodeGemmEpilogue(call));
+    return true;
+  case Kernel::ResidualLayerNorm:
+    run(context, decodeResidualLayerNorm(call));
+    return true;
   case Kernel::FillI32:
     run(context, decodeFillI32(call));
+    return true;
+  case Kernel::AllReduce:
+    run(context, decodeAllReduce(call));
+    return true;
+  case Kernel::ReduceScatter:
+    run(context, decodeReduceScatter(call));
+    return true;
+  case Kernel::AllGather:
+    run(context, decodeAllGather(call));
+    return true;
+  case Kernel::LambMoments:
+    run(context, decodeLambMoments(call));
+    return true;
+  case Kernel::LambApply:
+    run(context, decodeLambApply(call));
+    return true;
+  case Kernel::Attention:
+    run(context, decodeAttention(call));
+    return true;
+  case Kernel::AttentionGrad:
+    run(context, decodeAttentionGrad(call));
     return true;
   default:
     return false;

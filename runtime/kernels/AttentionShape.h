@@ -6,7 +6,6 @@
 #include "runtime/kernels/DropoutKeys.h"
 #include "runtime/kernels/StepValue.h"
 
-#include <cstddef>
 #include <cstdint>
 
 // The index helpers run in the CUDA kernels too.
@@ -86,24 +85,5 @@ struct AttentionShape {
                          : (b * heads + h) * seq * headDim;
   }
 };
-
-// From an instruction's parameters in kernel-record order: I(k) the k-th of
-// its `ints` integers ([batch, heads, seq, head_dim, seed, purpose, layer,
-// sample_offset, precision, sequence_major (optional)]), F(k) the k-th
-// float ([scale, p]).
-template <typename Ints, typename Floats>
-AttentionShape attentionShape(Ints I, Floats F, size_t ints) {
-  AttentionShape a;
-  a.batch = I(0), a.heads = I(1), a.seq = I(2), a.headDim = I(3);
-  a.seed = static_cast<uint64_t>(I(4));
-  a.purpose = static_cast<uint32_t>(I(5));
-  a.layer = static_cast<uint32_t>(I(6));
-  a.sampleOffset = I(7);
-  a.precision = static_cast<int>(I(8));
-  a.sequenceMajor = ints > 9 && I(9) != 0;
-  a.scale = static_cast<float>(F(0));
-  a.p = static_cast<float>(F(1));
-  return a;
-}
 
 } // namespace ferry

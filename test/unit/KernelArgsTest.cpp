@@ -35,6 +35,9 @@ struct FakeCall {
   char *const *buffers() const { return bufs.data(); }
   size_t bufferCount() const { return bufs.size(); }
   bool bf16(size_t b) const { return (bf16Mask >> b & 1) != 0; }
+  int64_t bufferBytes(size_t b) const {
+    return b < bufs.size() ? 100 + static_cast<int64_t>(b) : 0;
+  }
 };
 
 char storage[64];
@@ -62,6 +65,8 @@ TEST(KernelArgs, GemmDecodesEveryFieldAndItsOptionalPrecision) {
   EXPECT_FALSE(a.a.bf16);
   EXPECT_TRUE(a.c.bf16);
   EXPECT_FALSE(a.workspace); // optional, not given
+  EXPECT_EQ(a.c.bytes, 102); // the call's planned bytes of buffer 2
+  EXPECT_EQ(a.workspace.bytes, 0);
 
   call.ints.push_back(1); // precision bf16
   call.bufs.push_back(at(3));
@@ -69,6 +74,7 @@ TEST(KernelArgs, GemmDecodesEveryFieldAndItsOptionalPrecision) {
   EXPECT_TRUE(a.has_precision);
   EXPECT_EQ(a.precision, 1);
   EXPECT_EQ(reinterpret_cast<char *>(a.workspace.data), at(3));
+  EXPECT_EQ(a.workspace.bytes, 103);
 }
 
 TEST(KernelArgs, RestListsTakeWhatTheOtherOperandsLeave) {
@@ -114,10 +120,9 @@ TEST(KernelArgs, DispatchRunsTheDispatchedKernelsOnly) {
       dispatchKernel(cx, Kernel::Copy, FakeCall{{12}, {}, {at(0), at(16)}, 0}));
   EXPECT_TRUE(
       dispatchKernel(cx, Kernel::Fill, FakeCall{{4}, {1.5}, {at(0)}, 0}));
-  // gemm's record is not `dispatched` yet: the backend's switch runs it.
-  EXPECT_FALSE(
-      dispatchKernel(cx, Kernel::Gemm,
-                     FakeCall{{1, 1, 1, 1, 0, 0, 0, 0, 0, 0}, {1.0}, {}, 0}));
+  // scale's record is not `dispatched` yet: the backend's switch runs it.
+  EXPECT_FALSE(dispatchKernel(cx, Kernel::Scale,
+                              FakeCall{{4}, {2.0}, {at(0), at(16)}, 0}));
   EXPECT_EQ(cx.ran, (std::vector<std::string>{"copy 12", "fill 4"}));
 }
 

@@ -273,12 +273,14 @@ bool emitArgs(raw_ostream &os, const RecordKeeper &records) {
 
 namespace ferry::kernels {
 
-// One buffer of a call: its address and whether it holds bf16 values (2
+// One buffer of a call: its address, whether it holds bf16 values (2
 // bytes an element; the kernel reads fp32 values from it and rounds what it
-// writes). An optional buffer the call does not give has data == nullptr.
+// writes) and the bytes of its range as the executable plans it. An
+// optional buffer the call does not give has data == nullptr.
 template <class T> struct Buffer {
   T *data = nullptr;
   bool bf16 = false;
+  int64_t bytes = 0;
   explicit operator bool() const { return data != nullptr; }
 };
 // A rest list of buffers (all of one role and type).
@@ -311,6 +313,7 @@ struct StepInt {
 //   char *const *buffers() const;
 //   size_t bufferCount() const;
 //   bool bf16(size_t b) const;
+//   int64_t bufferBytes(size_t b) const; // past the end: 0
 )";
   for (const Record *k : all) {
     StringRef e = k->getValueAsString("kernelEnum");
@@ -402,7 +405,7 @@ struct StepInt {
       }
       os << "  a." << name << " = {reinterpret_cast<"
          << cType(b, writable(k, b)) << " *>(call.buffer(" << at
-         << ")), call.bf16(" << at << ")};\n";
+         << ")), call.bf16(" << at << "), call.bufferBytes(" << at << ")};\n";
       ++before;
     }
     os << "  return a;\n}\n";

@@ -1,0 +1,46 @@
+// The checks and accounting of a collective kernel call (Collectives.h).
+#include "runtime/backend/Collectives.h"
+
+#include "runtime/Error.h"
+
+#include <fmt/format.h>
+
+namespace ferry {
+
+std::string Collectives::begin(const char *kernel, int64_t count, int64_t shard,
+                               int64_t replicas, const void *x, const void *out,
+                               const void *workspace) const {
+  const bool allReduce = shard == 0;
+  if (allReduce) {
+    auto *in = static_cast<const char *>(x);
+    auto *result = static_cast<const char *>(out);
+    int64_t bytes = count * 4;
+    if (in != result && in < result + bytes && result < in + bytes)
+      throw RuntimeError(fmt::format(
+          "{}: its input and output overlap without being the same range; "
+          "the executable is damaged: recompile it",
+          kernel));
+  } else if (count < shard * replicas && workspace == nullptr) {
+    throw RuntimeError(fmt::format(
+        "{} of {} elements in shards of {} over {} replicas needs its padding "
+        "workspace, which the call lacks; the executable is damaged: "
+        "recompile it",
+        kernel, count, shard, replicas));
+  }
+  int64_t n = group_.size();
+  if (replicas != n)
+    throw RuntimeError(fmt::format(
+        "{}the executable was compiled for execution.data_parallel {}, but "
+        "this run has {} process{}; start it with `mpirun -np {}` or "
+        "recompile with --set execution.data_parallel={}",
+        group_.prefix(), replicas, n, n == 1 ? "" : "es", replicas, n));
+  // The bytes a ring moves per replica: an all-reduce twice its tensor.
+  double whole = static_cast<double>(allReduce ? count : shard * replicas);
+  double factor = allReduce ? 2.0 : 1.0;
+  bytes_ +=
+      static_cast<uint64_t>(factor * 4.0 * whole * static_cast<double>(n - 1) /
+                            static_cast<double>(n));
+  return fmt::format("{} of {} elements in {}", kernel, count, program_);
+}
+
+} // namespace ferry

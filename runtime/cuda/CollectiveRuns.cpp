@@ -1,0 +1,49 @@
+// The Collective family on CUDA (dialects/rt/kernels/Collective.td): NCCL's
+// sums and gathers on the compute stream, as run(Context &, const XArgs &).
+// A shard that does not divide the tensor evenly goes through the padded
+// workspace.
+#include "runtime/backend/Collectives.h"
+#include "runtime/cuda/CudaKernelContext.h"
+#include "runtime/cuda/Launch.h"
+#include "runtime/cuda/NcclGroup.h"
+
+namespace ferry::cuda {
+
+void run(Context &cx, const kernels::AllReduceArgs &a) {
+  std::string what = cx.collectives->begin("all_reduce", a.count, 0, a.replicas,
+                                           a.x.data, a.out.data, nullptr);
+  cx.nccl->allReduce(a.x.data, a.out.data, a.count, cx.stream, what);
+}
+
+void run(Context &cx, const kernels::ReduceScatterArgs &a) {
+  std::string what =
+      cx.collectives->begin("reduce_scatter", a.count, a.shard, a.replicas,
+                            a.x.data, a.out.data, a.workspace.data);
+  const float *whole = a.x.data;
+  const int64_t padded = a.shard * a.replicas;
+  if (a.count < padded) { // padded with zeros in the workspace
+    checkCuda(memcpyAsync(a.workspace.data, a.x.data, a.count * 4,
+                          cudaMemcpyDeviceToDevice, cx.stream),
+              "reduce-scatter padding");
+    checkCuda(memsetAsync(a.workspace.data + a.count, 0, (padded - a.count) * 4,
+                          cx.stream),
+              "reduce-scatter padding");
+    whole = a.workspace.data;
+  }
+  cx.nccl->reduceScatter(whole, a.out.data, a.shard, cx.stream, what);
+}
+
+void run(Context &cx, const kernels::AllGatherArgs &a) {
+  std::string what =
+      cx.collectives->begin("all_gather", a.count, a.shard, a.replicas,
+                            a.x.data, a.out.data, a.workspace.data);
+  const bool padded = a.count < a.shard * a.replicas;
+  cx.nccl->allGather(a.x.data, padded ? a.workspace.data : a.out.data, a.shard,
+                     cx.stream, what);
+  if (padded)
+    checkCuda(memcpyAsync(a.out.data, a.workspace.data, a.count * 4,
+                          cudaMemcpyDeviceToDevice, cx.stream),
+              "all-gather unpadding");
+}
+
+} // namespace ferry::cuda
