@@ -239,26 +239,28 @@ std::string CpuBackend::profileReport() const {
 // them, and phase markers (timed while profiling).
 void CpuBackend::transfer(const fxe::Instr &in,
                           const std::vector<int64_t> &registers) {
-  auto kernel = static_cast<Kernel>(in.kernel());
-  int64_t id = evaluate(in.ints()->Get(kernel == Kernel::Wait ||
-                                               kernel == Kernel::PhaseBegin ||
-                                               kernel == Kernel::PhaseEnd
-                                           ? 0
-                                           : 1),
-                        registers);
-  if (kernel == Kernel::Wait) {
-    if (auto it = eventTickets_.find(id); it != eventTickets_.end())
+  std::vector<int64_t> &ints = ints_;
+  ints.resize(in.ints()->size());
+  for (size_t k = 0; k < ints.size(); ++k)
+    ints[k] = evaluate(in.ints()->Get(k), registers);
+  // The integers, decoded; the addresses are resolved below, against host
+  // memory or the arena.
+  const CpuCall call{in, ints, nullptr, 0};
+  switch (static_cast<Kernel>(in.kernel())) {
+  case Kernel::Wait:
+    if (auto it = eventTickets_.find(kernels::decodeWait(call).event);
+        it != eventTickets_.end())
       copies_.waitFor(it->second);
     return;
-  }
-  if (kernel == Kernel::PhaseBegin || kernel == Kernel::PhaseEnd) {
+  case Kernel::PhaseBegin:
+    if (profiling_)
+      phaseStart_ = std::chrono::steady_clock::now();
+    return;
+  case Kernel::PhaseEnd: {
     if (!profiling_)
       return;
     auto now = std::chrono::steady_clock::now();
-    if (kernel == Kernel::PhaseBegin) {
-      phaseStart_ = now;
-      return;
-    }
+    int64_t id = kernels::decodePhaseEnd(call).phase;
     const auto *names = current_ ? current_->phase_names() : nullptr;
     std::string name = names && id >= 0 && id < names->size()
                            ? names->Get(id)->str()
@@ -268,17 +270,33 @@ void CpuBackend::transfer(const fxe::Instr &in,
     t.seconds += std::chrono::duration<double>(now - phaseStart_).count();
     return;
   }
-  // A prefetch of the next iteration carries a guard: issued only while
-  // ints[2] < ints[3] (the next layer exists).
-  if (in.ints()->size() >= 4 && evaluate(in.ints()->Get(2), registers) >=
-                                    evaluate(in.ints()->Get(3), registers))
+  case Kernel::Load: {
+    // A prefetch of the next iteration carries a guard: issued only while
+    // guard < limit (the next layer exists).
+    kernels::LoadArgs a = kernels::decodeLoad(call);
+    if (a.has_limit && a.guard >= a.limit)
+      return;
+    copy(in, registers, true, a.bytes, a.event); // [src host, dst device]
     return;
-  bool load = kernel == Kernel::Load;
+  }
+  case Kernel::Store: {
+    kernels::StoreArgs a = kernels::decodeStore(call);
+    copy(in, registers, false, a.bytes, a.event); // [src device, dst host]
+    return;
+  }
+  default:
+    throw RuntimeError(
+        fmt::format("kernel {} is no transfer", kernelName(in.kernel())));
+  }
+}
+
+void CpuBackend::copy(const fxe::Instr &in,
+                      const std::vector<int64_t> &registers, bool load,
+                      int64_t bytes, int64_t event) {
   const fxe::Ref *hostRef = in.buffers()->Get(load ? 0 : 1);
   const fxe::Ref *deviceRef = in.buffers()->Get(load ? 1 : 0);
   int64_t h = evaluate(hostRef->offset(), registers);
   int64_t d = evaluate(deviceRef->offset(), registers);
-  int64_t bytes = evaluate(in.ints()->Get(0), registers);
   if (bytes < 0 || bytes > hostRef->bytes() || bytes > deviceRef->bytes() ||
       h < 0 || static_cast<uint64_t>(h + hostRef->bytes()) > hostBytes_ ||
       d < 0 || static_cast<uint64_t>(d + deviceRef->bytes()) > arenaBytes_)
@@ -291,22 +309,15 @@ void CpuBackend::transfer(const fxe::Instr &in,
   peakBytes_ = std::max<uint64_t>(peakBytes_, d + deviceRef->bytes());
   hostLinkBytes_ += static_cast<uint64_t>(bytes);
   char *hostPtr = host_ + h, *devicePtr = arena_ + d;
-  eventTickets_[id] = load ? copies_.issue(devicePtr, hostPtr, bytes)
-                           : copies_.issue(hostPtr, devicePtr, bytes);
+  eventTickets_[event] = load ? copies_.issue(devicePtr, hostPtr, bytes)
+                              : copies_.issue(hostPtr, devicePtr, bytes);
 }
 
 void CpuBackend::execute(const fxe::Instr &in,
                          const std::vector<int64_t> &registers) {
-  switch (static_cast<Kernel>(in.kernel())) {
-  case Kernel::Load:
-  case Kernel::Store:
-  case Kernel::Wait:
-  case Kernel::PhaseBegin:
-  case Kernel::PhaseEnd:
+  if (kernels::backendOwned(static_cast<Kernel>(in.kernel()))) {
     transfer(in, registers);
     return;
-  default:
-    break;
   }
   // Addresses, checked against the arena.
   char *buf[64];

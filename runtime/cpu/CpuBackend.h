@@ -73,7 +73,11 @@ private:
                  size_t begin, size_t end, std::vector<int64_t> &registers);
   void execute(const fxe::Instr &instr, const std::vector<int64_t> &registers);
 
+  // The Transfer family (dialects/rt/kernels/Transfer.td), which the
+  // backend carries out itself: copies on its copy queue, waits, phases.
   void transfer(const fxe::Instr &in, const std::vector<int64_t> &registers);
+  void copy(const fxe::Instr &in, const std::vector<int64_t> &registers,
+            bool load, int64_t bytes, int64_t event);
 
   char *arena_ = nullptr, *host_ = nullptr;
   uint64_t arenaBytes_ = 0, peakBytes_ = 0, hostBytes_ = 0, hostLinkBytes_ = 0;

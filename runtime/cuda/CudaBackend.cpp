@@ -439,29 +439,41 @@ private:
     return (hostSide ? host_ : arena_) + offset;
   }
 
-  void execute(const fxe::Instr &in, const std::vector<int64_t> &registers) {
-    auto I = [&](size_t k) { return value(in.ints()->Get(k), registers); };
+  // The Transfer family (dialects/rt/kernels/Transfer.td), which the
+  // backend carries out itself: copies on its copy streams (Transfers.h),
+  // waits on their events, phases as NVTX ranges.
+  void transfer(const fxe::Instr &in, const std::vector<int64_t> &registers) {
+    const std::vector<char *> noBuffers;
+    const CudaCall call(*this, in, registers, noBuffers);
     auto kernel = static_cast<Kernel>(in.kernel());
     switch (kernel) {
     case Kernel::Load:
     case Kernel::Store: {
-      if (in.ints()->size() >= 4 && I(2) >= I(3))
-        return; // a prefetch past the last iteration
-      bool load = kernel == Kernel::Load;
+      const bool load = kernel == Kernel::Load;
+      int64_t bytes = 0, event = 0;
+      if (load) {
+        kernels::LoadArgs a = kernels::decodeLoad(call);
+        if (a.has_limit && a.guard >= a.limit)
+          return; // a prefetch past the last iteration
+        bytes = a.bytes, event = a.event;
+      } else {
+        kernels::StoreArgs a = kernels::decodeStore(call);
+        bytes = a.bytes, event = a.event;
+      }
+      // load: [src host, dst device]; store: [src device, dst host].
       char *h = address(in.buffers()->Get(load ? 0 : 1), registers, true);
       char *d = address(in.buffers()->Get(load ? 1 : 0), registers, false);
-      int64_t bytes = I(0);
-      transfers_->copy(load, h, d, bytes, I(1), timing() ? &profile_ : nullptr,
+      transfers_->copy(load, h, d, bytes, event, timing() ? &profile_ : nullptr,
                        in.kernel());
       hostLinkBytes_ += static_cast<uint64_t>(bytes);
       return;
     }
     case Kernel::Wait:
-      transfers_->wait(I(0));
+      transfers_->wait(kernels::decodeWait(call).event);
       return;
     case Kernel::PhaseBegin: {
       const auto *names = current_->phase_names();
-      int64_t id = I(0);
+      int64_t id = kernels::decodePhaseBegin(call).phase;
       std::string label = names && id >= 0 && id < names->size()
                               ? names->Get(id)->str()
                               : "phase";
@@ -472,7 +484,16 @@ private:
       nvtxRangePop();
       return;
     default:
-      break;
+      throw RuntimeError(
+          fmt::format("kernel {} is no transfer", kernels::kernelName(kernel)));
+    }
+  }
+
+  void execute(const fxe::Instr &in, const std::vector<int64_t> &registers) {
+    auto kernel = static_cast<Kernel>(in.kernel());
+    if (kernels::backendOwned(kernel)) {
+      transfer(in, registers);
+      return;
     }
     // Each buffer's reach, the kernel's checks and its disjoint buffers.
     checkKernelCall(in, registers);

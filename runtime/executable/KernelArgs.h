@@ -1876,4 +1876,19 @@ bool dispatchKernel(Context &context, Kernel kernel, const Call &call) {
   }
 }
 
+// Whether the backend carries `kernel` out itself (its record says `backendOwned`:
+// the transfers), rather than a run() body.
+inline bool backendOwned(Kernel kernel) {
+  switch (kernel) {
+  case Kernel::Load:
+  case Kernel::Store:
+  case Kernel::Wait:
+  case Kernel::PhaseBegin:
+  case Kernel::PhaseEnd:
+    return true;
+  default:
+    return false;
+  }
+}
+
 } // namespace ferry::kernels

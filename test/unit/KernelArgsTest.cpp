@@ -123,7 +123,24 @@ TEST(KernelArgs, DispatchRunsTheDispatchedKernelsOnly) {
   // scale's record is not `dispatched` yet: the backend's switch runs it.
   EXPECT_FALSE(dispatchKernel(cx, Kernel::Scale,
                               FakeCall{{4}, {2.0}, {at(0), at(16)}, 0}));
+  // load is carried out by the backend itself: it has no run() to dispatch.
+  EXPECT_TRUE(backendOwned(Kernel::Load));
+  EXPECT_FALSE(backendOwned(Kernel::Copy));
+  EXPECT_FALSE(dispatchKernel(cx, Kernel::Load,
+                              FakeCall{{16, 3}, {}, {at(0), at(16)}, 0}));
   EXPECT_EQ(cx.ran, (std::vector<std::string>{"copy 12", "fill 4"}));
+}
+
+TEST(KernelArgs, TransfersDecodeTheirGuard) {
+  // load: bytes, event, guard, limit (a prefetch's, optional).
+  LoadArgs a = decodeLoad(FakeCall{{256, 7}, {}, {at(0), at(8)}, 0});
+  EXPECT_EQ(a.bytes, 256);
+  EXPECT_EQ(a.event, 7);
+  EXPECT_FALSE(a.has_limit);
+  a = decodeLoad(FakeCall{{256, 7, 3, 4}, {}, {at(0), at(8)}, 0});
+  EXPECT_TRUE(a.has_guard);
+  EXPECT_EQ(a.guard, 3);
+  EXPECT_EQ(a.limit, 4);
 }
 
 } // namespace

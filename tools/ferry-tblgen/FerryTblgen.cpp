@@ -88,6 +88,9 @@ std::vector<const Record *> kernels(const RecordKeeper &records) {
     if (!enums.insert(k->getValueAsString("kernelEnum").str()).second)
       PrintFatalError(k->getLoc(), "a second kernelEnum " +
                                        k->getValueAsString("kernelEnum"));
+    if (k->getValueAsBit("dispatched") && k->getValueAsBit("backendOwned"))
+      PrintFatalError(k->getLoc(), "a kernel the backend carries out itself "
+                                   "(backendOwned) has no run() to dispatch");
     // Names unique. The encoding is positional: optional entries trail,
     // one rest list at most (the last int; buffers may follow a rest
     // buffer list, whose length is what the others leave).
@@ -424,8 +427,17 @@ struct StepInt {
       os << "  case Kernel::" << e << ":\n    run(context, decode" << e
          << "(call));\n    return true;\n";
     }
-  os << "  default:\n    return false;\n  }\n}\n\n} // namespace "
-        "ferry::kernels\n";
+  os << "  default:\n    return false;\n  }\n}\n";
+
+  // The kernels each backend carries out in its own schedule.
+  os << "\n// Whether the backend carries `kernel` out itself (its record says "
+        "`backendOwned`:\n// the transfers), rather than a run() body.\n"
+        "inline bool backendOwned(Kernel kernel) {\n  switch (kernel) {\n";
+  for (const Record *k : all)
+    if (k->getValueAsBit("backendOwned"))
+      os << "  case Kernel::" << k->getValueAsString("kernelEnum") << ":\n";
+  os << "    return true;\n  default:\n    return false;\n  }\n}\n\n"
+        "} // namespace ferry::kernels\n";
   return false;
 }
 

@@ -13,6 +13,7 @@ include "dialects/rt/kernels/RtKernelBase.td"
 
 def Rt_LoadOp : RtKernel<"load", 36, "Transfer"> {
   let kernelEnum = "Load";
+  let backendOwned = 1;
   let doc = "queues a copy from host memory to the device on the copy queue (only while guard < limit, when they are given); `wait event` blocks until it is done";
   let ints = [
     RtInt<"bytes", "bytes to copy">,
@@ -26,6 +27,7 @@ def Rt_LoadOp : RtKernel<"load", 36, "Transfer"> {
 
 def Rt_StoreOp : RtKernel<"store", 37, "Transfer"> {
   let kernelEnum = "Store";
+  let backendOwned = 1;
   let doc = "queues a copy from the device to host memory on the copy queue";
   let ints = [
     RtInt<"bytes", "bytes to copy">,
@@ -37,6 +39,7 @@ def Rt_StoreOp : RtKernel<"store", 37, "Transfer"> {
 
 def Rt_WaitOp : RtKernel<"wait", 38, "Transfer"> {
   let kernelEnum = "Wait";
+  let backendOwned = 1;
   let doc = "blocks until the last load or store issued with this event has finished";
   let ints = [
     RtInt<"event", "the event">];
@@ -44,6 +47,7 @@ def Rt_WaitOp : RtKernel<"wait", 38, "Transfer"> {
 
 def Rt_PhaseBeginOp : RtKernel<"phase_begin", 39, "Transfer"> {
   let kernelEnum = "PhaseBegin";
+  let backendOwned = 1;
   let doc = "a phase starts (timed by --profile; an NVTX range on the GPU)";
   let ints = [
     RtInt<"phase", "index into the program's phase names">];
@@ -51,6 +55,7 @@ def Rt_PhaseBeginOp : RtKernel<"phase_begin", 39, "Transfer"> {
 
 def Rt_PhaseEndOp : RtKernel<"phase_end", 40, "Transfer"> {
   let kernelEnum = "PhaseEnd";
+  let backendOwned = 1;
   let doc = "the phase ends";
   let ints = [
     RtInt<"phase", "index into the program's phase names">];
