@@ -8,9 +8,10 @@
 
 #include "compiler/ExecutableWriter.h"
 
+#include "dialects/rt/RtAttributes.h"
 #include "dialects/rt/RtDialect.h"
-#include "training/config/Config.h"
 #include "runtime/executable/Executable_generated.h"
+#include "training/config/Config.h"
 
 #include "ferry/Version.h"
 #include "runtime/executable/KernelTable.h"
@@ -95,10 +96,10 @@ public:
 
 std::vector<uint8_t> ferry::serializeExecutable(ModuleOp module,
                                                 const Config &config) {
-  auto arena = module->getAttrOfType<IntegerAttr>("rt.arena_bytes");
-  auto stateBytes = module->getAttrOfType<IntegerAttr>("rt.state_bytes");
-  auto alignment = module->getAttrOfType<IntegerAttr>("rt.alignment");
-  auto params = module->getAttrOfType<IntegerAttr>("rt.parameter_count");
+  auto arena = module->getAttrOfType<IntegerAttr>(rt::attrs::kArenaBytes);
+  auto stateBytes = module->getAttrOfType<IntegerAttr>(rt::attrs::kStateBytes);
+  auto alignment = module->getAttrOfType<IntegerAttr>(rt::attrs::kAlignment);
+  auto params = module->getAttrOfType<IntegerAttr>(rt::attrs::kParameterCount);
   if (!arena || !stateBytes || !alignment || !params) {
     module.emitError() << "serializeExecutable needs a module lowered by "
                           "ferry-lower-to-rt";
@@ -132,9 +133,8 @@ std::vector<uint8_t> ferry::serializeExecutable(ModuleOp module,
         type.getElementType().isF32()    ? fxe::DType_F32
         : type.getElementType().isBF16() ? fxe::DType_BF16
                                          : fxe::DType_I32,
-        init,
-        s.getInitStd().convertToDouble(), fbb.CreateString(s.getHf().str()),
-        s.getStacked(), s.getNoWeightDecay(),
+        init, s.getInitStd().convertToDouble(),
+        fbb.CreateString(s.getHf().str()), s.getStacked(), s.getNoWeightDecay(),
         s->hasAttr("init_rows")
             ? s->getAttrOfType<IntegerAttr>("init_rows").getInt()
             : 0,
@@ -152,11 +152,11 @@ std::vector<uint8_t> ferry::serializeExecutable(ModuleOp module,
     for (Attribute a : p.getInputs())
       inputs.push_back(cast<StringAttr>(a).str());
     std::vector<std::string> phaseNames;
-    if (auto names = p->getAttrOfType<ArrayAttr>("rt.phase_names"))
+    if (auto names = p->getAttrOfType<ArrayAttr>(rt::attrs::kPhaseNames))
       for (Attribute a : names)
         phaseNames.push_back(cast<StringAttr>(a).str());
     std::vector<flatbuffers::Offset<fxe::Phase>> phases;
-    if (auto plan = p->getAttrOfType<ArrayAttr>("rt.phases"))
+    if (auto plan = p->getAttrOfType<ArrayAttr>(rt::attrs::kPhases))
       for (Attribute a : plan) {
         auto d = cast<DictionaryAttr>(a);
         auto i64 = [&](StringRef key) {
@@ -174,8 +174,9 @@ std::vector<uint8_t> ferry::serializeExecutable(ModuleOp module,
         fbb.CreateVectorOfStrings(inputs),
         static_cast<int64_t>(p.getTransient()), fbb.CreateVector(instrs),
         fbb.CreateVectorOfStrings(phaseNames), fbb.CreateVector(phases),
-        p->hasAttr("rt.collective_bytes")
-            ? p->getAttrOfType<IntegerAttr>("rt.collective_bytes").getInt()
+        p->hasAttr(rt::attrs::kCollectiveBytes)
+            ? p->getAttrOfType<IntegerAttr>(rt::attrs::kCollectiveBytes)
+                  .getInt()
             : 0));
   }
   auto root = fxe::CreateExecutable(
@@ -186,12 +187,12 @@ std::vector<uint8_t> ferry::serializeExecutable(ModuleOp module,
       fbb.CreateString(config.execution.backend), arena.getInt(),
       stateBytes.getInt(), alignment.getInt(), params.getInt(),
       fbb.CreateVector(states), fbb.CreateVector(programs),
-      module->hasAttr("rt.host_bytes")
-          ? module->getAttrOfType<IntegerAttr>("rt.host_bytes").getInt()
+      module->hasAttr(rt::attrs::kHostBytes)
+          ? module->getAttrOfType<IntegerAttr>(rt::attrs::kHostBytes).getInt()
           : 0,
       fbb.CreateString(
-          module->hasAttr("rt.prefetch")
-              ? module->getAttrOfType<StringAttr>("rt.prefetch").str()
+          module->hasAttr(rt::attrs::kPrefetch)
+              ? module->getAttrOfType<StringAttr>(rt::attrs::kPrefetch).str()
               : ""));
   fbb.Finish(root);
   return std::vector<uint8_t>(fbb.GetBufferPointer(),

@@ -21,6 +21,8 @@ ferry::pipelineOptionsFor(const Config &config,
   o.rts = e.replicated_tensor_sharding;
   o.rtsMinElements = e.rts_min_elements;
   o.deviceBudget = config.deviceBudget();
+  if (!e.device_memory_limit && o.deviceBudget)
+    o.budgetSource = "target:" + e.target;
   o.fusion = e.fusion;
   o.prefetch = e.prefetch;
   o.matmulPrecision = precision == "bf16"   ? MatmulPrecision::bf16

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/rt/RtAttributes.h"
 #include "passes/Passes.h"
 
 #include "passes/lowering/ArenaLayout.h"
@@ -63,10 +64,10 @@ void LayoutArenaPass::runOnOperation() {
     maxTransient = std::max(maxTransient, layout.plan.peakBytes);
     writeArenaProgram(op, *p);
     op.setTransient(static_cast<uint64_t>(layout.plan.peakBytes));
-    op->setAttr("rt.max_live_bytes",
+    op->setAttr(rt::attrs::kMaxLiveBytes,
                 b.getI64IntegerAttr(layout.plan.maxLiveBytes));
     if (layout.collectiveBytes > 0)
-      op->setAttr("rt.collective_bytes",
+      op->setAttr(rt::attrs::kCollectiveBytes,
                   b.getI64IntegerAttr(layout.collectiveBytes));
     if (layout.phases.empty())
       continue;
@@ -84,7 +85,7 @@ void LayoutArenaPass::runOnOperation() {
             "collective_bytes", b.getI64IntegerAttr(ps.collectiveBytes)));
       phases.push_back(b.getDictionaryAttr(fields));
     }
-    op->setAttr("rt.phases", b.getArrayAttr(phases));
+    op->setAttr(rt::attrs::kPhases, b.getArrayAttr(phases));
   }
   int64_t params = 0;
   for (auto [i, op] : llvm::enumerate(module.getOps<rt::StateOp>())) {
@@ -92,17 +93,17 @@ void LayoutArenaPass::runOnOperation() {
     if (op.getRole() == "parameter")
       params += cast<RankedTensorType>(op.getType()).getNumElements();
   }
-  module->removeAttr("rt.recompute"); // read by ferry-place-buffers only
+  module->removeAttr(rt::attrs::kRecompute); // read by ferry-place-buffers only
   module->setAttr(
-      "rt.arena_bytes",
+      rt::attrs::kArenaBytes,
       b.getI64IntegerAttr(stateLayout.deviceStateBytes + maxTransient));
-  module->setAttr("rt.state_bytes",
+  module->setAttr(rt::attrs::kStateBytes,
                   b.getI64IntegerAttr(stateLayout.deviceStateBytes));
   if (stateLayout.hostBytes > 0)
-    module->setAttr("rt.host_bytes",
+    module->setAttr(rt::attrs::kHostBytes,
                     b.getI64IntegerAttr(stateLayout.hostBytes));
-  module->setAttr("rt.alignment", b.getI64IntegerAttr(kAlignment));
-  module->setAttr("rt.parameter_count", b.getI64IntegerAttr(params));
+  module->setAttr(rt::attrs::kAlignment, b.getI64IntegerAttr(kAlignment));
+  module->setAttr(rt::attrs::kParameterCount, b.getI64IntegerAttr(params));
 }
 
 } // namespace

@@ -561,6 +561,11 @@ def PlaceBuffersPass : Pass<"ferry-place-buffers", "mlir::ModuleOp"> {
     Option<"prefetch", "prefetch", "bool", /*default=*/"true",
            "double-buffer staged ranges of looped phases so the next "
            "iteration's loads overlap this one's compute">,
+    Option<"budgetSource", "budget-source", "std::string",
+           /*default=*/"\"limit\"",
+           "what set the budget, named in its errors: `limit` "
+           "(execution.device_memory_limit) or `target:NAME` (the memory of "
+           "execution.target NAME)">,
   ];
   let dependentDialects = ["ferry::rt::RtDialect"];
 }

@@ -28,6 +28,8 @@ std::string ferry::optionText(MatmulPrecision value) {
   return "fp32";
 }
 
+std::string ferry::optionText(const std::string &value) { return value; }
+
 std::string ferry::optionText(const std::vector<std::string> &value) {
   std::string text;
   for (const std::string &v : value)

@@ -45,6 +45,7 @@ std::string optionText(bool value);
 std::string optionText(int64_t value);
 std::string optionText(const ByteBudget &value);
 std::string optionText(MatmulPrecision value);
+std::string optionText(const std::string &value);
 std::string optionText(const std::vector<std::string> &value);
 
 } // namespace ferry

@@ -139,6 +139,7 @@ void ferry::buildLowerToRtPipeline(mlir::OpPassManager &pm,
   // plan meets, resident or phased, is refused here.
   PlaceBuffersPassOptions place;
   place.deviceBudget = options.deviceBudget;
+  place.budgetSource = options.budgetSource;
   place.prefetch = options.prefetch;
   pm.addPass(createPlaceBuffersPass(place));
   // Remote buffers staged through device buffers, phase by phase, with the

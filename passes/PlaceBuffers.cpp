@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/rt/RtAttributes.h"
 #include "passes/DeviceBudget.h"
 #include "passes/Passes.h"
 #include "passes/UserError.h"
@@ -92,9 +93,25 @@ Candidate evaluate(const std::vector<Program> &programs,
   return c;
 }
 
+// How the budget's errors name it and the way to raise it: an explicit
+// execution.device_memory_limit, or the memory of execution.target.
+struct BudgetWords {
+  std::string name, raise;
+};
+FailureOr<BudgetWords> budgetWords(StringRef source) {
+  if (source == "limit")
+    return BudgetWords{"execution.device_memory_limit",
+                       "raise execution.device_memory_limit"};
+  if (source.consume_front("target:") && !source.empty())
+    return BudgetWords{("the memory of execution.target " + source).str(),
+                       "name a target with more memory"};
+  return failure();
+}
+
 // Says why the smallest plan does not fit, what is largest at its peak, and
 // what to change.
-std::string budgetError(const Candidate &p, int64_t limit, bool recomputing) {
+std::string budgetError(const Candidate &p, int64_t limit, bool recomputing,
+                        const BudgetWords &budget) {
   const std::vector<StateInfo> &states = p.states;
   auto size = [](int64_t bytes) {
     return formatByteSize(static_cast<uint64_t>(bytes));
@@ -137,12 +154,12 @@ std::string budgetError(const Candidate &p, int64_t limit, bool recomputing) {
         (i ? ", " : "") + consumers[i].second + " " + size(consumers[i].first);
   return llvm::formatv(
              "the phased plan needs {0} of device memory ({1} bytes) at its "
-             "peak ({2} of @{3}) but execution.device_memory_limit is {4}, "
-             "even with every remote buffer in host memory; largest there: "
-             "{5}. Lower execution.micro_batch_size, {6}or raise "
-             "execution.device_memory_limit",
+             "peak ({2} of @{3}) but {7} is {4}, even with every remote "
+             "buffer in host memory; largest there: {5}. Lower "
+             "execution.micro_batch_size, {6}or {8}",
              size(p.peak()), p.peak(), phase, pp.name, size(limit), largest,
-             recomputing ? "" : "set execution.recompute: layer, ")
+             recomputing ? "" : "set execution.recompute: layer, ", budget.name,
+             budget.raise)
       .str();
 }
 struct PlaceBuffersPass
@@ -209,25 +226,33 @@ void PlaceBuffersPass::runOnOperation() {
     for (size_t i = 0; i < states.size(); ++i)
       eligible[i] = phased && !outside[i] && states[i].bytes >= kSmallState;
   }
+  FailureOr<BudgetWords> budget = budgetWords(budgetSource);
+  if (failed(budget)) {
+    module.emitError() << "ferry-place-buffers: budget-source '" << budgetSource
+                       << "' is neither `limit` nor `target:NAME`";
+    return signalPassFailure();
+  }
   // The budget as a signed byte count for the comparisons below (0: none).
-  int64_t limit = deviceBudget ? static_cast<int64_t>(std::min<uint64_t>(
-                                     *deviceBudget, INT64_MAX))
-                               : 0;
+  int64_t limit =
+      deviceBudget
+          ? static_cast<int64_t>(std::min<uint64_t>(*deviceBudget, INT64_MAX))
+          : 0;
   if (!phased) {
     // Everything stays on the device: the plan is the arena layout, checked
     // here (on a copy) so a resident module is refused where a phased one
     // is, before staging and layout run for real.
     if (limit <= 0)
       return;
-    Candidate resident = evaluate(programs, states, eligible,
-                                  PrefetchLevels::none());
+    Candidate resident =
+        evaluate(programs, states, eligible, PrefetchLevels::none());
     if (resident.peak() > limit) {
       emitUserError(module)
           << "the plan needs " << formatByteSize(resident.peak())
-          << " of device memory (" << resident.peak()
-          << " bytes) but execution.device_memory_limit is "
-          << formatByteSize(limit)
-          << "; raise the limit, lower execution.micro_batch_size, set "
+          << " of device memory (" << resident.peak() << " bytes) but "
+          << budget->name << " is " << formatByteSize(limit) << "; "
+          << (budgetSource == "limit" ? std::string("raise the limit")
+                                      : budget->raise)
+          << ", lower execution.micro_batch_size, set "
              "execution.recompute: layer, or use execution.mode: phased "
              "(weights, optimizer state and activations streamed through "
              "host memory)";
@@ -266,8 +291,8 @@ void PlaceBuffersPass::runOnOperation() {
           levels.describe(), full, limit);
   }
   if (limit > 0 && best.peak() > limit) {
-    emitUserError(module) << budgetError(best, limit,
-                                      module->hasAttr("rt.recompute"));
+    emitUserError(module) << budgetError(
+        best, limit, module->hasAttr(rt::attrs::kRecompute), *budget);
     return signalPassFailure();
   }
 
@@ -322,10 +347,10 @@ void PlaceBuffersPass::runOnOperation() {
     return;
   std::vector<std::string> names = levels.names();
   SmallVector<StringRef> levelNames(names.begin(), names.end());
-  module->setAttr("rt.prefetch_levels", b.getStrArrayAttr(levelNames));
+  module->setAttr(rt::attrs::kPrefetchLevels, b.getStrArrayAttr(levelNames));
   if (note.empty())
     note = llvm::formatv("on ({0})", levels.describe());
-  module->setAttr("rt.prefetch", b.getStringAttr(note));
+  module->setAttr(rt::attrs::kPrefetch, b.getStringAttr(note));
 }
 
 } // namespace

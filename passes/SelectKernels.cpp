@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/rt/RtAttributes.h"
 #include "passes/Passes.h"
 
 #include "dialects/graph/GraphAttributes.h"
@@ -160,7 +161,7 @@ void SelectKernelsPass::runOnOperation() {
     int64_t initRows = 0; // rows the init applies to (0: all); the rest are 0
     bool stacked = false, noWeightDecay = false;
     int64_t offset = 0;
-    DenseI64ArrayAttr shardOf;  // replicated tensor sharding: whole shape
+    DenseI64ArrayAttr shardOf; // replicated tensor sharding: whole shape
     IntegerAttr shardReplicas; // and replicas
   };
   std::vector<Declared> declared;
@@ -253,7 +254,7 @@ void SelectKernelsPass::runOnOperation() {
   for (Operation *op : old)
     op->erase();
   if (recomputing)
-    module->setAttr("rt.recompute", b.getUnitAttr());
+    module->setAttr(rt::attrs::kRecompute, b.getUnitAttr());
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/rt/RtAttributes.h"
 #include "passes/Passes.h"
 
 #include "passes/lowering/Staging.h"
@@ -36,7 +37,8 @@ struct StageRemoteBuffersPass
 void StageRemoteBuffersPass::runOnOperation() {
   ModuleOp module = getOperation();
   PrefetchLevels levels = PrefetchLevels::none();
-  if (auto attr = module->getAttrOfType<ArrayAttr>("rt.prefetch_levels")) {
+  if (auto attr =
+          module->getAttrOfType<ArrayAttr>(rt::attrs::kPrefetchLevels)) {
     std::vector<std::string> names;
     for (Attribute a : attr)
       if (auto s = dyn_cast<StringAttr>(a))
@@ -49,7 +51,7 @@ void StageRemoteBuffersPass::runOnOperation() {
       return signalPassFailure();
     }
     levels = *parsed;
-    module->removeAttr("rt.prefetch_levels");
+    module->removeAttr(rt::attrs::kPrefetchLevels);
   }
   std::vector<StateInfo> states = readStates(module);
   if (llvm::none_of(states, [](const StateInfo &s) { return s.host; }))
@@ -68,13 +70,14 @@ void StageRemoteBuffersPass::runOnOperation() {
     single += staged.syncGroups;
     writeProgram(op, *p);
   }
-  auto note = module->getAttrOfType<StringAttr>("rt.prefetch");
+  auto note = module->getAttrOfType<StringAttr>(rt::attrs::kPrefetch);
   std::string text = note ? note.str() : "on (" + levels.describe() + ")";
   text += llvm::formatv(
       "; {0} staged ranges double-buffered (loaded while the previous "
       "layer or micro-batch computes), {1} loaded when their phase starts",
       doubled, single);
-  module->setAttr("rt.prefetch", StringAttr::get(module.getContext(), text));
+  module->setAttr(rt::attrs::kPrefetch,
+                  StringAttr::get(module.getContext(), text));
 }
 
 } // namespace

@@ -18,6 +18,8 @@ include "mlir/IR/BuiltinAttributes.td"
 def Rt_Dialect : Dialect {
   let name = "rt";
   let cppNamespace = "::ferry::rt";
+  // The rt.* attributes on the module and programs (RtAttributes.h).
+  let hasOperationAttrVerify = 1;
   let summary = "Kernel calls on device-arena byte ranges, as the runtime replays them.";
   let description = [{
     The last stage of ferry's pipeline. A module holds `rt.state` ops (tensors

@@ -7,6 +7,8 @@
 
 #include "passes/lowering/Staging.h"
 
+#include "dialects/rt/RtAttributes.h"
+
 using namespace ferry::lowering;
 
 std::string PrefetchLevels::describe() const {
@@ -24,11 +26,11 @@ std::string PrefetchLevels::describe() const {
 std::vector<std::string> PrefetchLevels::names() const {
   std::vector<std::string> v;
   if (nextLayer)
-    v.push_back("next-layer");
+    v.push_back(ferry::rt::attrs::kNextLayer.str());
   if (nextMicroBatch)
-    v.push_back("next-micro-batch");
+    v.push_back(ferry::rt::attrs::kNextMicroBatch.str());
   if (firstLayerEarly)
-    v.push_back("first-layer-early");
+    v.push_back(ferry::rt::attrs::kFirstLayerEarly.str());
   return v;
 }
 
@@ -36,11 +38,11 @@ std::optional<PrefetchLevels>
 PrefetchLevels::fromNames(const std::vector<std::string> &names) {
   PrefetchLevels l;
   for (const std::string &n : names) {
-    if (n == "next-layer")
+    if (n == ferry::rt::attrs::kNextLayer)
       l.nextLayer = true;
-    else if (n == "next-micro-batch")
+    else if (n == ferry::rt::attrs::kNextMicroBatch)
       l.nextMicroBatch = true;
-    else if (n == "first-layer-early")
+    else if (n == ferry::rt::attrs::kFirstLayerEarly)
       l.firstLayerEarly = true;
     else
       return std::nullopt;

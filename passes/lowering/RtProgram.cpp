@@ -1,6 +1,7 @@
 //===- RtProgram.cpp - rt programs on virtual buffers, as data ------------===//
 
 #include "passes/lowering/RtProgram.h"
+#include "dialects/rt/RtAttributes.h"
 
 #include "runtime/executable/KernelTable.h"
 
@@ -146,7 +147,7 @@ FailureOr<Program> lowering::readProgram(rt::ProgramOp op,
   Program p;
   p.name = op.getSymName().str();
   p.registers = static_cast<int64_t>(op.getRegisters());
-  if (auto names = op->getAttrOfType<ArrayAttr>("rt.phase_names"))
+  if (auto names = op->getAttrOfType<ArrayAttr>(rt::attrs::kPhaseNames))
     for (Attribute a : names) {
       auto name = dyn_cast<StringAttr>(a);
       if (!name)
@@ -218,7 +219,7 @@ void setProgramAttrs(rt::ProgramOp op, const Program &p) {
   op.setRegisters(static_cast<uint64_t>(p.registers));
   if (!p.phaseNames.empty()) {
     SmallVector<StringRef> names(p.phaseNames.begin(), p.phaseNames.end());
-    op->setAttr("rt.phase_names", b.getStrArrayAttr(names));
+    op->setAttr(rt::attrs::kPhaseNames, b.getStrArrayAttr(names));
   }
 }
 
