@@ -1,11 +1,14 @@
 //===- RtDialect.cpp - the `rt` dialect -----------------------------------===//
 
 #include "dialects/rt/RtDialect.h"
+#include "dialects/rt/RtKernelOps.h"
 
 #include "runtime/executable/KernelTable.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace ferry;
@@ -16,11 +19,20 @@ using namespace ferry::rt;
 #define GET_OP_CLASSES
 #include "dialects/rt/RtOps.cpp.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "dialects/rt/RtTypes.cpp.inc"
+
 void RtDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "dialects/rt/RtTypes.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "dialects/rt/RtOps.cpp.inc"
       >();
+  // The typed kernel ops (RtKernelOps.h), registered shard by shard.
+  registerRtDialectOperations(this);
 }
 
 namespace {

@@ -58,10 +58,8 @@
 
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
-include "dialects/rt/RtOps.td"
+include "dialects/rt/RtBase.td"
 
-// A byte range of the arena (or of host memory for load/store).
-def Rt_RangeType : TypeDef<Rt_Dialect, "Range"> { let mnemonic = "range"; }
 
 class RtRole<list<OpVariableDecorator> effects_, string docName_> {
   list<OpVariableDecorator> effects = effects_;
