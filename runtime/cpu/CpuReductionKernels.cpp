@@ -4,6 +4,7 @@
 #include "runtime/Error.h"
 #include "runtime/cpu/CpuKernelContext.h"
 #include "runtime/cpu/CpuKernels.h"
+#include "runtime/executable/KernelParams.h"
 
 #include "runtime/cpu/CpuKernelCommon.h"
 
@@ -313,12 +314,7 @@ void run(Context &, const kernels::ReduceArgs &a) {
 }
 
 void run(Context &, const kernels::GlobalNormArgs &a) {
-  if (a.counts.size != a.tensors.size)
-    throw RuntimeError("global_norm: one count per tensor expected; the "
-                       "executable is damaged: recompile it");
-  std::vector<const float *> tensors(a.tensors.size);
-  for (size_t t = 0; t < tensors.size(); ++t)
-    tensors[t] = a.tensors[t];
+  const std::vector<const float *> tensors = kernels::tensorsOf(a);
   globalNorm(tensors.data(), a.counts.data,
              static_cast<int64_t>(tensors.size()), a.out.data);
 }

@@ -256,41 +256,39 @@ void run(Context &, const kernels::SoftmaxGradArgs &a) {
   softmaxGrad(a.y.data, a.dy.data, a.dx.data, a.rows, a.cols);
 }
 
-void run(Context &, const kernels::DropoutArgs &a) {
-  dropout(a.x.data, a.out.data, a.count, a.per_sample,
-          static_cast<uint64_t>(a.seed), static_cast<uint32_t>(a.purpose),
-          static_cast<uint32_t>(a.layer),
+namespace {
+
+// A dropout kernel's (or a fused kernel's) dropout of x into out, with its
+// key and packed rows' keys from its arguments.
+template <class Args>
+void dropoutOf(const Args &a, const float *x, float *out) {
+  dropout(x, out, a.count, a.per_sample, static_cast<uint64_t>(a.seed),
+          static_cast<uint32_t>(a.purpose), static_cast<uint32_t>(a.layer),
           static_cast<uint64_t>(a.sample_offset.value), static_cast<float>(a.p),
           kernels::dropoutKeysOf(a));
+}
+
+} // namespace
+
+void run(Context &, const kernels::DropoutArgs &a) {
+  dropoutOf(a, a.x.data, a.out.data);
 }
 
 void run(Context &, const kernels::SoftmaxDropoutArgs &a) {
   softmax(a.x.data, a.mask.data, a.probs.data, a.batch, a.rows, a.cols,
           a.sequence_ids.data);
-  dropout(a.probs.data, a.out.data, a.count, a.per_sample,
-          static_cast<uint64_t>(a.seed), static_cast<uint32_t>(a.purpose),
-          static_cast<uint32_t>(a.layer),
-          static_cast<uint64_t>(a.sample_offset.value), static_cast<float>(a.p),
-          kernels::dropoutKeysOf(a));
+  dropoutOf(a, a.probs.data, a.out.data);
 }
 
 void run(Context &, const kernels::DropoutSoftmaxGradArgs &a) {
   // dropout(dy) into dx, then the softmax's gradient in place.
-  dropout(a.dy.data, a.dx.data, a.count, a.per_sample,
-          static_cast<uint64_t>(a.seed), static_cast<uint32_t>(a.purpose),
-          static_cast<uint32_t>(a.layer),
-          static_cast<uint64_t>(a.sample_offset.value), static_cast<float>(a.p),
-          kernels::dropoutKeysOf(a));
+  dropoutOf(a, a.dy.data, a.dx.data);
   softmaxGrad(a.y.data, a.dx.data, a.dx.data, a.rows, a.cols);
 }
 
 void run(Context &, const kernels::ResidualLayerNormArgs &a) {
   // dropout into sum, add the residual, normalise.
-  dropout(a.input.data, a.sum.data, a.count, a.per_sample,
-          static_cast<uint64_t>(a.seed), static_cast<uint32_t>(a.purpose),
-          static_cast<uint32_t>(a.layer),
-          static_cast<uint64_t>(a.sample_offset.value), static_cast<float>(a.p),
-          kernels::dropoutKeysOf(a));
+  dropoutOf(a, a.input.data, a.sum.data);
   binary(Binary::Add, a.sum.data, a.residual.data, a.sum.data, a.count);
   layerNorm(a.sum.data, a.scale.data, a.bias.data, a.out.data, a.rows, a.cols,
             static_cast<float>(a.eps));

@@ -6,6 +6,7 @@
 #include "runtime/cuda/CudaKernelContext.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/Launch.h"
+#include "runtime/executable/KernelParams.h"
 
 #include <fmt/format.h>
 
@@ -19,12 +20,7 @@ void run(Context &cx, const kernels::ReduceArgs &a) {
 }
 
 void run(Context &cx, const kernels::GlobalNormArgs &a) {
-  if (a.counts.size != a.tensors.size)
-    throw RuntimeError("global_norm: one count per tensor expected; the "
-                       "executable is damaged: recompile it");
-  std::vector<const float *> tensors(a.tensors.size);
-  for (size_t t = 0; t < tensors.size(); ++t)
-    tensors[t] = a.tensors[t];
+  const std::vector<const float *> tensors = kernels::tensorsOf(a);
   globalNorm(cx.stream, tensors.data(), a.counts.data,
              static_cast<int64_t>(tensors.size()), a.out.data, cx.scratch);
 }

@@ -4,9 +4,12 @@
 // attention's shape. The one place the CPU and CUDA bodies take them from.
 #pragma once
 
+#include "runtime/Error.h"
 #include "runtime/executable/KernelArgs.h"
 #include "runtime/kernels/AttentionShape.h"
 #include "runtime/kernels/DropoutKeys.h"
+
+#include <vector>
 
 namespace ferry::kernels {
 
@@ -68,6 +71,18 @@ template <class Args> AttentionShape attentionShapeOf(const Args &a) {
   if (a.dropout_keys)
     s.dropoutKeys = detail::attentionKeys(a.dropout_keys.data, a.seq);
   return s;
+}
+
+// global_norm's tensors as the kernels take them, one count each (a
+// mismatch is a damaged executable).
+inline std::vector<const float *> tensorsOf(const GlobalNormArgs &a) {
+  if (a.counts.size != a.tensors.size)
+    throw RuntimeError("global_norm: one count per tensor expected; "
+                       "the executable is damaged: recompile it");
+  std::vector<const float *> tensors(a.tensors.size);
+  for (size_t t = 0; t < tensors.size(); ++t)
+    tensors[t] = a.tensors[t];
+  return tensors;
 }
 
 } // namespace ferry::kernels
