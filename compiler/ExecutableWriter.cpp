@@ -1,8 +1,9 @@
 //===- ExecutableWriter.cpp - rt IR -> the .fxe FlatBuffer ----------------===//
 //
 // A 1:1 walk of the rt module: states, then each program's instructions in
-// order, a loop followed by its body. Kernel names become their index in
-// dialects/rt/kernels/*.td.
+// order, a loop followed by its body. Each typed kernel op becomes its
+// record's index with its buffers, integers and floats in the record's
+// order (RtKernelCall.h); each buffer is the offset and size of its slice.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,7 @@
 
 #include "dialects/rt/RtAttributes.h"
 #include "dialects/rt/RtDialect.h"
+#include "dialects/rt/RtKernelOps.h"
 #include "runtime/executable/Executable_generated.h"
 #include "training/config/Config.h"
 
@@ -64,26 +66,30 @@ public:
         out[header] = ib.Finish();
         continue;
       }
-      auto kernel = cast<rt::KernelOp>(op);
+      if (isa<rt::ArenaOp, rt::SliceOp>(op))
+        continue; // read with the calls that take them
+      // A kernel call (checked in serializeExecutable): its buffers are
+      // slices of the arena or host memory, in the record's order.
+      rt::KernelCallParts parts =
+          rt::kernelCallParts(cast<rt::KernelCallOpInterface>(op));
       std::vector<flatbuffers::Offset<fxe::Ref>> refs;
-      for (Attribute a : kernel.getBuffers()) {
-        ArrayRef<int64_t> v = cast<DenseI64ArrayAttr>(a).asArrayRef();
-        auto offset = affine(v.drop_front());
-        refs.push_back(fxe::CreateRef(fbb, offset, v[0]));
+      for (Value v : parts.buffers) {
+        auto slice = v.getDefiningOp<rt::SliceOp>();
+        auto offset = affine(slice.getOffset());
+        refs.push_back(fxe::CreateRef(fbb, offset,
+                                      static_cast<int64_t>(slice.getBytes())));
       }
       std::vector<flatbuffers::Offset<fxe::Affine>> ints;
-      for (Attribute a : kernel.getInts())
-        ints.push_back(affine(cast<DenseI64ArrayAttr>(a).asArrayRef()));
-      std::vector<double> floats(kernel.getFloats().begin(),
-                                 kernel.getFloats().end());
+      for (const rt::AffineArray &a : parts.ints)
+        ints.push_back(affine(a));
+      std::vector<double> floats(parts.floats.begin(), parts.floats.end());
       auto refsV = fbb.CreateVector(refs);
       auto intsV = fbb.CreateVector(ints);
       auto floatsV = fbb.CreateVector(floats);
       fxe::InstrBuilder ib(fbb);
-      ib.add_kernel(static_cast<uint16_t>(
-          *kernels::kernelByName(kernel.getKernel().str())));
-      if (auto mask = kernel->getAttrOfType<IntegerAttr>("bf16"))
-        ib.add_bf16_buffers(static_cast<uint64_t>(mask.getInt()));
+      ib.add_kernel(static_cast<uint16_t>(parts.kernel));
+      if (parts.bf16)
+        ib.add_bf16_buffers(parts.bf16);
       ib.add_buffers(refsV);
       ib.add_ints(intsV);
       ib.add_floats(floatsV);
@@ -105,15 +111,22 @@ std::vector<uint8_t> ferry::serializeExecutable(ModuleOp module,
                           "ferry-lower-to-rt";
     return {};
   }
-  bool virtualBuffers = false;
-  module.walk([&](Operation *op) {
-    virtualBuffers |= isa<rt::CallOp, rt::BufferOp>(op);
+  // Every op of a program is a loop, a kernel call, or the arena form of
+  // its buffers: slices of rt.arena (IR before the layout is refused).
+  WalkResult virtualForm = module.walk([&](Operation *op) {
+    if (!op->getParentOfType<rt::ProgramOp>() ||
+        isa<rt::LoopOp, rt::ArenaOp, rt::KernelCallOpInterface>(op))
+      return WalkResult::advance();
+    auto slice = dyn_cast<rt::SliceOp>(op);
+    if (slice && slice.getSource().getDefiningOp<rt::ArenaOp>())
+      return WalkResult::advance();
+    op->emitError() << "serializeExecutable needs every kernel's buffers "
+                       "placed in the arena (slices of rt.arena); run "
+                       "ferry-layout-arena";
+    return WalkResult::interrupt();
   });
-  if (virtualBuffers) {
-    module.emitError() << "serializeExecutable needs every rt.call on arena "
-                          "addresses (rt.kernel); run ferry-layout-arena";
+  if (virtualForm.wasInterrupted())
     return {};
-  }
   Writer w;
   flatbuffers::FlatBufferBuilder &fbb = w.fbb;
   std::vector<flatbuffers::Offset<fxe::State>> states;

@@ -3,8 +3,8 @@
 // ferry-layout-arena, the last of the lowering's passes: states get their
 // final offsets (device states packed in declaration order, remote buffers
 // in host memory), temporaries share the range above the states by their
-// live ranges (passes/lowering/ArenaLayout.h), and every rt.call becomes an
-// rt.kernel on arena addresses. It records the plan: each program's
+// live ranges (passes/lowering/ArenaLayout.h), and every slice becomes a
+// slice of rt.arena at its address. It records the plan: each program's
 // `transient` bytes and per-phase statistics, the module's arena size.
 //
 //===----------------------------------------------------------------------===//

@@ -376,21 +376,23 @@ def FuseResidualNormPass : Pass<"ferry-fuse-residual-norm", "mlir::ModuleOp"> {
 
 // The lowering is a chain (Pipelines.cpp assembles it as ferry-lower-to-rt):
 // kernel selection, buffer forwarding, placement under the budget, staging
-// and prefetch, arena layout. Between them the IR is rt calls on virtual
-// buffers (rt.call, rt.buffer); the last pass gives them arena addresses.
+// and prefetch, arena layout. Between them the IR is typed kernel calls on
+// slices of the program's buffers (rt.state_ref, rt.alloc); the last pass
+// places the buffers and rewrites every slice onto rt.arena.
 
 def SelectKernelsPass : Pass<"ferry-select-kernels", "mlir::ModuleOp"> {
   let summary = "Lowers entry functions to rt programs of kernel calls on "
                 "virtual buffers";
   let description = [{
-    Each named entry function becomes an `rt.program` of `rt.call`s of
-    kernels (dialects/rt/kernels); every graph op that computes is one call with its
-    shapes as integer parameters. Calls are inlined, `scf.for` becomes
-    `rt.loop` with its own register and index arithmetic folds into affine
-    expressions of the registers. Parameters and variables become `rt.state`
-    ops (buffer ids 0, 1, ... in declaration order); state reads and
-    reshapes are views, other results get an `rt.buffer` temporary. The
-    graph and func ops are erased.
+    Each named entry function becomes an `rt.program` of typed kernel calls
+    (one op per record of dialects/rt/kernels); every graph op that computes
+    is one call with its shapes as integer parameters and its buffers as
+    `rt.slice`s. Calls are inlined, `scf.for` becomes `rt.loop` with its own
+    register and index arithmetic folds into affine expressions of the
+    registers. Parameters and variables become `rt.state` ops, which a
+    program uses through `rt.state_ref`; state reads and reshapes are views
+    (slices), other results get an `rt.alloc` temporary. The graph and func
+    ops are erased.
 
     ```mlir
     // before
@@ -406,9 +408,15 @@ def SelectKernelsPass : Pass<"ferry-select-kernels", "mlir::ModuleOp"> {
     rt.state @x : tensor<8x128xf32> role "state" at 0 size 4096 {...}
     rt.state @y : tensor<8x128xf32> role "state" at 4096 size 4096 {...}
     rt.program @forward inputs [] registers 0 transient 0 {
-      rt.buffer 2 size 4096
-      rt.call "tanh" buffers [array<i64: 0, 4096, 0>, array<i64: 2, 4096, 0>] ints [array<i64: 1024>] floats []
-      rt.call "copy" buffers [array<i64: 2, 4096, 0>, array<i64: 1, 4096, 0>] ints [array<i64: 4096>] floats []
+      %x = rt.state_ref @x
+      %y = rt.state_ref @y
+      %t = rt.alloc size 4096
+      %r = rt.slice %x [0] size 4096
+      %r_0 = rt.slice %t [0] size 4096
+      rt.tanh x(%r) out(%r_0) {count = array<i64: 1024>}
+      %r_1 = rt.slice %t [0] size 4096
+      %r_2 = rt.slice %y [0] size 4096
+      rt.copy src(%r_1) dst(%r_2) {bytes = array<i64: 4096>}
     }
     ```
   }];
@@ -436,7 +444,7 @@ def ForwardBuffersPass : Pass<"ferry-forward-buffers", "mlir::ModuleOp"> {
   let summary = "Computes results in the buffers they are copied or "
                 "accumulated into";
   let description = [{
-    Two rewrites on `rt.call`s that save a pass over memory each:
+    Two rewrites of kernel calls that save a pass over memory each:
     a GEMM (or embedding gradient) whose result only feeds `accumulate`
     into a destination adds into that destination itself (its accumulate
     flag set; only when alpha is a power of two, so the bits are the same);
@@ -445,12 +453,18 @@ def ForwardBuffersPass : Pass<"ferry-forward-buffers", "mlir::ModuleOp"> {
     touching the destination meanwhile.
 
     ```mlir
-    // before (@x is buffer 0, @y buffer 1)
-    rt.buffer 2 size 4096
-    rt.call "tanh" buffers [array<i64: 0, 4096, 0>, array<i64: 2, 4096, 0>] ints [array<i64: 1024>] floats []
-    rt.call "copy" buffers [array<i64: 2, 4096, 0>, array<i64: 1, 4096, 0>] ints [array<i64: 4096>] floats []
+    // before
+    %t = rt.alloc size 4096
+    %r = rt.slice %x [0] size 4096
+    %r_0 = rt.slice %t [0] size 4096
+    rt.tanh x(%r) out(%r_0) {count = array<i64: 1024>}
+    %r_1 = rt.slice %t [0] size 4096
+    %r_2 = rt.slice %y [0] size 4096
+    rt.copy src(%r_1) dst(%r_2) {bytes = array<i64: 4096>}
     // after
-    rt.call "tanh" buffers [array<i64: 0, 4096, 0>, array<i64: 1, 4096, 0>] ints [array<i64: 1024>] floats []
+    %r = rt.slice %x [0] size 4096
+    %r_0 = rt.slice %y [0] size 4096
+    rt.tanh x(%r) out(%r_0) {count = array<i64: 1024>}
     ```
   }];
   let dependentDialects = ["ferry::rt::RtDialect"];
@@ -472,12 +486,15 @@ def PlanBf16StoragePass : Pass<"ferry-plan-bf16-storage", "mlir::ModuleOp"> {
 
     ```mlir
     // before
-    rt.buffer 4 size 4096
-    rt.call "gelu" buffers [array<i64: 2, 4096, 0>, array<i64: 4, 4096, 0>] ints [array<i64: 1024>] floats []
-    rt.call "gemm" buffers [array<i64: 4, 4096, 0>, ...] ... // precision 1
+    %t = rt.alloc size 4096
+    %r = rt.slice %t [0] size 4096
+    rt.gelu x(%x) out(%r) {count = array<i64: 1024>}
+    %r_0 = rt.slice %t [0] size 4096
+    rt.gemm a(%r_0) ... {..., precision = array<i64: 1>, ...}
     // after
-    rt.buffer 4 size 2048 {bf16}
-    rt.call "gelu" buffers [array<i64: 2, 4096, 0>, array<i64: 4, 2048, 0>] ints [array<i64: 1024>] floats [] {bf16 = 2 : i64}
+    %t = rt.alloc size 2048 {bf16}
+    %r = rt.slice %t [0] size 2048
+    rt.gelu x(%x) out(%r) {bf16 = 2 : i64, count = array<i64: 1024>}
     ```
   }];
   let options = [
@@ -508,13 +525,17 @@ def PlanBf16WeightCopiesPass
     ```mlir
     // before (@w is a parameter; r1 counts micro-batches)
     rt.loop r 1 count 4 {
-      rt.call "gemm" buffers [array<i64: 4, 64, 0>, array<i64: 1, 256, 0>, ...] ... // precision 1
+      %r = rt.slice %w [0] size 256
+      rt.gemm a(%a) b(%r) ... {..., precision = array<i64: 1>, ...}
     }
     // after
-    rt.buffer 5 size 128 {bf16, label = "bf16 copy of @w"}
-    rt.call "scale" buffers [array<i64: 1, 256, 0>, array<i64: 5, 128, 0>] ints [array<i64: 64>] floats [1.000000e+00] {bf16 = 2 : i64}
+    %t = rt.alloc size 128 {bf16, label = "bf16 copy of @w"}
+    %r = rt.slice %w [0] size 256
+    %r_0 = rt.slice %t [0] size 128
+    rt.scale x(%r) out(%r_0) {bf16 = 2 : i64, count = array<i64: 64>, factor = 1.000000e+00 : f64}
     rt.loop r 1 count 4 {
-      rt.call "gemm" buffers [array<i64: 4, 64, 0>, array<i64: 5, 128, 0>, ...] ... {bf16 = 2 : i64}
+      %r_1 = rt.slice %t [0] size 128
+      rt.gemm a(%a) b(%r_1) ... {bf16 = 2 : i64, ...}
     }
     ```
   }];
@@ -536,7 +557,7 @@ def PlaceBuffersPass : Pass<"ferry-place-buffers", "mlir::ModuleOp"> {
     the peak and what is largest there. The decision is recorded as `host`
     on each remote `rt.state`, and `rt.prefetch_levels` and `rt.prefetch`
     on the module. It also owns the GEMM scratch under a budget: a GEMM
-    workspace's cuBLASLt scratch (`rt.buffer ... {scratch = N}`) is cut to
+    workspace's cuBLASLt scratch (`rt.alloc ... {scratch = N}`) is cut to
     a 32nd of `device-budget` when that is smaller, in every module. A
     module without phases is only checked: its plan (the arena layout, run
     on a copy) must fit the budget, else the error says what to change.
@@ -576,24 +597,29 @@ def StageRemoteBuffersPass
                 "phase, with prefetch";
   let description = [{
     Within each phase, every byte range of a remote buffer (`rt.state` with
-    `host`) the phase touches gets a device `rt.buffer`: loaded when its
+    `host`) the phase touches gets a device `rt.alloc`: loaded when its
     scope starts unless first overwritten, stored back when its scope ends
     if written. The scope is the phase when the range depends only on
     registers outside it (a layer's weights), else the innermost loop whose
     counter the address uses (a micro-batch's row). The module's
     `rt.prefetch_levels` double-buffer ranges over loops: a parity register
     picks the half, the next iteration's load is issued while this one
-    computes, and waits hold both halves live.
+    computes, and waits (`pending` ranges) hold both halves live.
 
     ```mlir
-    // before
-    rt.call "phase_begin" ... rt.call "gemm" buffers [..., array<i64: 1, 65536, 0, 0, 65536>, ...]
+    // before (r1 counts layers)
+    rt.phase_begin {phase = array<i64: 1>}
+    %r = rt.slice %layer.w [0, 0, 65536] size 65536
+    rt.gemm a(%a) b(%r) ...
     // after
-    rt.buffer 90 size 65536 {label = "@layer.w (staged)"}
-    rt.call "phase_begin" ...
-    rt.call "load" buffers [array<i64: 1, 65536, 0, 0, 65536>, array<i64: 90, 65536, 0>] ints [array<i64: 65536>, array<i64: 0>] ...
-    rt.call "wait" buffers [] ints [array<i64: 0>] ...
-    rt.call "gemm" buffers [..., array<i64: 90, 65536, 0>, ...]
+    %t = rt.alloc size 65536 {label = "@layer.w (staged)"}
+    rt.phase_begin {phase = array<i64: 1>}
+    %r = rt.slice %layer.w [0, 0, 65536] size 65536
+    %r_0 = rt.slice %t [0] size 65536
+    rt.load src(%r) dst(%r_0) {bytes = array<i64: 65536>, event = array<i64: 0>}
+    rt.wait {event = array<i64: 0>}
+    %r_1 = rt.slice %t [0] size 65536
+    rt.gemm a(%a) b(%r_1) ...
     ```
   }];
   let dependentDialects = ["ferry::rt::RtDialect"];
@@ -601,7 +627,7 @@ def StageRemoteBuffersPass
 
 def LayoutArenaPass : Pass<"ferry-layout-arena", "mlir::ModuleOp"> {
   let summary = "Gives states and temporaries their arena addresses; "
-                "rt.call becomes rt.kernel";
+                "every slice becomes a slice of rt.arena";
   let description = [{
     Device states are packed in declaration order from 0, remote buffers the
     same way in host memory; temporaries live from their first to their
@@ -611,16 +637,27 @@ def LayoutArenaPass : Pass<"ferry-layout-arena", "mlir::ModuleOp"> {
     the module's `rt.arena_bytes`.
 
     ```mlir
-    // before (states @x and @y of 4096 bytes: buffers 0 and 1)
+    // before (states @x and @y of 4096 bytes)
     rt.program @forward inputs [] registers 0 transient 0 {
-      rt.buffer 2 size 4096
-      rt.call "tanh" buffers [array<i64: 0, 4096, 0>, array<i64: 2, 4096, 0>] ints [array<i64: 1024>] floats []
-      rt.call "gelu" buffers [array<i64: 2, 4096, 0>, array<i64: 1, 4096, 0>] ints [array<i64: 1024>] floats []
+      %x = rt.state_ref @x
+      %y = rt.state_ref @y
+      %t = rt.alloc size 4096
+      %r = rt.slice %x [0] size 4096
+      %r_0 = rt.slice %t [0] size 4096
+      rt.tanh x(%r) out(%r_0) {count = array<i64: 1024>}
+      %r_1 = rt.slice %t [0] size 4096
+      %r_2 = rt.slice %y [0] size 4096
+      rt.gelu x(%r_1) out(%r_2) {count = array<i64: 1024>}
     }
     // after
     rt.program @forward inputs [] registers 0 transient 4096 attributes {rt.max_live_bytes = 4096 : i64} {
-      rt.kernel "tanh" buffers [array<i64: 4096, 0>, array<i64: 4096, 8192>] ints [array<i64: 1024>] floats []
-      rt.kernel "gelu" buffers [array<i64: 4096, 8192>, array<i64: 4096, 4096>] ints [array<i64: 1024>] floats []
+      %arena = rt.arena
+      %r = rt.slice %arena [0] size 4096
+      %r_0 = rt.slice %arena [8192] size 4096
+      rt.tanh x(%r) out(%r_0) {count = array<i64: 1024>}
+      %r_1 = rt.slice %arena [8192] size 4096
+      %r_2 = rt.slice %arena [4096] size 4096
+      rt.gelu x(%r_1) out(%r_2) {count = array<i64: 1024>}
     }
     ```
   }];

@@ -145,7 +145,7 @@ void ferry::buildLowerToRtPipeline(mlir::OpPassManager &pm,
   // Remote buffers staged through device buffers, phase by phase, with the
   // placement's prefetch levels. Adds temporaries, so before the layout.
   pm.addPass(createStageRemoteBuffersPass());
-  // Addresses: states packed, temporaries by live range; rt.kernel calls.
+  // Addresses: states packed, temporaries by live range; slices of rt.arena.
   // Last: it needs every buffer and call final.
   pm.addPass(createLayoutArenaPass());
 }

@@ -1,7 +1,7 @@
 //===- SelectKernels.cpp - graph IR -> rt calls on virtual buffers --------===//
 //
 // ferry-select-kernels, the first of the lowering's passes: each entry
-// function (option `programs`) becomes an rt.program of rt.call kernel
+// function (option `programs`) becomes an rt.program of typed kernel
 // calls on virtual buffers (passes/lowering/KernelSelection.h), and every
 // graph.parameter / graph.variable an rt.state, in declaration order at a
 // provisional offset (ferry-layout-arena places them). Tensor arguments

@@ -20,7 +20,7 @@ def Rt_Dialect : Dialect {
   let cppNamespace = "::ferry::rt";
   // The rt.* attributes on the module and programs (RtAttributes.h).
   let hasOperationAttrVerify = 1;
-  // !rt.range, below.
+  // !rt.buffer and !rt.range, below.
   let useDefaultTypePrinterParser = 1;
   let summary = "Kernel calls on device-arena byte ranges, as the runtime replays them.";
   let description = [{
@@ -28,14 +28,21 @@ def Rt_Dialect : Dialect {
     that live for the whole run: parameters, gradients, optimizer moments,
     inputs, metrics, stashed activations) at fixed arena offsets, and one
     `rt.program` per entry point (`train_step`, ...). A program is a list of
-    `rt.kernel` calls and `rt.loop`s.
+    typed kernel calls (`rt.gemm`, `rt.layer_norm`, ..., one op per record
+    of dialects/rt/kernels) and `rt.loop`s.
 
-    Addresses and integer parameters are affine in the program's registers:
-    `array<i64: c, a0, a1, ...>` means `c + a0*r0 + a1*r1 + ...`, where the
-    program's inputs (e.g. `step`) come first and each loop's counter has its
-    own register. A buffer is `array<i64: bytes, c, a0, ...>`: `bytes` bytes
-    at that arena offset. So one compiled layer body serves every layer: its
-    weights are at `base + layer * entry_bytes`.
+    A kernel takes its buffers as `!rt.range` operands, each an `rt.slice`
+    of a `!rt.buffer`. Before the arena layout (IREE's `stream.async`
+    stage) the buffers are the program's temporaries (`rt.alloc`) and the
+    states it uses (`rt.state_ref`); `ferry-layout-arena` places them and
+    rewrites every slice onto the device arena or host memory (`rt.arena`,
+    IREE's `stream.cmd` stage), which the executable encodes.
+
+    Slice offsets and integer parameters are affine in the program's
+    registers: `array<i64: c, a0, a1, ...>` means `c + a0*r0 + a1*r1 + ...`,
+    where the program's inputs (e.g. `step`) come first and each loop's
+    counter has its own register. So one compiled layer body serves every
+    layer: its weights are at `base + layer * entry_bytes`.
 
     The module's attributes give the arena size (`rt.arena_bytes`), where the
     states end (`rt.state_bytes`) and the alignment of every buffer.
@@ -55,11 +62,23 @@ def Rt_Dialect : Dialect {
 class Rt_Op<string mnemonic, list<Trait> traits = []>
     : Op<Rt_Dialect, mnemonic, traits>;
 
-// A byte range: of the arena, or of host memory for load and store. The
-// typed kernel ops take their buffers as ranges.
+// A buffer: before the arena layout, a program's temporary (rt.alloc) or a
+// state (rt.state_ref); after it, the device arena or host memory
+// (rt.arena). Kernels never take a buffer, only ranges of it (rt.slice).
+def Rt_BufferType : TypeDef<Rt_Dialect, "Buffer"> {
+  let mnemonic = "buffer";
+  let summary = "memory that ranges are sliced from";
+}
+
+// A byte range of a buffer (rt.slice). The typed kernel ops take their
+// buffers as ranges.
 def Rt_RangeType : TypeDef<Rt_Dialect, "Range"> {
   let mnemonic = "range";
   let summary = "a byte range a kernel reads or writes";
 }
+
+// An integer parameter or offset, affine in the program's registers:
+// array<i64: c, a0, a1, ...> is c + a0 * r0 + a1 * r1 + ...
+def Rt_AffineAttr : ConfinedAttr<DenseI64ArrayAttr, [DenseArrayMinCt<1>]>;
 
 #endif // FERRY_DIALECTS_RT_RTBASE_TD

@@ -12,6 +12,7 @@
 #define FERRY_DIALECTS_RT_RTKERNELOPS_H
 
 #include "dialects/rt/RtDialect.h"
+#include "dialects/rt/RtKernelCall.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 

@@ -14,6 +14,8 @@
 include "dialects/rt/RtBase.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Rt_StateOp : Rt_Op<"state", [Symbol, HasParent<"::mlir::ModuleOp">]> {
   let summary = "a tensor at a fixed arena offset for the whole run";
@@ -67,7 +69,7 @@ def Rt_LoopOp : Rt_Op<"loop", [SingleBlock, NoTerminator]> {
     loaded into the other half while this one computes).
 
     ```mlir
-    rt.loop r1 count 12 { rt.kernel "gemm" ... }
+    rt.loop r1 count 12 { rt.gemm ... }
     rt.loop r2 count 24 parity r9 { ... }
     ```
   }];
@@ -79,79 +81,87 @@ def Rt_LoopOp : Rt_Op<"loop", [SingleBlock, NoTerminator]> {
   }];
 }
 
-def Rt_KernelOp : Rt_Op<"kernel"> {
-  let summary = "one kernel call on arena byte ranges";
+def Rt_AllocOp : Rt_Op<"alloc", [HasParent<"::ferry::rt::ProgramOp">,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  let summary = "a program's temporary before the arena layout";
   let description = [{
-    `kernel` names an entry of dialects/rt/kernels/*.td, which says
-    what each buffer and integer is. Buffers are `array<i64: bytes, c, a...>`,
-    integers `array<i64: c, a...>` (affine in the registers).
+    Between `ferry-select-kernels` and `ferry-layout-arena`, a program's
+    temporaries are `rt.alloc`s at the top of its body: `size` bytes that
+    `ferry-layout-arena` places in the arena by their live range (the first
+    and last kernel that uses a range of it). `label` says what it holds,
+    for budget errors (`bf16 matmul workspace`, `@layer.w (staged)`). A
+    GEMM's workspace ends with `scratch` bytes for cuBLASLt, which
+    `ferry-place-buffers` may shrink under a budget. `bf16` marks a
+    temporary that `ferry-plan-bf16-storage` stores as bf16 (its size is
+    already halved; the calls' `bf16` masks say so to the kernels).
 
     ```mlir
-    rt.kernel "layer_norm" buffers [array<i64: 65536, 1048576>, ...] ints [array<i64: 128>, array<i64: 128>] floats array<f64: 1.0e-12>
-    ```
-    An optional `bf16` integer is the mask of the buffers stored as bf16 (bit
-    b for buffer b; 2 bytes an element, `training.bf16_activations`): only
-    buffers its kernel record declares `RtBf16` (checked here; the condition
-    it states is checked by the runtime).
-    ```mlir
-    rt.kernel "gelu" buffers [array<i64: 4096, 1024>, array<i64: 2048, 8192>] ints [array<i64: 1024>] floats [] {bf16 = 2 : i64}
+    %t = rt.alloc size 65536
+    %t_0 = rt.alloc size 131072 {label = "@layer.w (staged)"}
+    %t_1 = rt.alloc size 33554432 {label = "gemm workspace", scratch = 33554432 : i64}
     ```
   }];
-  let arguments = (ins StrAttr:$kernel, ArrayAttr:$buffers, ArrayAttr:$ints,
-                       DenseF64ArrayAttr:$floats);
-  let assemblyFormat = [{
-    $kernel `buffers` $buffers `ints` $ints `floats` $floats attr-dict
-  }];
+  let arguments = (ins I64Attr:$bytes, OptionalAttr<StrAttr>:$label,
+                       OptionalAttr<I64Attr>:$scratch, UnitAttr:$bf16);
+  let results = (outs Rt_BufferType:$result);
+  let assemblyFormat = "`size` $bytes attr-dict";
   let hasVerifier = 1;
 }
 
-def Rt_BufferOp : Rt_Op<"buffer", [HasParent<"::ferry::rt::ProgramOp">]> {
-  let summary = "a program's temporary before the arena layout: a virtual buffer";
+def Rt_StateRefOp : Rt_Op<"state_ref", [HasParent<"::ferry::rt::ProgramOp">,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  let summary = "an rt.state as a buffer, before the arena layout";
   let description = [{
-    Between `ferry-select-kernels` and `ferry-layout-arena`, programs call
-    kernels on virtual buffers (`rt.call`). A buffer id below the module's
-    count of `rt.state` ops names that state (in declaration order); above
-    it, the `rt.buffer` with that id: a temporary of `size` bytes that
-    `ferry-layout-arena` places in the arena by its live range. `label` says
-    what it holds, for budget errors (`bf16 matmul workspace`,
-    `@layer.w (staged)`). A GEMM's workspace ends with `scratch` bytes for
-    cuBLASLt, which `ferry-place-buffers` may shrink under a budget.
+    The buffer of a state, for the program's kernels to slice. One per
+    state a program uses, at the top of its body (named after the state).
 
     ```mlir
-    rt.buffer 41 size 65536
-    rt.buffer 42 size 131072 {label = "@layer.w (staged)"}
-    rt.buffer 43 size 33554432 {label = "gemm workspace", scratch = 33554432 : i64}
+    %layer.w = rt.state_ref @layer.w
     ```
-    `bf16` marks a temporary that `ferry-plan-bf16-storage` stores as bf16
-    (its size is already halved; the calls' `bf16` masks say so to the
-    kernels).
   }];
-  let arguments = (ins I64Attr:$id, I64Attr:$bytes, OptionalAttr<StrAttr>:$label,
-                       OptionalAttr<I64Attr>:$scratch);
-  let assemblyFormat = [{
-    $id `size` $bytes attr-dict
-  }];
-  let hasVerifier = 1;
+  let arguments = (ins FlatSymbolRefAttr:$state);
+  let results = (outs Rt_BufferType:$result);
+  let assemblyFormat = "$state attr-dict";
 }
 
-def Rt_CallOp : Rt_Op<"call"> {
-  let summary = "one kernel call on virtual buffers (before the arena layout)";
+def Rt_ArenaOp : Rt_Op<"arena", [HasParent<"::ferry::rt::ProgramOp">,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  let summary = "the device arena (or, with `host`, host memory), after the layout";
   let description = [{
-    As `rt.kernel`, but each buffer is `array<i64: id, bytes, c, a...>`:
-    `bytes` bytes at offset `c + a0*r0 + ...` of buffer `id` (a state or an
-    `rt.buffer`, see there). `ferry-layout-arena` turns every `rt.call`
-    into an `rt.kernel` on arena addresses. Its optional `bf16` mask is
-    `rt.kernel`'s.
+    After `ferry-layout-arena`, every range is a slice of the device arena
+    (states at their offsets, temporaries above them) or, for the host
+    side of a `load` or `store`, of host memory. The writer encodes each
+    slice's offset and size.
 
     ```mlir
-    rt.call "layer_norm" buffers [array<i64: 40, 4096, 0>, array<i64: 2, 512, 0>, array<i64: 3, 512, 0>, array<i64: 41, 4096, 0>] ints [array<i64: 8>, array<i64: 128>] floats array<f64: 1.0e-12>
+    %arena = rt.arena
+    %host = rt.arena host
     ```
   }];
-  let arguments = (ins StrAttr:$kernel, ArrayAttr:$buffers, ArrayAttr:$ints,
-                       DenseF64ArrayAttr:$floats);
-  let assemblyFormat = [{
-    $kernel `buffers` $buffers `ints` $ints `floats` $floats attr-dict
+  let arguments = (ins UnitAttr:$host);
+  let results = (outs Rt_BufferType:$result);
+  let assemblyFormat = "(`host` $host^)? attr-dict";
+}
+
+def Rt_SliceOp : Rt_Op<"slice", [Pure,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  let summary = "a byte range of a buffer, at a register-affine offset";
+  let description = [{
+    `size` bytes of `source` from `offset`, which is affine in the
+    program's registers (`[c, a0, a1, ...]`: c + a0 * r0 + a1 * r1 + ...),
+    so one compiled layer body addresses every layer's weights. The
+    lowering puts each slice right before the kernel that takes it.
+
+    ```mlir
+    %r = rt.slice %layer.w [0, 65536] size 65536
+    rt.layer_norm x(%r) ...
+    ```
   }];
+  let arguments = (ins Rt_BufferType:$source, Rt_AffineAttr:$offset,
+                       I64Attr:$bytes);
+  let results = (outs Rt_RangeType:$result);
+  let assemblyFormat = "$source $offset `size` $bytes attr-dict";
   let hasVerifier = 1;
 }
 

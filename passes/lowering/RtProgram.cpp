@@ -2,6 +2,7 @@
 
 #include "passes/lowering/RtProgram.h"
 #include "dialects/rt/RtAttributes.h"
+#include "dialects/rt/RtKernelCall.h"
 
 #include "runtime/executable/KernelTable.h"
 
@@ -86,24 +87,36 @@ std::vector<StateInfo> lowering::readStates(ModuleOp module) {
 
 namespace {
 
-LogicalResult readBlock(Block &block, Program &p) {
+// What readBlock needs besides the program: the buffer id of each
+// rt.alloc / rt.state_ref value, and the states' ids by name.
+struct ReadState {
+  llvm::DenseMap<Value, int> bufferIds;
+  llvm::StringMap<int> stateIds;
+};
+
+LogicalResult readBlock(Block &block, Program &p, ReadState &rs) {
   for (Operation &op : block) {
-    if (auto buffer = dyn_cast<rt::BufferOp>(op)) {
-      auto id = static_cast<size_t>(buffer.getId());
-      if (id < p.buffers.size() &&
-          (p.buffers[id].isState || p.buffers[id].bytes > 0))
-        return buffer.emitOpError() << "declares buffer " << id
-                                    << ", which is a state or declared before";
-      if (id >= p.buffers.size())
-        p.buffers.resize(id + 1);
-      p.buffers[id].bytes = static_cast<int64_t>(buffer.getBytes());
-      if (auto label = buffer.getLabel())
-        p.buffers[id].label = label->str();
-      if (auto scratch = buffer.getScratch())
-        p.buffers[id].scratch = static_cast<int64_t>(*scratch);
-      p.buffers[id].bf16 = buffer->hasAttr("bf16");
+    if (auto alloc = dyn_cast<rt::AllocOp>(op)) {
+      Buffer b;
+      b.bytes = static_cast<int64_t>(alloc.getBytes());
+      if (auto label = alloc.getLabel())
+        b.label = label->str();
+      if (auto scratch = alloc.getScratch())
+        b.scratch = static_cast<int64_t>(*scratch);
+      b.bf16 = alloc.getBf16();
+      rs.bufferIds[alloc.getResult()] = static_cast<int>(p.buffers.size());
+      p.buffers.push_back(std::move(b));
       continue;
     }
+    if (auto ref = dyn_cast<rt::StateRefOp>(op)) {
+      auto it = rs.stateIds.find(ref.getState());
+      if (it == rs.stateIds.end())
+        return ref.emitOpError() << "names no rt.state of the module";
+      rs.bufferIds[ref.getResult()] = it->second;
+      continue;
+    }
+    if (isa<rt::SliceOp>(op))
+      continue; // read with the call that takes it
     if (auto loop = dyn_cast<rt::LoopOp>(op)) {
       size_t header = p.instrs.size();
       Instr in;
@@ -112,29 +125,35 @@ LogicalResult readBlock(Block &block, Program &p) {
       if (auto parity = loop.getParityRegister())
         in.parityRegister = static_cast<int64_t>(*parity);
       p.instrs.push_back(in);
-      if (failed(readBlock(loop.getBody().front(), p)))
+      if (failed(readBlock(loop.getBody().front(), p, rs)))
         return failure();
       p.instrs[header].loopBody =
           static_cast<int64_t>(p.instrs.size() - header - 1);
       continue;
     }
-    auto call = dyn_cast<rt::CallOp>(op);
+    auto call = dyn_cast<rt::KernelCallOpInterface>(op);
     if (!call)
-      return op.emitOpError() << "is not part of a program on virtual "
-                                 "buffers (rt.buffer, rt.call, rt.loop)";
+      return op.emitOpError()
+             << "is not part of a program before the arena layout "
+                "(rt.alloc, rt.state_ref, rt.slice, kernel calls, rt.loop)";
+    rt::KernelCallParts parts = rt::kernelCallParts(call);
     Instr in;
-    in.kernel = call.getKernel().str();
-    for (Attribute a : call.getBuffers()) {
-      ArrayRef<int64_t> v = cast<DenseI64ArrayAttr>(a).asArrayRef();
-      in.buffers.push_back(Ref{static_cast<int>(v[0]),
-                               Affine::fromArray(v.drop_front(2)), v[1]});
+    in.kernel = kernels::kernelName(parts.kernel);
+    for (Value v : parts.buffers) {
+      auto slice = v.getDefiningOp<rt::SliceOp>();
+      auto id =
+          slice ? rs.bufferIds.find(slice.getSource()) : rs.bufferIds.end();
+      if (id == rs.bufferIds.end())
+        return op.emitOpError()
+               << "takes a range that is not an rt.slice of an rt.alloc or "
+                  "rt.state_ref of the program";
+      in.buffers.push_back(Ref{id->second, Affine::fromArray(slice.getOffset()),
+                               static_cast<int64_t>(slice.getBytes())});
     }
-    for (Attribute a : call.getInts())
-      in.ints.push_back(
-          Affine::fromArray(cast<DenseI64ArrayAttr>(a).asArrayRef()));
-    in.floats.assign(call.getFloats().begin(), call.getFloats().end());
-    if (auto mask = call->getAttrOfType<IntegerAttr>("bf16"))
-      in.bf16 = static_cast<uint64_t>(mask.getInt());
+    for (const rt::AffineArray &a : parts.ints)
+      in.ints.push_back(Affine::fromArray(a));
+    in.floats = std::move(parts.floats);
+    in.bf16 = parts.bf16;
     p.instrs.push_back(std::move(in));
   }
   return success();
@@ -155,13 +174,15 @@ FailureOr<Program> lowering::readProgram(rt::ProgramOp op,
                << "rt.phase_names must hold strings, found " << a;
       p.phaseNames.push_back(name.str());
     }
+  ReadState rs;
   for (const StateInfo &s : states) {
     Buffer b;
     b.bytes = s.bytes;
     b.isState = true;
+    rs.stateIds[s.name] = static_cast<int>(p.buffers.size());
     p.buffers.push_back(b);
   }
-  if (failed(readBlock(op.getBody().front(), p)))
+  if (failed(readBlock(op.getBody().front(), p, rs)))
     return failure();
   for (const Instr &in : p.instrs) {
     bool marker = in.kernel == "phase_begin" || in.kernel == "phase_end";
@@ -171,13 +192,6 @@ FailureOr<Program> lowering::readProgram(rt::ProgramOp op,
       return op.emitOpError()
              << "has a '" << in.kernel
              << "' whose phase is not a constant index of rt.phase_names";
-    for (const Ref &r : in.buffers)
-      if (r.buffer >= static_cast<int>(p.buffers.size()) ||
-          p.buffers[r.buffer].bytes == 0)
-        return op.emitOpError()
-               << "calls '" << in.kernel << "' on buffer " << r.buffer
-               << ", which is neither a state nor an "
-                  "rt.buffer of the program";
   }
   return p;
 }
@@ -225,60 +239,90 @@ void setProgramAttrs(rt::ProgramOp op, const Program &p) {
 
 } // namespace
 
+namespace {
+
+// Emits `in` at `b`: one rt.slice per buffer of the call, right before it,
+// then the kernel's typed op. `sourceOf` gives the buffer a Ref slices.
+template <typename SourceOf>
+void emitCall(OpBuilder &b, Location loc, const Program &p, const Instr &in,
+              SourceOf sourceOf) {
+  rt::KernelCallParts parts;
+  parts.kernel = *kernels::kernelByName(in.kernel);
+  for (const Ref &r : in.buffers) {
+    auto [source, offset] = sourceOf(r);
+    parts.buffers.push_back(rt::SliceOp::create(
+        b, loc, b.getType<rt::RangeType>(), source, offset.attr(b), r.bytes));
+  }
+  for (const Affine &a : in.ints) {
+    rt::AffineArray v{a.c};
+    v.append(a.coeffs.begin(), a.coeffs.end());
+    parts.ints.push_back(std::move(v));
+  }
+  parts.floats.assign(in.floats.begin(), in.floats.end());
+  parts.bf16 = in.bf16;
+  (void)rt::createKernelCall(b, loc, parts);
+}
+
+} // namespace
+
 void lowering::writeProgram(rt::ProgramOp op, const Program &p) {
   setProgramAttrs(op, p);
+  std::vector<StateInfo> states = readStates(op->getParentOfType<ModuleOp>());
   Block *block = resetBody(op);
   std::vector<bool> used(p.buffers.size(), false);
   for (const Instr &in : p.instrs)
     for (const Ref &r : in.buffers)
       used[r.buffer] = true;
   OpBuilder b = OpBuilder::atBlockEnd(block);
+  Type bufferType = b.getType<rt::BufferType>();
+  // The buffers: the states the program uses, then its temporaries (those
+  // no call uses are dropped: how forwarding frees them).
+  std::vector<Value> values(p.buffers.size());
+  for (auto [id, buf] : llvm::enumerate(p.buffers))
+    if (buf.isState && used[id])
+      values[id] =
+          rt::StateRefOp::create(b, op.getLoc(), bufferType, states[id].name);
   for (auto [id, buf] : llvm::enumerate(p.buffers)) {
     if (buf.isState || !used[id])
       continue;
-    auto decl = rt::BufferOp::create(
-        b, op.getLoc(), id, buf.bytes,
+    values[id] = rt::AllocOp::create(
+        b, op.getLoc(), bufferType, buf.bytes,
         buf.label.empty() ? StringAttr() : b.getStringAttr(buf.label),
-        buf.scratch > 0 ? b.getI64IntegerAttr(buf.scratch) : IntegerAttr());
-    if (buf.bf16)
-      decl->setAttr("bf16", b.getUnitAttr());
+        buf.scratch > 0 ? b.getI64IntegerAttr(buf.scratch) : IntegerAttr(),
+        buf.bf16);
   }
   writeInstrs(block, p, 0, p.instrs.size(), op.getLoc(),
               [&](OpBuilder &ib, const Instr &in) {
-                SmallVector<Attribute> bufs, ints;
-                for (const Ref &r : in.buffers)
-                  bufs.push_back(r.offset.attr(ib, {r.buffer, r.bytes}));
-                for (const Affine &a : in.ints)
-                  ints.push_back(a.attr(ib));
-                auto call = rt::CallOp::create(
-                    ib, op.getLoc(), in.kernel, ib.getArrayAttr(bufs),
-                    ib.getArrayAttr(ints), ib.getDenseF64ArrayAttr(in.floats));
-                if (in.bf16)
-                  call->setAttr("bf16", ib.getI64IntegerAttr(
-                                            static_cast<int64_t>(in.bf16)));
+                emitCall(ib, op.getLoc(), p, in, [&](const Ref &r) {
+                  return std::make_pair(values[r.buffer], r.offset);
+                });
               });
 }
 
 void lowering::writeArenaProgram(rt::ProgramOp op, const Program &p) {
   setProgramAttrs(op, p);
+  std::vector<StateInfo> states = readStates(op->getParentOfType<ModuleOp>());
   Block *block = resetBody(op);
-  writeInstrs(
-      block, p, 0, p.instrs.size(), op.getLoc(),
-      [&](OpBuilder &ib, const Instr &in) {
-        SmallVector<Attribute> bufs, ints;
-        for (const Ref &r : in.buffers) {
-          Affine a = r.offset + Affine::constant(p.buffers[r.buffer].address);
-          bufs.push_back(a.attr(ib, {r.bytes}));
-        }
-        for (const Affine &a : in.ints)
-          ints.push_back(a.attr(ib));
-        auto call = rt::KernelOp::create(
-            ib, op.getLoc(), in.kernel, ib.getArrayAttr(bufs),
-            ib.getArrayAttr(ints), ib.getDenseF64ArrayAttr(in.floats));
-        if (in.bf16)
-          call->setAttr("bf16",
-                        ib.getI64IntegerAttr(static_cast<int64_t>(in.bf16)));
-      });
+  OpBuilder b = OpBuilder::atBlockEnd(block);
+  auto isHost = [&](const Ref &r) {
+    return p.buffers[r.buffer].isState && states[r.buffer].host;
+  };
+  Value arena =
+      rt::ArenaOp::create(b, op.getLoc(), b.getType<rt::BufferType>(), false);
+  Value host;
+  for (const Instr &in : p.instrs)
+    for (const Ref &r : in.buffers)
+      if (!host && isHost(r))
+        host = rt::ArenaOp::create(b, op.getLoc(), b.getType<rt::BufferType>(),
+                                   true);
+  writeInstrs(block, p, 0, p.instrs.size(), op.getLoc(),
+              [&](OpBuilder &ib, const Instr &in) {
+                emitCall(ib, op.getLoc(), p, in, [&](const Ref &r) {
+                  return std::make_pair(
+                      isHost(r) ? host : arena,
+                      r.offset + Affine::constant(p.buffers[r.buffer].address));
+                });
+              });
 }
 
 bool lowering::halvable(const Affine &a) {

@@ -1,20 +1,22 @@
 //===- RtProgram.h - rt programs on virtual buffers, as data ----*- C++ -*-===//
 //
 // The lowering passes (ferry-select-kernels to ferry-layout-arena) hand each
-// other rt IR: `rt.call`s on virtual buffers, `rt.buffer` temporaries,
-// `rt.loop`s. Their algorithms (buffer forwarding, liveness, staging) work
-// on positions in a flat instruction list, as the runtime replays it; this
-// header is that list and the round trip between it and the IR:
+// other rt IR: typed kernel calls on rt.slices of rt.state_ref / rt.alloc
+// buffers, in rt.loops. Their algorithms (buffer forwarding, liveness,
+// staging) still work on positions in a flat instruction list, as the
+// runtime replays it; this header is that list and the round trip between
+// it and the IR (issue 31 moves the passes onto the IR itself):
 //
 //   * Affine: `c + sum coeffs[r] * register r`, an address or a parameter;
 //   * Ref: a byte range of one buffer (a state or a temporary);
 //   * Instr: a kernel call or a loop header whose body is the next
 //     `loopBody` instructions;
 //   * Program: one rt.program, read with readProgram, written back with
-//     writeProgram (virtual form) or writeArenaProgram (final rt.kernels).
+//     writeProgram (slices of the program's buffers) or writeArenaProgram
+//     (slices of rt.arena, what the executable encodes).
 //
 // Buffer ids: the module's rt.state ops in declaration order come first,
-// then the program's rt.buffer ids.
+// then the program's rt.allocs in order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -107,16 +109,19 @@ struct Program {
 // The module's rt.state ops in declaration order.
 std::vector<StateInfo> readStates(mlir::ModuleOp module);
 
-// Reads a program in virtual form (rt.buffer, rt.call, rt.loop).
+// Reads a program before the arena layout (rt.state_ref, rt.alloc,
+// rt.slice, kernel calls, rt.loop).
 mlir::FailureOr<Program> readProgram(rt::ProgramOp op,
                                      const std::vector<StateInfo> &states);
 
-// Replaces the body of `op` with `p` in virtual form and sets its registers
-// and phase names. Temporaries no instruction uses are not declared.
+// Replaces the body of `op` with `p` before the layout and sets its
+// registers and phase names: an rt.state_ref per state used, an rt.alloc
+// per temporary used (unused ones are dropped), and each call preceded by
+// the slices it takes.
 void writeProgram(rt::ProgramOp op, const Program &p);
 
-// Replaces the body of `op` with rt.kernel calls on arena addresses: each
-// buffer at its `address`.
+// Replaces the body of `op` with its calls on slices of rt.arena (device)
+// or rt.arena host: each buffer at its `address`.
 void writeArenaProgram(rt::ProgramOp op, const Program &p);
 
 // An fp32 byte offset as a bf16 one (half): whether every term is a whole

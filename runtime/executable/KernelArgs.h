@@ -708,6 +708,8 @@ struct StoreArgs {
 struct WaitArgs {
   // the event
   int64_t event = 0;
+  // ranges the awaited copies use, kept live until the wait
+  BufferList<const char> pending;
 };
 
 // phase_begin: a phase starts (timed by --profile; an NVTX range on the GPU).
@@ -1505,6 +1507,8 @@ template <class Call> StoreArgs decodeStore(const Call &call) {
 template <class Call> WaitArgs decodeWait(const Call &call) {
   WaitArgs a;
   a.event = call.integer(0);
+  const size_t rest = call.bufferCount() > 0 ? call.bufferCount() - 0 : 0;
+  a.pending = {call.buffers() + 0, rest};
   return a;
 }
 template <class Call> PhaseBeginArgs decodePhaseBegin(const Call &call) {

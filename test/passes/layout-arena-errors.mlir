@@ -5,31 +5,31 @@
 // ferry-place-buffers, ferry-stage-remote-buffers and ferry-layout-arena
 // share.
 
+// A kernel takes a range of a buffer the program did not declare (neither
+// an rt.state_ref nor an rt.alloc of it).
 module {
+  %other = builtin.unrealized_conversion_cast to !rt.buffer
   rt.state @x : tensor<8xf32> role "state" at 0 size 32 {hf = "x", init = "zeros", init_std = 0.0 : f64}
-  // expected-error @+1 {{calls 'tanh' on buffer 5, which is neither a state nor an rt.buffer of the program}}
   rt.program @f inputs [] registers 0 transient 0 {
-    rt.call "tanh" buffers [array<i64: 0, 32, 0>, array<i64: 5, 32, 0>] ints [array<i64: 8>] floats []
+    %x = rt.state_ref @x
+    %r0 = rt.slice %x [0] size 32
+    %r1 = rt.slice %other [0] size 32
+    // expected-error @+1 {{takes a range that is not an rt.slice of an rt.alloc or rt.state_ref of the program}}
+    rt.tanh x(%r0) out(%r1) {count = array<i64: 8>}
   }
 }
 
 // -----
 
+// A program already in arena form is not read again.
 module {
   rt.state @x : tensor<8xf32> role "state" at 0 size 32 {hf = "x", init = "zeros", init_std = 0.0 : f64}
   rt.program @f inputs [] registers 0 transient 0 {
-    // expected-error @+1 {{declares buffer 0, which is a state or declared before}}
-    rt.buffer 0 size 32
-  }
-}
-
-// -----
-
-module {
-  rt.state @x : tensor<8xf32> role "state" at 0 size 32 {hf = "x", init = "zeros", init_std = 0.0 : f64}
-  rt.program @f inputs [] registers 0 transient 0 {
-    // expected-error @+1 {{is not part of a program on virtual buffers (rt.buffer, rt.call, rt.loop)}}
-    rt.kernel "tanh" buffers [array<i64: 32, 0>, array<i64: 32, 0>] ints [array<i64: 8>] floats []
+    // expected-error @+1 {{is not part of a program before the arena layout (rt.alloc, rt.state_ref, rt.slice, kernel calls, rt.loop)}}
+    %arena = rt.arena
+    %r2 = rt.slice %arena [0] size 32
+    %r3 = rt.slice %arena [0] size 32
+    rt.tanh x(%r2) out(%r3) {count = array<i64: 8>}
   }
 }
 
@@ -38,8 +38,8 @@ module {
 module {
   // expected-error @+1 {{has a 'phase_begin' whose phase is not a constant index of rt.phase_names}}
   rt.program @f inputs [] registers 0 transient 0 attributes {rt.phase_names = ["p"]} {
-    rt.call "phase_begin" buffers [] ints [array<i64: 1>] floats []
-    rt.call "phase_end" buffers [] ints [array<i64: 1>] floats []
+    rt.phase_begin {phase = array<i64: 1>}
+    rt.phase_end {phase = array<i64: 1>}
   }
 }
 
@@ -51,6 +51,8 @@ module {
   rt.state @h : tensor<16384xf32> role "parameter" at 0 size 65536 {hf = "h", init = "zeros", init_std = 0.0 : f64, host}
   // expected-error @+1 {{calls 'fill' on @h, a remote buffer in host memory that only load and store may touch; run ferry-stage-remote-buffers first}}
   rt.program @f inputs [] registers 0 transient 0 {
-    rt.call "fill" buffers [array<i64: 0, 65536, 0>] ints [array<i64: 16384>] floats [1.0]
+    %h = rt.state_ref @h
+    %r4 = rt.slice %h [0] size 65536
+    rt.fill dst(%r4) {count = array<i64: 16384>, value = 1.0 : f64}
   }
 }

@@ -9,13 +9,18 @@ module {
   rt.state @layer.w : tensor<4x128x128xf32> role "parameter" at 0 size 262144 {hf = "layer.{}.w", init = "normal", init_std = 2.0e-02 : f64, stacked}
   rt.state @x : tensor<16x128xf32> role "input" at 262144 size 8192 {hf = "x", init = "zeros", init_std = 0.0 : f64}
   rt.program @train_step inputs [] registers 1 transient 0 attributes {rt.phase_names = ["layer"]} {
-    rt.buffer 2 size 65536
+    %layer.w = rt.state_ref @layer.w
+    %x = rt.state_ref @x
+    %b2 = rt.alloc size 65536
     rt.loop r 0 count 4 {
-      rt.call "phase_begin" buffers [] ints [array<i64: 0>] floats []
-      rt.call "copy" buffers [array<i64: 0, 65536, 0, 65536>, array<i64: 2, 65536, 0>] ints [array<i64: 65536>] floats []
-      rt.call "phase_end" buffers [] ints [array<i64: 0>] floats []
+      rt.phase_begin {phase = array<i64: 0>}
+      %r0 = rt.slice %layer.w [0, 65536] size 65536
+      %r1 = rt.slice %b2 [0] size 65536
+      rt.copy src(%r0) dst(%r1) {bytes = array<i64: 65536>}
+      rt.phase_end {phase = array<i64: 0>}
     }
-    rt.call "fill" buffers [array<i64: 1, 8192, 0>] ints [array<i64: 2048>] floats [1.0]
+    %r2 = rt.slice %x [0] size 8192
+    rt.fill dst(%r2) {count = array<i64: 2048>, value = 1.0 : f64}
   }
 }
 
@@ -29,13 +34,18 @@ module attributes {rt.recompute} {
   rt.state @layer.w : tensor<4x128x128xf32> role "parameter" at 0 size 262144 {hf = "layer.{}.w", init = "normal", init_std = 2.0e-02 : f64, stacked}
   rt.state @x : tensor<16x128xf32> role "input" at 262144 size 8192 {hf = "x", init = "zeros", init_std = 0.0 : f64}
   rt.program @train_step inputs [] registers 1 transient 0 attributes {rt.phase_names = ["layer"]} {
-    rt.buffer 2 size 65536
+    %layer.w = rt.state_ref @layer.w
+    %x = rt.state_ref @x
+    %b2 = rt.alloc size 65536
     rt.loop r 0 count 4 {
-      rt.call "phase_begin" buffers [] ints [array<i64: 0>] floats []
-      rt.call "copy" buffers [array<i64: 0, 65536, 0, 65536>, array<i64: 2, 65536, 0>] ints [array<i64: 65536>] floats []
-      rt.call "phase_end" buffers [] ints [array<i64: 0>] floats []
+      rt.phase_begin {phase = array<i64: 0>}
+      %r3 = rt.slice %layer.w [0, 65536] size 65536
+      %r4 = rt.slice %b2 [0] size 65536
+      rt.copy src(%r3) dst(%r4) {bytes = array<i64: 65536>}
+      rt.phase_end {phase = array<i64: 0>}
     }
-    rt.call "fill" buffers [array<i64: 1, 8192, 0>] ints [array<i64: 2048>] floats [1.0]
+    %r5 = rt.slice %x [0] size 8192
+    rt.fill dst(%r5) {count = array<i64: 2048>, value = 1.0 : f64}
   }
 }
 
@@ -50,10 +60,15 @@ module {
   rt.state @layer.w : tensor<4x128x128xf32> role "parameter" at 0 size 262144 {hf = "layer.{}.w", init = "normal", init_std = 2.0e-02 : f64, stacked}
   rt.state @x : tensor<16x128xf32> role "input" at 262144 size 8192 {hf = "x", init = "zeros", init_std = 0.0 : f64}
   rt.program @train_step inputs [] registers 1 transient 0 {
-    rt.buffer 2 size 65536
+    %layer.w = rt.state_ref @layer.w
+    %x = rt.state_ref @x
+    %b2 = rt.alloc size 65536
     rt.loop r 0 count 4 {
-      rt.call "copy" buffers [array<i64: 0, 65536, 0, 65536>, array<i64: 2, 65536, 0>] ints [array<i64: 65536>] floats []
+      %r6 = rt.slice %layer.w [0, 65536] size 65536
+      %r7 = rt.slice %b2 [0] size 65536
+      rt.copy src(%r6) dst(%r7) {bytes = array<i64: 65536>}
     }
-    rt.call "fill" buffers [array<i64: 1, 8192, 0>] ints [array<i64: 2048>] floats [1.0]
+    %r8 = rt.slice %x [0] size 8192
+    rt.fill dst(%r8) {count = array<i64: 2048>, value = 1.0 : f64}
   }
 }

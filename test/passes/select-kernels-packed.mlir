@@ -2,14 +2,25 @@
 
 // Tests ferry-select-kernels on packed rows: the sequence ids and dropout
 // keys are the kernels' last buffers (after the results), and a keyed
-// dropout's ints end with the sample's layout (1 a token's elements, 2
-// attention probabilities) and the tokens a row. Input states: x (buffer
-// 0), ids (1), keys (2), s (3).
+// dropout's ints end with the sample's layout (key_layout: 1 a token's
+// elements, 2 attention probabilities) and the tokens a row (key_seq). Input
+// states: %arg.forward.x, %arg.forward.ids, %arg.forward.keys and
+// %arg.forward.s.
 
 // CHECK: rt.program @forward
-// CHECK: rt.call "dropout" buffers [array<i64: 0, 256, 0>, array<i64: [[D:[0-9]+]], 256, 0>, array<i64: 2, 64, 0>] ints [array<i64: 64>, array<i64: 32>, array<i64: 0>, array<i64: {{[0-9]+}}>, array<i64: 0>, array<i64: 0>, array<i64: 1>, array<i64: 4>] floats [1.000000e-01]
-// CHECK: rt.call "softmax" buffers [array<i64: 3, 256, 0>, array<i64: {{[0-9]+}}, 32, 0>, array<i64: [[P:[0-9]+]], 256, 0>, array<i64: 1, 32, 0>] ints [array<i64: 2>, array<i64: 8>, array<i64: 4>] floats []
-// CHECK: rt.call "dropout" buffers [array<i64: [[P]], 256, 0>, array<i64: {{[0-9]+}}, 256, 0>, array<i64: 2, 64, 0>] ints [array<i64: 64>, array<i64: 32>, array<i64: 0>, array<i64: {{[0-9]+}}>, array<i64: 0>, array<i64: 0>, array<i64: 2>, array<i64: 4>] floats [1.000000e-01]
+// CHECK: %[[X:.*]] = rt.slice %arg.forward.x [0] size 256
+// CHECK-NEXT: %[[O:.*]] = rt.slice %[[D:.*]] [0] size 256
+// CHECK-NEXT: %[[K:.*]] = rt.slice %arg.forward.keys [0] size 64
+// CHECK-NEXT: rt.dropout x(%[[X]]) out(%[[O]]) dropout_keys(%[[K]]) {count = array<i64: 64>, key_layout = array<i64: 1>, key_seq = array<i64: 4>, layer = array<i64: 0>, p = 1.000000e-01 : f64, per_sample = array<i64: 32>, purpose = array<i64: {{[0-9]+}}>, sample_offset = array<i64: 0>, seed = array<i64: 0>}
+// CHECK: %[[X:.*]] = rt.slice %arg.forward.s [0] size 256
+// CHECK-NEXT: %[[M:.*]] = rt.slice %{{.*}} [0] size 32
+// CHECK-NEXT: %[[O:.*]] = rt.slice %[[P:.*]] [0] size 256
+// CHECK-NEXT: %[[I:.*]] = rt.slice %arg.forward.ids [0] size 32
+// CHECK-NEXT: rt.softmax x(%[[X]]) mask(%[[M]]) out(%[[O]]) sequence_ids(%[[I]]) {batch = array<i64: 2>, cols = array<i64: 4>, rows = array<i64: 8>}
+// CHECK: %[[X:.*]] = rt.slice %[[P]] [0] size 256
+// CHECK-NEXT: %[[O:.*]] = rt.slice %{{.*}} [0] size 256
+// CHECK-NEXT: %[[K:.*]] = rt.slice %arg.forward.keys [0] size 64
+// CHECK-NEXT: rt.dropout x(%[[X]]) out(%[[O]]) dropout_keys(%[[K]]) {count = array<i64: 64>, key_layout = array<i64: 2>, key_seq = array<i64: 4>, layer = array<i64: 0>, p = 1.000000e-01 : f64, per_sample = array<i64: 32>, purpose = array<i64: {{[0-9]+}}>, sample_offset = array<i64: 0>, seed = array<i64: 0>}
 
 module {
   func.func @forward(%x: tensor<2x4x8xf32> {graph.input = "x"},

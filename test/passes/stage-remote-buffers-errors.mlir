@@ -11,9 +11,12 @@
 module {
   rt.state @w : tensor<32768xf32> role "parameter" at 0 size 131072 {hf = "w", init = "zeros", init_std = 0.0 : f64, host}
   rt.program @f inputs [] registers 0 transient 0 attributes {rt.phase_names = ["p"]} {
-    rt.call "phase_begin" buffers [] ints [array<i64: 0>] floats []
-    rt.call "fill" buffers [array<i64: 0, 65536, 0>] ints [array<i64: 16384>] floats [1.0]
-    rt.call "fill" buffers [array<i64: 0, 65536, 4096>] ints [array<i64: 16384>] floats [2.0]
-    rt.call "phase_end" buffers [] ints [array<i64: 0>] floats []
+    %w = rt.state_ref @w
+    rt.phase_begin {phase = array<i64: 0>}
+    %r0 = rt.slice %w [0] size 65536
+    rt.fill dst(%r0) {count = array<i64: 16384>, value = 1.0 : f64}
+    %r1 = rt.slice %w [4096] size 65536
+    rt.fill dst(%r1) {count = array<i64: 16384>, value = 2.0 : f64}
+    rt.phase_end {phase = array<i64: 0>}
   }
 }

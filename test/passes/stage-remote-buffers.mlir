@@ -12,29 +12,44 @@
 // both halves live until the copies are done.
 // CHECK: module attributes {rt.prefetch = "on (next layer only); 1 staged ranges double-buffered (loaded while the previous layer or micro-batch computes), 0 loaded when their phase starts"} {
 // CHECK: rt.program @train_step inputs [] registers 2
-// CHECK-NEXT: rt.buffer 2 size 65536
-// CHECK-NEXT: rt.buffer 3 size 131072 {label = "@layer.w (staged)"}
-// CHECK-NEXT: rt.call "load" buffers [array<i64: 0, 65536, 0, 0>, array<i64: 3, 65536, 0>] ints [array<i64: 65536>, array<i64: 0>]
+// CHECK-NEXT: %layer.w = rt.state_ref @layer.w
+// CHECK-NEXT: %x = rt.state_ref @x
+// CHECK-NEXT: %[[T:.*]] = rt.alloc size 65536
+// CHECK-NEXT: %[[S:.*]] = rt.alloc size 131072 {label = "@layer.w (staged)"}
+// CHECK-NEXT: %[[A:.*]] = rt.slice %layer.w [0, 0] size 65536
+// CHECK-NEXT: %[[B:.*]] = rt.slice %[[S]] [0] size 65536
+// CHECK-NEXT: rt.load src(%[[A]]) dst(%[[B]]) {bytes = array<i64: 65536>, event = array<i64: 0>}
 // CHECK-NEXT: rt.loop r 0 count 4 parity r 1 {
-// CHECK-NEXT: rt.call "phase_begin"
-// CHECK-NEXT: rt.call "wait" buffers [] ints [array<i64: 0>]
-// CHECK-NEXT: rt.call "load" buffers [array<i64: 0, 65536, 65536, 65536>, array<i64: 3, 65536, 65536, 0, -65536>] ints [array<i64: 65536>, array<i64: 0>, array<i64: 1, 1>, array<i64: 4>]
-// CHECK-NEXT: rt.call "copy" buffers [array<i64: 3, 65536, 0, 0, 65536>, array<i64: 2, 65536, 0>]
-// CHECK-NEXT: rt.call "phase_end"
+// CHECK-NEXT: rt.phase_begin {phase = array<i64: 0>}
+// CHECK-NEXT: rt.wait {event = array<i64: 0>}
+// CHECK-NEXT: %[[A:.*]] = rt.slice %layer.w [65536, 65536] size 65536
+// CHECK-NEXT: %[[B:.*]] = rt.slice %[[S]] [65536, 0, -65536] size 65536
+// CHECK-NEXT: rt.load src(%[[A]]) dst(%[[B]]) {bytes = array<i64: 65536>, event = array<i64: 0>, guard = array<i64: 1, 1>, limit = array<i64: 4>}
+// CHECK-NEXT: %[[A:.*]] = rt.slice %[[S]] [0, 0, 65536] size 65536
+// CHECK-NEXT: %[[B:.*]] = rt.slice %[[T]] [0] size 65536
+// CHECK-NEXT: rt.copy src(%[[A]]) dst(%[[B]])
+// CHECK-NEXT: rt.phase_end {phase = array<i64: 0>}
 // CHECK-NEXT: }
-// CHECK-NEXT: rt.call "wait" buffers [array<i64: 3, 131072, 0>] ints [array<i64: 0>]
-// CHECK-NEXT: rt.call "fill" buffers [array<i64: 1, 8192, 0>]
+// CHECK-NEXT: %[[A:.*]] = rt.slice %[[S]] [0] size 131072
+// CHECK-NEXT: rt.wait pending(%[[A]]) {event = array<i64: 0>}
+// CHECK-NEXT: %[[A:.*]] = rt.slice %x [0] size 8192
+// CHECK-NEXT: rt.fill dst(%[[A]])
 module attributes {rt.prefetch_levels = ["next-layer"], rt.prefetch = "on (next layer only)"} {
   rt.state @layer.w : tensor<4x128x128xf32> role "parameter" at 0 size 262144 {hf = "layer.{}.w", init = "normal", init_std = 2.0e-02 : f64, host, stacked}
   rt.state @x : tensor<16x128xf32> role "input" at 262144 size 8192 {hf = "x", init = "zeros", init_std = 0.0 : f64}
   rt.program @train_step inputs [] registers 1 transient 0 attributes {rt.phase_names = ["layer"]} {
-    rt.buffer 2 size 65536
+    %layer.w = rt.state_ref @layer.w
+    %x = rt.state_ref @x
+    %b2 = rt.alloc size 65536
     rt.loop r 0 count 4 {
-      rt.call "phase_begin" buffers [] ints [array<i64: 0>] floats []
-      rt.call "copy" buffers [array<i64: 0, 65536, 0, 65536>, array<i64: 2, 65536, 0>] ints [array<i64: 65536>] floats []
-      rt.call "phase_end" buffers [] ints [array<i64: 0>] floats []
+      rt.phase_begin {phase = array<i64: 0>}
+      %r0 = rt.slice %layer.w [0, 65536] size 65536
+      %r1 = rt.slice %b2 [0] size 65536
+      rt.copy src(%r0) dst(%r1) {bytes = array<i64: 65536>}
+      rt.phase_end {phase = array<i64: 0>}
     }
-    rt.call "fill" buffers [array<i64: 1, 8192, 0>] ints [array<i64: 2048>] floats [1.0]
+    %r2 = rt.slice %x [0] size 8192
+    rt.fill dst(%r2) {count = array<i64: 2048>, value = 1.0 : f64}
   }
 }
 
@@ -42,25 +57,36 @@ module attributes {rt.prefetch_levels = ["next-layer"], rt.prefetch = "on (next 
 
 // Without prefetch, the phase loads its range when it starts and waits.
 // CHECK: rt.program @train_step inputs [] registers 1
-// CHECK-NEXT: rt.buffer 2 size 65536
-// CHECK-NEXT: rt.buffer 3 size 65536 {label = "@layer.w (staged)"}
+// CHECK-NEXT: %layer.w = rt.state_ref @layer.w
+// CHECK-NEXT: %x = rt.state_ref @x
+// CHECK-NEXT: %[[T:.*]] = rt.alloc size 65536
+// CHECK-NEXT: %[[S:.*]] = rt.alloc size 65536 {label = "@layer.w (staged)"}
 // CHECK-NEXT: rt.loop r 0 count 4 {
-// CHECK-NEXT: rt.call "phase_begin"
-// CHECK-NEXT: rt.call "load" buffers [array<i64: 0, 65536, 0, 65536>, array<i64: 3, 65536, 0>] ints [array<i64: 65536>, array<i64: 0>]
-// CHECK-NEXT: rt.call "wait" buffers [] ints [array<i64: 0>]
-// CHECK-NEXT: rt.call "copy" buffers [array<i64: 3, 65536, 0>, array<i64: 2, 65536, 0>]
-// CHECK-NEXT: rt.call "phase_end"
+// CHECK-NEXT: rt.phase_begin {phase = array<i64: 0>}
+// CHECK-NEXT: %[[A:.*]] = rt.slice %layer.w [0, 65536] size 65536
+// CHECK-NEXT: %[[B:.*]] = rt.slice %[[S]] [0] size 65536
+// CHECK-NEXT: rt.load src(%[[A]]) dst(%[[B]]) {bytes = array<i64: 65536>, event = array<i64: 0>}
+// CHECK-NEXT: rt.wait {event = array<i64: 0>}
+// CHECK-NEXT: %[[A:.*]] = rt.slice %[[S]] [0] size 65536
+// CHECK-NEXT: %[[B:.*]] = rt.slice %[[T]] [0] size 65536
+// CHECK-NEXT: rt.copy src(%[[A]]) dst(%[[B]])
+// CHECK-NEXT: rt.phase_end {phase = array<i64: 0>}
 module attributes {rt.prefetch_levels = []} {
   rt.state @layer.w : tensor<4x128x128xf32> role "parameter" at 0 size 262144 {hf = "layer.{}.w", init = "normal", init_std = 2.0e-02 : f64, host, stacked}
   rt.state @x : tensor<16x128xf32> role "input" at 262144 size 8192 {hf = "x", init = "zeros", init_std = 0.0 : f64}
   rt.program @train_step inputs [] registers 1 transient 0 attributes {rt.phase_names = ["layer"]} {
-    rt.buffer 2 size 65536
+    %layer.w = rt.state_ref @layer.w
+    %x = rt.state_ref @x
+    %b2 = rt.alloc size 65536
     rt.loop r 0 count 4 {
-      rt.call "phase_begin" buffers [] ints [array<i64: 0>] floats []
-      rt.call "copy" buffers [array<i64: 0, 65536, 0, 65536>, array<i64: 2, 65536, 0>] ints [array<i64: 65536>] floats []
-      rt.call "phase_end" buffers [] ints [array<i64: 0>] floats []
+      rt.phase_begin {phase = array<i64: 0>}
+      %r3 = rt.slice %layer.w [0, 65536] size 65536
+      %r4 = rt.slice %b2 [0] size 65536
+      rt.copy src(%r3) dst(%r4) {bytes = array<i64: 65536>}
+      rt.phase_end {phase = array<i64: 0>}
     }
-    rt.call "fill" buffers [array<i64: 1, 8192, 0>] ints [array<i64: 2048>] floats [1.0]
+    %r5 = rt.slice %x [0] size 8192
+    rt.fill dst(%r5) {count = array<i64: 2048>, value = 1.0 : f64}
   }
 }
 
@@ -68,20 +94,25 @@ module attributes {rt.prefetch_levels = []} {
 
 // A range the phase writes first is not loaded, only stored when the phase
 // ends (event 1), and waited for.
-// CHECK: rt.buffer 1 size 65536 {label = "@layer.w (staged)"}
+// CHECK: %[[S:.*]] = rt.alloc size 65536 {label = "@layer.w (staged)"}
 // CHECK-NEXT: rt.loop r 0 count 4 {
-// CHECK-NEXT: rt.call "phase_begin"
-// CHECK-NEXT: rt.call "fill" buffers [array<i64: 1, 65536, 0>]
-// CHECK-NEXT: rt.call "store" buffers [array<i64: 1, 65536, 0>, array<i64: 0, 65536, 0, 65536>] ints [array<i64: 65536>, array<i64: 1>]
-// CHECK-NEXT: rt.call "wait" buffers [] ints [array<i64: 1>]
-// CHECK-NEXT: rt.call "phase_end"
+// CHECK-NEXT: rt.phase_begin {phase = array<i64: 0>}
+// CHECK-NEXT: %[[A:.*]] = rt.slice %[[S]] [0] size 65536
+// CHECK-NEXT: rt.fill dst(%[[A]])
+// CHECK-NEXT: %[[A:.*]] = rt.slice %[[S]] [0] size 65536
+// CHECK-NEXT: %[[B:.*]] = rt.slice %layer.w [0, 65536] size 65536
+// CHECK-NEXT: rt.store src(%[[A]]) dst(%[[B]]) {bytes = array<i64: 65536>, event = array<i64: 1>}
+// CHECK-NEXT: rt.wait {event = array<i64: 1>}
+// CHECK-NEXT: rt.phase_end {phase = array<i64: 0>}
 module attributes {rt.prefetch_levels = []} {
   rt.state @layer.w : tensor<4x128x128xf32> role "parameter" at 0 size 262144 {hf = "layer.{}.w", init = "normal", init_std = 2.0e-02 : f64, host, stacked}
   rt.program @train_step inputs [] registers 1 transient 0 attributes {rt.phase_names = ["layer.init"]} {
+    %layer.w = rt.state_ref @layer.w
     rt.loop r 0 count 4 {
-      rt.call "phase_begin" buffers [] ints [array<i64: 0>] floats []
-      rt.call "fill" buffers [array<i64: 0, 65536, 0, 65536>] ints [array<i64: 16384>] floats [1.0]
-      rt.call "phase_end" buffers [] ints [array<i64: 0>] floats []
+      rt.phase_begin {phase = array<i64: 0>}
+      %r6 = rt.slice %layer.w [0, 65536] size 65536
+      rt.fill dst(%r6) {count = array<i64: 16384>, value = 1.0 : f64}
+      rt.phase_end {phase = array<i64: 0>}
     }
   }
 }

@@ -6,7 +6,9 @@
 
 // CHECK: rt.state @output.forward.0 : tensor<4xi32> role "output" at [[OUT:[0-9]+]] size 16
 // CHECK-LABEL: rt.program @forward
-// CHECK-NEXT: rt.kernel "fill_i32" buffers [array<i64: 16, [[OUT]]>] ints [array<i64: 4>, array<i64: -3>] floats []
+// CHECK-NEXT: %arena = rt.arena
+// CHECK-NEXT: %[[D:.*]] = rt.slice %arena {{\[}}[[OUT]]] size 16
+// CHECK-NEXT: rt.fill_i32 dst(%[[D]]) {count = array<i64: 4>, value = array<i64: -3>}
 // CHECK-NEXT: }
 func.func @forward() -> tensor<4xi32> {
   %c = arith.constant dense<-3> : tensor<4xi32>
@@ -17,7 +19,9 @@ func.func @forward() -> tensor<4xi32> {
 
 // CHECK: rt.state @ids : tensor<8xi32> role "state" at [[IDS:[0-9]+]] size 32
 // CHECK-LABEL: rt.program @forward
-// CHECK-NEXT: rt.kernel "fill_i32" buffers [array<i64: 32, [[IDS]]>] ints [array<i64: 8>, array<i64: 7>] floats []
+// CHECK-NEXT: %arena = rt.arena
+// CHECK-NEXT: %[[D:.*]] = rt.slice %arena {{\[}}[[IDS]]] size 32
+// CHECK-NEXT: rt.fill_i32 dst(%[[D]]) {count = array<i64: 8>, value = array<i64: 7>}
 // CHECK-NEXT: }
 graph.variable @ids : tensor<8xi32> init(zeros) hf "ids"
 func.func @forward() {

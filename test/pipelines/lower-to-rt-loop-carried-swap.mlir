@@ -2,12 +2,18 @@
 
 // Tests that the values an scf.for yields are assigned to its carried
 // buffers all at once (scf.yield's semantics): here the loop carries
-// (a, b) and yields (gelu(a), a), so the new b must be the old a. A regression test: this was once wrong.
+// (a, b) and yields (gelu(a), a), so the new b must be the old a: no kernel
+// overwrites a's buffer between the gelu and the copy of a into b (checked
+// as: the first slice of a's buffer after the gelu is that copy's source). A
+// regression test: this was once wrong.
 
 // CHECK: rt.loop r 0 count 3 {
-// CHECK-NEXT: rt.kernel "gelu" buffers [array<i64: 16, [[A:[0-9]+]]>, array<i64: 16, {{[0-9]+}}>]
-// CHECK-NOT: , array<i64: 16, [[A]]>] ints
-// CHECK: rt.kernel "copy" buffers [array<i64: 16, [[A]]>, array<i64: 16, {{[0-9]+}}>]
+// CHECK-NEXT: %[[X:.*]] = rt.slice %arena {{\[}}[[A:[0-9]+]]] size 16
+// CHECK-NEXT: %[[O:.*]] = rt.slice %arena [{{[0-9]+}}] size 16
+// CHECK-NEXT: rt.gelu x(%[[X]]) out(%[[O]])
+// CHECK: %[[S:.*]] = rt.slice %arena {{\[}}[[A]]] size 16
+// CHECK-NEXT: %[[D:.*]] = rt.slice %arena [{{[0-9]+}}] size 16
+// CHECK-NEXT: rt.copy src(%[[S]]) dst(%[[D]])
 // CHECK: }
 graph.variable @v : tensor<4xf32> init(zeros) hf "v"
 func.func @forward(%x: tensor<4xf32> {graph.input = "x"}, %y: tensor<4xf32> {graph.input = "y"}) -> (tensor<4xf32>, tensor<4xf32>) {

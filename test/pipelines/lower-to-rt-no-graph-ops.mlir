@@ -6,7 +6,10 @@
 // CHECK: rt.state @arg.forward.x : tensor<4xf32> role "input" at 0 size 16
 // CHECK: rt.state @output.forward.0 : tensor<4xf32> role "output" at 64 size 16
 // CHECK: rt.program @forward inputs [] registers 0 transient 0
-// CHECK-NEXT: rt.kernel "copy" buffers [array<i64: 16, 0>, array<i64: 16, 64>] ints [array<i64: 16>] floats []
+// CHECK-NEXT: %arena = rt.arena
+// CHECK-NEXT: %[[S:.*]] = rt.slice %arena [0] size 16
+// CHECK-NEXT: %[[D:.*]] = rt.slice %arena [64] size 16
+// CHECK-NEXT: rt.copy src(%[[S]]) dst(%[[D]]) {bytes = array<i64: 16>}
 func.func @forward(%x: tensor<4xf32> {graph.input = "x"}) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }

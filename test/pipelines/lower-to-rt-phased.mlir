@@ -6,9 +6,9 @@
 
 // ferry-lower-to-rt with phases and a device budget (300000 bytes) that the
 // stacked 2 x 128 x 128 weight, its gradient and its two moments (128 KiB
-// each) do not fit together: they become remote buffers (`host`, offsets in
-// host memory); states under 64 KiB stay on the device. Each phase stages
-// what it touches:
+// each) do not fit together: they become remote buffers (`host`, slices of
+// %host at offsets in host memory); states under 64 KiB stay on the device.
+// Each phase stages what it touches:
 // * layer forward: layer r's weights are loaded once before the micro-batch
 //   loop (address: host base + 65536 * layer register), waited for, and the
 //   GEMMs in the loop read the device copy; nothing is stored back;
@@ -28,36 +28,64 @@
 // CHECK-SAME: rt.phases = [{bytes_in = 0 : i64, bytes_out = 0 : i64, executions = 1 : i64, flops = 0.000000e+00 : f64, name = "embed.fwd"
 
 // CHECK: rt.loop r 2 count 2 {
-// CHECK-NEXT: rt.kernel "phase_begin" buffers [] ints [array<i64: 1>]
-// CHECK-NEXT: rt.kernel "load" buffers [array<i64: 65536, 0, 0, 0, 65536>, array<i64: 65536, [[W:[0-9]+]]>] ints [array<i64: 65536>, array<i64: [[E:[0-9]+]]>]
-// CHECK-NEXT: rt.kernel "wait" buffers [] ints [array<i64: [[E]]>]
+// CHECK-NEXT: rt.phase_begin {phase = array<i64: 1>}
+// CHECK-NEXT: %[[S:.*]] = rt.slice %host [0, 0, 0, 65536] size 65536
+// CHECK-NEXT: %[[D:.*]] = rt.slice %arena {{\[}}[[W:[0-9]+]]] size 65536
+// CHECK-NEXT: rt.load src(%[[S]]) dst(%[[D]]) {bytes = array<i64: 65536>, event = array<i64: [[E:[0-9]+]]>}
+// CHECK-NEXT: rt.wait {event = array<i64: [[E]]>}
 // CHECK-NEXT: rt.loop r 3 count 2 {
 // The layer's input (@stash.carry) kept for the backward (@stash.x).
-// CHECK-NEXT: rt.kernel "copy"
-// CHECK-NEXT: rt.kernel "gemm" buffers [{{.*}}, array<i64: 65536, [[W]]>, {{.*}}]
-// CHECK-NOT: "store"
-// CHECK: rt.kernel "phase_end" buffers [] ints [array<i64: 1>]
+// CHECK-NEXT: rt.slice
+// CHECK-NEXT: rt.slice
+// CHECK-NEXT: rt.copy
+// CHECK-NEXT: rt.slice
+// CHECK-NEXT: %[[B:.*]] = rt.slice %arena {{\[}}[[W]]] size 65536
+// CHECK-NEXT: rt.slice
+// CHECK-NEXT: rt.gemm a({{.*}}) b(%[[B]]) c({{.*}})
+// CHECK-NOT: rt.store
+// CHECK: rt.phase_end {phase = array<i64: 1>}
 
 // The layer backward (layer 1 - r): the gradient's range is filled, not
-// loaded, and stored at the end.
-// CHECK: rt.kernel "phase_begin" buffers [] ints [array<i64: 3>]
-// CHECK-NOT: rt.kernel "load" buffers [array<i64: 65536, 196608
-// CHECK: rt.kernel "fill" buffers [array<i64: 65536, [[BG:[0-9]+]]>]
-// CHECK: rt.kernel "store" buffers [array<i64: 65536, [[BG]]>, array<i64: 65536, 196608, {{.*}}, -65536>]
-// CHECK: rt.kernel "phase_end" buffers [] ints [array<i64: 3>]
+// loaded, and stored at the end. ({{[[:space:]]+}} joins a slice and the
+// line after it into one pattern where the same range is sliced earlier for
+// other kernels.)
+// CHECK: rt.phase_begin {phase = array<i64: 3>}
+// CHECK-NOT: rt.slice %host [196608
+// CHECK: %[[D:.*]] = rt.slice %arena {{\[}}[[BG:[0-9]+]]] size 65536{{[[:space:]]+}}rt.fill dst(%[[D]])
+// CHECK: %[[S:.*]] = rt.slice %arena {{\[}}[[BG]]] size 65536{{[[:space:]]+}}%[[D:.*]] = rt.slice %host [196608, {{.*}}, -65536] size 65536
+// CHECK-NEXT: rt.store src(%[[S]]) dst(%[[D]])
+// CHECK: rt.phase_end {phase = array<i64: 3>}
 
-// CHECK: rt.kernel "phase_begin" buffers [] ints [array<i64: 5>]
-// CHECK-NEXT: rt.kernel "load" buffers [array<i64: 65536, 0, {{.*}}, 65536>, array<i64: 65536, [[PW:[0-9]+]]>]
-// CHECK-NEXT: rt.kernel "load" buffers [array<i64: 65536, 131072, {{.*}}, 65536>, array<i64: 65536, [[PG:[0-9]+]]>]
-// CHECK-NEXT: rt.kernel "load" buffers [array<i64: 65536, 262144, {{.*}}, 65536>, array<i64: 65536, [[PM:[0-9]+]]>]
-// CHECK-NEXT: rt.kernel "load" buffers [array<i64: 65536, 393216, {{.*}}, 65536>, array<i64: 65536, [[PV:[0-9]+]]>]
-// CHECK-NEXT: rt.kernel "wait"
-// CHECK-NEXT: rt.kernel "optimizer_update" buffers [array<i64: 65536, [[PW]]>, array<i64: 65536, [[PG]]>, array<i64: 65536, [[PM]]>, array<i64: 65536, [[PV]]>,
-// CHECK: rt.kernel "store" buffers [array<i64: 65536, [[PW]]>, array<i64: 65536, 0,
-// CHECK-NEXT: rt.kernel "store" buffers [array<i64: 65536, [[PM]]>, array<i64: 65536, 262144,
-// CHECK-NEXT: rt.kernel "store" buffers [array<i64: 65536, [[PV]]>, array<i64: 65536, 393216,
-// CHECK-NEXT: rt.kernel "wait"
-// CHECK-NEXT: rt.kernel "phase_end" buffers [] ints [array<i64: 5>]
+// CHECK: rt.phase_begin {phase = array<i64: 5>}
+// CHECK-NEXT: %[[S:.*]] = rt.slice %host [0, {{.*}}, 65536] size 65536
+// CHECK-NEXT: %[[D:.*]] = rt.slice %arena {{\[}}[[PW:[0-9]+]]] size 65536
+// CHECK-NEXT: rt.load src(%[[S]]) dst(%[[D]])
+// CHECK-NEXT: %[[S:.*]] = rt.slice %host [131072, {{.*}}, 65536] size 65536
+// CHECK-NEXT: %[[D:.*]] = rt.slice %arena {{\[}}[[PG:[0-9]+]]] size 65536
+// CHECK-NEXT: rt.load src(%[[S]]) dst(%[[D]])
+// CHECK-NEXT: %[[S:.*]] = rt.slice %host [262144, {{.*}}, 65536] size 65536
+// CHECK-NEXT: %[[D:.*]] = rt.slice %arena {{\[}}[[PM:[0-9]+]]] size 65536
+// CHECK-NEXT: rt.load src(%[[S]]) dst(%[[D]])
+// CHECK-NEXT: %[[S:.*]] = rt.slice %host [393216, {{.*}}, 65536] size 65536
+// CHECK-NEXT: %[[D:.*]] = rt.slice %arena {{\[}}[[PV:[0-9]+]]] size 65536
+// CHECK-NEXT: rt.load src(%[[S]]) dst(%[[D]])
+// CHECK-NEXT: rt.wait
+// CHECK-NEXT: %[[OW:.*]] = rt.slice %arena {{\[}}[[PW]]] size 65536
+// CHECK-NEXT: %[[OG:.*]] = rt.slice %arena {{\[}}[[PG]]] size 65536
+// CHECK-NEXT: %[[OM:.*]] = rt.slice %arena {{\[}}[[PM]]] size 65536
+// CHECK-NEXT: %[[OV:.*]] = rt.slice %arena {{\[}}[[PV]]] size 65536
+// CHECK: rt.optimizer_update w(%[[OW]]) g(%[[OG]]) m(%[[OM]]) v(%[[OV]])
+// CHECK: %[[S:.*]] = rt.slice %arena {{\[}}[[PW]]] size 65536
+// CHECK-NEXT: %[[D:.*]] = rt.slice %host [0, {{.*}}] size 65536
+// CHECK-NEXT: rt.store src(%[[S]]) dst(%[[D]])
+// CHECK-NEXT: %[[S:.*]] = rt.slice %arena {{\[}}[[PM]]] size 65536
+// CHECK-NEXT: %[[D:.*]] = rt.slice %host [262144, {{.*}}] size 65536
+// CHECK-NEXT: rt.store src(%[[S]]) dst(%[[D]])
+// CHECK-NEXT: %[[S:.*]] = rt.slice %arena {{\[}}[[PV]]] size 65536
+// CHECK-NEXT: %[[D:.*]] = rt.slice %host [393216, {{.*}}] size 65536
+// CHECK-NEXT: rt.store src(%[[S]]) dst(%[[D]])
+// CHECK-NEXT: rt.wait
+// CHECK-NEXT: rt.phase_end {phase = array<i64: 5>}
 
 module attributes {graph.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, clip_norm = 1.000000e+00 : f64, data_parallel = 1 : i64, epsilon = 9.9999999999999995E-7 : f64, global_batch_size = 4 : i64, lr = 1.000000e-03 : f64, lr_schedule = "constant", micro_batch_size = 2 : i64, optimizer = "adamw", power = 1.000000e+00 : f64, seed = 42 : i64, start_warmup_step = 0 : i64, total_steps = 100 : i64, warmup_steps = 0 : i64, weight_decay = 1.000000e-02 : f64}} {
   graph.variable @norm.parts : tensor<3xf32> init(zeros) hf "norm.parts.{}" stacked

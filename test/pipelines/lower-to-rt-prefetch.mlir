@@ -21,27 +21,39 @@
 // With prefetch=false the same range is loaded when the phase starts.
 
 // CHECK: rt.prefetch = "on (next layer and next micro-batch, the first layer during the phase before its loop); {{[0-9]+}} staged ranges double-buffered
-// CHECK: rt.kernel "phase_begin" buffers [] ints [array<i64: 0>]
-// CHECK-NEXT: rt.kernel "load" buffers [array<i64: 65536, 0, 0, 0, 0>, array<i64: 65536, [[B:[0-9]+]]>] ints [array<i64: 65536>, array<i64: [[E:[0-9]+]]>]
+// CHECK: rt.phase_begin {phase = array<i64: 0>}
+// CHECK-NEXT: %[[S:.*]] = rt.slice %host [0, 0, 0, 0] size 65536
+// CHECK-NEXT: %[[D:.*]] = rt.slice %arena {{\[}}[[B:[0-9]+]]] size 65536
+// CHECK-NEXT: rt.load src(%[[S]]) dst(%[[D]]) {bytes = array<i64: 65536>, event = array<i64: [[E:[0-9]+]]>}
 // CHECK-NEXT: rt.loop r 1 count 2 {
-// CHECK: rt.kernel "phase_end" buffers [] ints [array<i64: 0>]
+// CHECK: rt.phase_end {phase = array<i64: 0>}
 // CHECK-NEXT: rt.loop r 2 count 2 parity r [[P:[0-9]+]] {
-// CHECK-NEXT: rt.kernel "phase_begin" buffers [] ints [array<i64: 1>]
-// CHECK-NEXT: rt.kernel "wait" buffers [] ints [array<i64: [[E]]>]
-// CHECK-NEXT: rt.kernel "load" buffers [array<i64: 65536, 65536, 0, 0, 65536>, array<i64: 65536, {{[0-9]+}}, {{.*}}, -65536>] ints [array<i64: 65536>, array<i64: [[E]]>, array<i64: 1, 0, 0, 1>, array<i64: 2>]
+// CHECK-NEXT: rt.phase_begin {phase = array<i64: 1>}
+// CHECK-NEXT: rt.wait {event = array<i64: [[E]]>}
+// CHECK-NEXT: %[[S:.*]] = rt.slice %host [65536, 0, 0, 65536] size 65536
+// CHECK-NEXT: %[[D:.*]] = rt.slice %arena [{{[0-9]+}}, {{.*}}, -65536] size 65536
+// CHECK-NEXT: rt.load src(%[[S]]) dst(%[[D]]) {bytes = array<i64: 65536>, event = array<i64: [[E]]>, guard = array<i64: 1, 0, 0, 1>, limit = array<i64: 2>}
 // CHECK-NEXT: rt.loop r 3 count 2 {
 // The layer's input (@stash.carry) kept for the backward (@stash.x).
-// CHECK-NEXT: rt.kernel "copy"
-// CHECK-NEXT: rt.kernel "gemm" buffers [{{.*}}, array<i64: 65536, [[B]], {{.*}}, 65536>, {{.*}}]
-// CHECK: rt.kernel "phase_end" buffers [] ints [array<i64: 1>]
+// CHECK-NEXT: rt.slice
+// CHECK-NEXT: rt.slice
+// CHECK-NEXT: rt.copy
+// CHECK-NEXT: rt.slice
+// CHECK-NEXT: %[[W:.*]] = rt.slice %arena {{\[}}[[B]], {{.*}}, 65536] size 65536
+// CHECK-NEXT: rt.slice
+// CHECK-NEXT: rt.gemm a({{.*}}) b(%[[W]]) c({{.*}})
+// CHECK: rt.phase_end {phase = array<i64: 1>}
 // CHECK-NEXT: }
-// CHECK-NEXT: rt.kernel "wait" buffers [array<i64: 131072, [[B]]>] ints [array<i64: [[E]]>]
+// CHECK-NEXT: %[[K:.*]] = rt.slice %arena {{\[}}[[B]]] size 131072
+// CHECK-NEXT: rt.wait pending(%[[K]]) {event = array<i64: [[E]]>}
 
 // OFF: rt.prefetch = "off (execution.prefetch: false); 0 staged ranges double-buffered
 // OFF: rt.loop r 2 count 2 {
-// OFF-NEXT: rt.kernel "phase_begin" buffers [] ints [array<i64: 1>]
-// OFF-NEXT: rt.kernel "load" buffers [array<i64: 65536, 0, 0, 0, 65536>, array<i64: 65536, {{[0-9]+}}>]
-// OFF-NEXT: rt.kernel "wait"
+// OFF-NEXT: rt.phase_begin {phase = array<i64: 1>}
+// OFF-NEXT: %[[S:.*]] = rt.slice %host [0, 0, 0, 65536] size 65536
+// OFF-NEXT: %[[D:.*]] = rt.slice %arena [{{[0-9]+}}] size 65536
+// OFF-NEXT: rt.load src(%[[S]]) dst(%[[D]])
+// OFF-NEXT: rt.wait
 
 module attributes {graph.training = {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, clip_norm = 1.000000e+00 : f64, data_parallel = 1 : i64, epsilon = 9.9999999999999995E-7 : f64, global_batch_size = 4 : i64, lr = 1.000000e-03 : f64, lr_schedule = "constant", micro_batch_size = 2 : i64, optimizer = "adamw", power = 1.000000e+00 : f64, seed = 42 : i64, start_warmup_step = 0 : i64, total_steps = 100 : i64, warmup_steps = 0 : i64, weight_decay = 1.000000e-02 : f64}} {
   graph.variable @norm.parts : tensor<3xf32> init(zeros) hf "norm.parts.{}" stacked

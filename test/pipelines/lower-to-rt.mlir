@@ -31,27 +31,50 @@
 // CHECK-NEXT: rt.state @input.ids : tensor<2x3xi32> role "input" at 1280 size 24 {hf = "input.ids", init = "zeros", init_std = 0.000000e+00 : f64}
 // CHECK-NEXT: rt.state @count : tensor<5xi32> role "state" at 1344 size 20 {hf = "count", init = "zeros", init_std = 0.000000e+00 : f64}
 // CHECK-NEXT: rt.program @forward inputs ["seed", "sample_offset"] registers 3 transient 512 attributes {rt.max_live_bytes = 512 : i64} {
+// CHECK-NEXT: %arena = rt.arena
 
 // gemm ints: the shared rhs (a linear layer's weight) makes the batch of 2
 // one GEMM of 2 x 3 rows: batch 1, m 6, n 4, k 8, no transposed lhs,
 // transposed rhs, strides m*k = 48, k*n = 32, m*n = 24, no accumulation.
 // The first temporary starts where the states end.
-// CHECK-NEXT: rt.kernel "gemm" buffers [array<i64: 192, 0>, array<i64: 128, 448>, array<i64: 96, [[T1:1408]]>] ints [array<i64: 1>, array<i64: 6>, array<i64: 4>, array<i64: 8>, array<i64: 0>, array<i64: 1>, array<i64: 48>, array<i64: 32>, array<i64: 24>, array<i64: 0>] floats [1.000000e+00]
+// CHECK-NEXT: %[[A:.*]] = rt.slice %arena [0] size 192
+// CHECK-NEXT: %[[B:.*]] = rt.slice %arena [448] size 128
+// CHECK-NEXT: %[[C:.*]] = rt.slice %arena {{\[}}[[T1:1408]]] size 96
+// CHECK-NEXT: rt.gemm a(%[[A]]) b(%[[B]]) c(%[[C]]) {accumulate = array<i64: 0>, alpha = 1.000000e+00 : f64, batch = array<i64: 1>, k = array<i64: 8>, m = array<i64: 6>, n = array<i64: 4>, stride_a = array<i64: 48>, stride_b = array<i64: 32>, stride_c = array<i64: 24>, trans_a = array<i64: 0>, trans_b = array<i64: 1>}
 // The reshape is a view: gelu reads the gemm's buffer.
-// CHECK-NEXT: rt.kernel "gelu" buffers [array<i64: 96, [[T1]]>, array<i64: 96, [[G:[0-9]+]]>] ints [array<i64: 24>] floats []
+// CHECK-NEXT: %[[X:.*]] = rt.slice %arena {{\[}}[[T1]]] size 96
+// CHECK-NEXT: %[[O:.*]] = rt.slice %arena {{\[}}[[G:[0-9]+]]] size 96
+// CHECK-NEXT: rt.gelu x(%[[X]]) out(%[[O]]) {count = array<i64: 24>}
 // The carried buffer is initialised from the (reshaped) input state and
 // reuses the gemm result's offset.
-// CHECK-NEXT: rt.kernel "copy" buffers [array<i64: 96, 192>, array<i64: 96, [[T1]]>] ints [array<i64: 96>] floats []
+// CHECK-NEXT: %[[S:.*]] = rt.slice %arena [192] size 96
+// CHECK-NEXT: %[[D:.*]] = rt.slice %arena {{\[}}[[T1]]] size 96
+// CHECK-NEXT: rt.copy src(%[[S]]) dst(%[[D]]) {bytes = array<i64: 96>}
 // CHECK-NEXT: rt.loop r 2 count 3 {
-// CHECK-NEXT: rt.kernel "bias_add" buffers [array<i64: 96, [[T1]]>, array<i64: 16, 608, 0, 0, -16>, array<i64: 96, [[Z:[0-9]+]]>] ints [array<i64: 6>, array<i64: 4>] floats []
+// CHECK-NEXT: %[[X:.*]] = rt.slice %arena {{\[}}[[T1]]] size 96
+// CHECK-NEXT: %[[B:.*]] = rt.slice %arena [608, 0, 0, -16] size 16
+// CHECK-NEXT: %[[O:.*]] = rt.slice %arena {{\[}}[[Z:[0-9]+]]] size 96
+// CHECK-NEXT: rt.bias_add x(%[[X]]) bias(%[[B]]) out(%[[O]]) {cols = array<i64: 4>, rows = array<i64: 6>}
 // dropout ints: count, per-sample count, seed (r0), purpose hash, layer (r2),
 // sample offset (r1).
-// CHECK-NEXT: rt.kernel "dropout" buffers [array<i64: 96, [[Z]]>, array<i64: 96, [[D:[0-9]+]]>] ints [array<i64: 24>, array<i64: 4>, array<i64: 0, 1>, array<i64: {{[0-9]+}}>, array<i64: 0, 0, 0, 1>, array<i64: 0, 0, 1>] floats [1.000000e-01]
-// CHECK-NEXT: rt.kernel "mul" buffers [array<i64: 96, [[D]]>, array<i64: 96, [[G]]>, array<i64: 96, [[Z]]>] ints [array<i64: 24>] floats []
-// CHECK-NEXT: rt.kernel "add" buffers [array<i64: 96, [[Z]]>, array<i64: 96, [[T1]]>, array<i64: 96, [[D]]>] ints [array<i64: 24>] floats []
-// CHECK-NEXT: rt.kernel "copy" buffers [array<i64: 96, [[D]]>, array<i64: 96, [[T1]]>] ints [array<i64: 96>] floats []
+// CHECK-NEXT: %[[X:.*]] = rt.slice %arena {{\[}}[[Z]]] size 96
+// CHECK-NEXT: %[[O:.*]] = rt.slice %arena {{\[}}[[D:[0-9]+]]] size 96
+// CHECK-NEXT: rt.dropout x(%[[X]]) out(%[[O]]) {count = array<i64: 24>, layer = array<i64: 0, 0, 0, 1>, p = 1.000000e-01 : f64, per_sample = array<i64: 4>, purpose = array<i64: {{[0-9]+}}>, sample_offset = array<i64: 0, 0, 1>, seed = array<i64: 0, 1>}
+// CHECK-NEXT: %[[A:.*]] = rt.slice %arena {{\[}}[[D]]] size 96
+// CHECK-NEXT: %[[B:.*]] = rt.slice %arena {{\[}}[[G]]] size 96
+// CHECK-NEXT: %[[O:.*]] = rt.slice %arena {{\[}}[[Z]]] size 96
+// CHECK-NEXT: rt.mul a(%[[A]]) b(%[[B]]) out(%[[O]]) {count = array<i64: 24>}
+// CHECK-NEXT: %[[A:.*]] = rt.slice %arena {{\[}}[[Z]]] size 96
+// CHECK-NEXT: %[[B:.*]] = rt.slice %arena {{\[}}[[T1]]] size 96
+// CHECK-NEXT: %[[O:.*]] = rt.slice %arena {{\[}}[[D]]] size 96
+// CHECK-NEXT: rt.add a(%[[A]]) b(%[[B]]) out(%[[O]]) {count = array<i64: 24>}
+// CHECK-NEXT: %[[S:.*]] = rt.slice %arena {{\[}}[[D]]] size 96
+// CHECK-NEXT: %[[T:.*]] = rt.slice %arena {{\[}}[[T1]]] size 96
+// CHECK-NEXT: rt.copy src(%[[S]]) dst(%[[T]]) {bytes = array<i64: 96>}
 // CHECK-NEXT: }
-// CHECK-NEXT: rt.kernel "copy" buffers [array<i64: 96, [[T1]]>, array<i64: 96, 320>] ints [array<i64: 96>] floats []
+// CHECK-NEXT: %[[S:.*]] = rt.slice %arena {{\[}}[[T1]]] size 96
+// CHECK-NEXT: %[[T:.*]] = rt.slice %arena [320] size 96
+// CHECK-NEXT: rt.copy src(%[[S]]) dst(%[[T]]) {bytes = array<i64: 96>}
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NOT: graph.
@@ -64,8 +87,11 @@
 // TWO-DAG: rt.state @output.scale.0 : tensor<4xf32> role "output"
 // TWO: rt.program @forward inputs ["seed", "sample_offset"] registers 3
 // TWO: rt.program @scale inputs ["n"] registers 1 transient {{[0-9]+}}
-// TWO-NEXT: rt.kernel "scale"
-// TWO-SAME: ints [array<i64: 4>] floats [5.000000e-01]
+// TWO-NEXT: %arena = rt.arena
+// TWO-NEXT: rt.slice
+// TWO-NEXT: rt.slice
+// TWO-NEXT: rt.scale
+// TWO-SAME: {count = array<i64: 4>, factor = 5.000000e-01 : f64}
 graph.parameter @w : tensor<4x8xf32> init(normal, 2.000000e-02) hf "w"
 graph.parameter @layer.b : tensor<3x4xf32> init(zeros) hf "layer.{}.b" stacked no_weight_decay
 graph.variable @grad.w : tensor<4x8xf32> init(zeros) hf "grad.w"

@@ -59,6 +59,7 @@
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "dialects/rt/RtBase.td"
+include "dialects/rt/RtInterfaces.td"
 
 
 class RtRole<list<OpVariableDecorator> effects_, string docName_> {
@@ -103,10 +104,6 @@ class RtDisjoint<string written_, string other_> {
   string written = written_;
   string other = other_;
 }
-
-// An integer parameter is affine in the program's registers, as rt.kernel's
-// are: array<i64: c, a0, a1, ...>.
-def Rt_AffineAttr : ConfinedAttr<DenseI64ArrayAttr, [DenseArrayMinCt<1>]>;
 
 class RtBuffer<string name_, RtRole role_, RtElem type_, string elements_,
                string doc_, RtArity arity_ = RtRequired> {
@@ -159,7 +156,9 @@ class RtKernel<string mnemonic, int id, string family, list<Trait> props = []>
   bit backendOwned = 0;
 
   let summary = doc;
-  let traits = !listconcat(props,
+  let extraClassDeclaration =
+      "static constexpr unsigned kKernelIndex = " # id # ";";
+  let traits = !listconcat(props, [Rt_KernelCallOpInterface],
       !if(!gt(!size(!filter(b, buffers, !ne(b.arity.kind, 0))), 1),
           [AttrSizedOperandSegments], []));
   // A buffer with an access rule gets both effects: the sound superset.
@@ -174,7 +173,7 @@ class RtKernel<string mnemonic, int id, string family, list<Trait> props = []>
       !dag(ins, !foreach(f, floats, F64Attr), !foreach(f, floats, f.name)),
       (ins OptionalAttr<I64Attr>:$bf16));
   let assemblyFormat = !interleave(!foreach(b, buffers, !cond(
-      !eq(b.arity.kind, 1) : "(`" # b.name # "` `(` $" # b.name # "^ `)`)?",
+      !ne(b.arity.kind, 0) : "(`" # b.name # "` `(` $" # b.name # "^ `)`)?",
       true : "`" # b.name # "` `(` $" # b.name # " `)`")), " ") # " attr-dict";
 }
 

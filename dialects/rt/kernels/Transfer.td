@@ -43,6 +43,11 @@ def Rt_WaitOp : RtKernel<"wait", 38, "Transfer"> {
   let doc = "blocks until the last load or store issued with this event has finished";
   let ints = [
     RtInt<"event", "the event">];
+  // Not read by the backends: the ranges the awaited copies use, which the
+  // layout keeps live until here (a double buffer's both halves across its
+  // loop).
+  let buffers = [
+    RtBuffer<"pending", RtIn, RtBytes, "0", "ranges the awaited copies use, kept live until the wait", RtRest>];
 }
 
 def Rt_PhaseBeginOp : RtKernel<"phase_begin", 39, "Transfer"> {
