@@ -268,7 +268,7 @@ void PlaceBuffersPass::runOnOperation() {
   std::string note = prefetch ? "" : "off (execution.prefetch: false)";
   Candidate best = evaluate(programs, states, eligible, levels);
   if (!best.error.empty()) {
-    module.emitError() << "ferry-lower-to-rt: " << best.error;
+    module.emitError() << "ferry-place-buffers: " << best.error;
     return signalPassFailure();
   }
   if (limit > 0 && best.peak() > limit && levels.any()) {
@@ -328,7 +328,7 @@ void PlaceBuffersPass::runOnOperation() {
   if (host != eligible) {
     best = evaluate(programs, states, host, levels);
     if (!best.error.empty()) {
-      module.emitError() << "ferry-lower-to-rt: " << best.error;
+      module.emitError() << "ferry-place-buffers: " << best.error;
       return signalPassFailure();
     }
   }

@@ -120,7 +120,7 @@ void SelectKernelsPass::runOnOperation() {
   for (const std::string &name : names) {
     auto fn = symbols.lookup<func::FuncOp>(name);
     if (!fn || fn.isExternal()) {
-      module.emitError() << "ferry-lower-to-rt: no function @" << name
+      module.emitError() << "ferry-select-kernels: no function @" << name
                          << (fn ? " with a body" : "");
       return signalPassFailure();
     }

@@ -63,7 +63,7 @@ void StageRemoteBuffersPass::runOnOperation() {
       return signalPassFailure();
     StagingResult staged = stageProgram(*p, states, levels);
     if (!staged.error.empty()) {
-      module.emitError() << "ferry-lower-to-rt: " << staged.error;
+      module.emitError() << "ferry-stage-remote-buffers: " << staged.error;
       return signalPassFailure();
     }
     doubled += staged.prefetchedGroups;

@@ -87,7 +87,7 @@ FailureOr<Ref> KernelSelection::ref(Frame &f, Value v, Operation *user) {
   }
   auto it = f.refs.find(v);
   if (it == f.refs.end())
-    return user->emitOpError() << "ferry-lower-to-rt: operand has no "
+    return user->emitOpError() << "ferry-select-kernels: operand has no "
                                   "buffer (unsupported producer)";
   return it->second;
 }
@@ -95,7 +95,7 @@ FailureOr<Ref> KernelSelection::ref(Frame &f, Value v, Operation *user) {
 FailureOr<Affine> KernelSelection::affine(Frame &f, Value v, Operation *user) {
   auto it = f.ints.find(v);
   if (it == f.ints.end())
-    return user->emitOpError() << "ferry-lower-to-rt: index operand is not "
+    return user->emitOpError() << "ferry-select-kernels: index operand is not "
                                   "affine in constants, loop counters and "
                                   "program inputs";
   return it->second;

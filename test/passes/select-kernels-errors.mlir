@@ -5,7 +5,7 @@
 
 // Tests that every program named in programs=... exists (a module-level
 // error).
-// expected-error @+1 {{ferry-lower-to-rt: no function @forward}}
+// expected-error @+1 {{ferry-select-kernels: no function @forward}}
 module {
   graph.parameter @w : tensor<4xf32> init(zeros) hf "w"
   func.func @other() {

@@ -7,7 +7,7 @@
 
 // Two ranges of one remote buffer that may overlap, one of them written:
 // staged copies of the same bytes would diverge.
-// expected-error @+1 {{ferry-lower-to-rt: phase p touches overlapping ranges of @w in different ways; it cannot be staged}}
+// expected-error @+1 {{ferry-stage-remote-buffers: phase p touches overlapping ranges of @w in different ways; it cannot be staged}}
 module {
   rt.state @w : tensor<32768xf32> role "parameter" at 0 size 131072 {hf = "w", init = "zeros", init_std = 0.0 : f64, host}
   rt.program @f inputs [] registers 0 transient 0 attributes {rt.phase_names = ["p"]} {
