@@ -1,14 +1,15 @@
 //===- ForwardBuffers.cpp - results computed where they are copied to ----===//
 //
-// ferry-forward-buffers, on rt calls over virtual buffers: removes copies
-// and accumulations a producer can do itself. The temporaries it frees stay
-// unused (ferry-layout-arena gives them no space).
+// ferry-forward-buffers, on the rt IR before the layout, in place: removes
+// copies and accumulations a producer can do itself, by pointing the
+// producer's range at the destination. The temporaries it frees go with
+// their rt.alloc.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
 
-#include "passes/lowering/RtProgram.h"
+#include "passes/lowering/RtRanges.h"
 
 #include <cmath>
 
@@ -23,140 +24,159 @@ using namespace ferry::lowering;
 
 namespace {
 
-// Two rewrites that save a pass over memory each, on the instruction list:
+// Two rewrites that save a pass over memory each, on a program's calls in
+// order:
 //  * a GEMM whose result only feeds `accumulate` into a destination adds into
 //    that destination itself (beta = 1): weight gradients of every layer;
 //  * a temporary that is only copied into a destination (a stash slot, a
 //    state) is computed in the destination instead; an all-reduce of the
 //    destination itself becomes an all-reduce in place.
 // Both require every use of the temporary to sit in the same loop body as
-// the rewritten instruction and nothing else to touch the destination's
-// buffer meanwhile, so the result is the same program with fewer copies.
-void forwardIntoDestinations(Program &program) {
-  std::vector<Buffer> &buffers = program.buffers;
-  std::vector<Instr> &instrs = program.instrs;
-  size_t n = instrs.size();
-  // Innermost enclosing loop body of each position, [begin, end].
-  std::vector<std::pair<int64_t, int64_t>> scope(n, {-1, -1});
-  for (size_t p = 0; p < n; ++p)
-    if (instrs[p].isLoop())
-      for (size_t q = p + 1; q <= p + instrs[p].loopBody && q < n; ++q)
-        scope[q] = {static_cast<int64_t>(p) + 1,
-                    static_cast<int64_t>(p + instrs[p].loopBody)};
-  std::vector<std::vector<size_t>> uses(buffers.size());
-  for (size_t p = 0; p < n; ++p)
-    for (const Ref &r : instrs[p].buffers)
-      if (uses[r.buffer].empty() || uses[r.buffer].back() != p)
-        uses[r.buffer].push_back(p);
-  std::vector<bool> deleted(n, false);
-  auto wholeTemp = [&](const Ref &r) {
-    return !buffers[r.buffer].isState && r.offset.isConstant() &&
-           r.offset.c == 0 && r.bytes == buffers[r.buffer].bytes;
+// the rewritten call and nothing else to touch the destination's buffer
+// meanwhile, so the result is the same program with fewer copies.
+void forwardIntoDestinations(rt::ProgramOp program) {
+  SmallVector<rt::KernelCallOpInterface> calls = kernelsInOrder(program);
+  size_t n = calls.size();
+  // The positions of the calls that take a range of each buffer (a state
+  // is one buffer however many rt.state_refs name it).
+  llvm::DenseMap<StringAttr, Value> stateBuffers;
+  auto key = [&](Value buffer) {
+    if (auto ref = buffer.getDefiningOp<rt::StateRefOp>())
+      return stateBuffers.try_emplace(ref.getStateAttr().getAttr(), buffer)
+          .first->second;
+    return buffer;
   };
-  auto untouchedBetween = [&](int buffer, size_t from, size_t to,
+  llvm::DenseMap<Value, std::vector<size_t>> uses;
+  for (size_t p = 0; p < n; ++p)
+    for (Value range : calls[p]->getOperands()) {
+      std::vector<size_t> &u = uses[key(bufferOf(range))];
+      if (u.empty() || u.back() != p)
+        u.push_back(p);
+    }
+  std::vector<bool> deleted(n, false);
+  // A range that is all of a temporary.
+  auto wholeTemp = [&](Value range) {
+    rt::SliceOp slice = sliceOf(range);
+    auto alloc = slice.getSource().getDefiningOp<rt::AllocOp>();
+    Affine offset = offsetOf(slice);
+    return alloc && offset.isConstant() && offset.c == 0 &&
+           slice.getBytes() == alloc.getBytes();
+  };
+  auto untouchedBetween = [&](Value buffer, size_t from, size_t to,
                               size_t except) {
     for (size_t p : uses[buffer])
       if (p >= from && p <= to && p != except && !deleted[p])
         return false;
     return true;
   };
+  // In the same loop body (or both outside loops).
   auto sameScope = [&](const std::vector<size_t> &positions, size_t at) {
     for (size_t p : positions)
-      if (scope[p] != scope[at])
+      if (calls[p]->getBlock() != calls[at]->getBlock())
         return false;
     return true;
   };
+  auto addUse = [&](Value buffer, size_t p) {
+    std::vector<size_t> &u = uses[buffer];
+    u.insert(std::upper_bound(u.begin(), u.end(), p), p);
+  };
   for (size_t p = 0; p < n; ++p) {
-    Instr &in = instrs[p];
-    bool isAccumulate = in.kernel == "accumulate";
-    if ((!isAccumulate && in.kernel != "copy") || deleted[p])
+    Operation *in = calls[p];
+    bool isAccumulate = isa<rt::AccumulateOp>(in);
+    if ((!isAccumulate && !isa<rt::CopyOp>(in)) || deleted[p])
       continue;
-    Ref src = in.buffers[0], dst = in.buffers[1];
-    if (!wholeTemp(src) || dst.bytes != src.bytes || src.buffer == dst.buffer)
+    Value src = in->getOperand(0), dst = in->getOperand(1);
+    rt::SliceOp srcSlice = sliceOf(src), dstSlice = sliceOf(dst);
+    Value temp = srcSlice.getSource(), dstBuffer = key(dstSlice.getSource());
+    Affine dstOffset = offsetOf(dstSlice);
+    auto dstBytes = static_cast<int64_t>(dstSlice.getBytes());
+    if (!wholeTemp(src) || dstSlice.getBytes() != srcSlice.getBytes() ||
+        temp == dstBuffer)
       continue;
-    std::vector<size_t> &tUses = uses[src.buffer];
+    std::vector<size_t> &tUses = uses[temp];
     if (!sameScope(tUses, p) || tUses.front() >= p)
       continue;
     if (isAccumulate) {
       // gemm (or embedding_grad) -> T, accumulate T into D: the producer
-      // adds into D itself.
+      // adds into D itself, its accumulate flag set.
       if (tUses.size() != 2 || tUses[1] != p)
         continue;
-      Instr &producer = instrs[tUses[0]];
+      Operation *producer = calls[tUses[0]];
       // A bias-gradient epilogue writes its own output; a bias epilogue
       // would add the bias after the sum, not before (not the same bits).
-      bool gemm = producer.kernel == "gemm" ||
-                  (producer.kernel == "gemm_epilogue" &&
-                   producer.ints.size() > 11 && producer.ints[11].c == 2);
-      bool scatter = producer.kernel == "embedding_grad";
-      size_t out = 2, flag = gemm ? 9 : 3;
-      if ((!gemm && !scatter) || producer.buffers.size() <= out ||
-          producer.ints.size() <= flag ||
-          producer.buffers[out].buffer != src.buffer ||
-          producer.ints[flag].c != 0)
-        continue;
       // alpha * AB + D in one rounding equals D + (alpha * AB) only when
       // alpha * AB is exact: alpha a power of two.
-      if (gemm) {
+      auto powerOfTwo = [](double alpha) {
         int exponent;
-        double alpha = producer.floats.empty() ? 1.0 : producer.floats[0];
-        if (alpha == 0.0 || std::frexp(alpha, &exponent) != 0.5)
+        return alpha != 0.0 && std::frexp(alpha, &exponent) == 0.5;
+      };
+      Affine flag;
+      if (auto gemm = dyn_cast<rt::GemmOp>(producer)) {
+        if (!powerOfTwo(gemm.getAlpha().convertToDouble()))
           continue;
-      }
-      bool readsT = false;
-      for (size_t b = 0; b < producer.buffers.size(); ++b)
-        readsT |= b != out && producer.buffers[b].buffer == src.buffer;
-      if (readsT || !untouchedBetween(dst.buffer, tUses[0], p, p))
+        flag = Affine::fromArray(gemm.getAccumulate());
+      } else if (auto gemm = dyn_cast<rt::GemmEpilogueOp>(producer)) {
+        if (Affine::fromArray(gemm.getEpilogue()).c != 2 ||
+            !powerOfTwo(gemm.getAlpha().convertToDouble()))
+          continue;
+        flag = Affine::fromArray(gemm.getAccumulate());
+      } else if (auto grad = dyn_cast<rt::EmbeddingGradOp>(producer)) {
+        std::optional<ArrayRef<int64_t>> accumulate = grad.getAccumulate();
+        if (!accumulate)
+          continue;
+        flag = Affine::fromArray(*accumulate);
+      } else {
         continue;
-      producer.buffers[out] = dst;
-      producer.ints[flag] = Affine::constant(1);
-      uses[dst.buffer].push_back(tUses[0]);
-      std::sort(uses[dst.buffer].begin(), uses[dst.buffer].end());
+      }
+      // The output is buffer 2 of all three (c, dtable).
+      constexpr unsigned out = 2;
+      if (bufferOf(producer->getOperand(out)) != temp || flag.c != 0)
+        continue;
+      bool readsT = false;
+      for (auto [b, range] : llvm::enumerate(producer->getOperands()))
+        readsT |= b != out && bufferOf(range) == temp;
+      if (readsT || !untouchedBetween(dstBuffer, tUses[0], p, p))
+        continue;
+      setRange(producer, out, dstBuffer, dstOffset, dstBytes);
+      Builder b(producer->getContext());
+      producer->setAttr("accumulate", b.getDenseI64ArrayAttr({1}));
+      addUse(dstBuffer, tUses[0]);
       deleted[p] = true;
       continue;
     }
     // copy T into D: compute T in D. An all-reduce of D itself into T
     // may sum in place (MPI_IN_PLACE; NCCL allows it too): the gradient
     // sum of data parallelism needs no second gradient-sized buffer.
-    const Instr &producer = instrs[tUses.front()];
-    bool inPlaceSum = producer.kernel == "all_reduce" && tUses.size() == 2 &&
-                      tUses.back() == p &&
-                      producer.buffers[0].buffer == dst.buffer &&
-                      producer.buffers[0].offset == dst.offset &&
-                      producer.buffers[0].bytes == dst.bytes;
+    auto sum = dyn_cast<rt::AllReduceOp>(calls[tUses.front()].getOperation());
+    bool inPlaceSum = false;
+    if (sum && tUses.size() == 2 && tUses.back() == p) {
+      rt::SliceOp x = sliceOf(sum.getX());
+      inPlaceSum = key(x.getSource()) == dstBuffer &&
+                   offsetOf(x) == dstOffset &&
+                   x.getBytes() == dstSlice.getBytes();
+    }
     if (tUses.back() != p &&
-        !untouchedBetween(dst.buffer, tUses.front(), tUses.back(), p))
+        !untouchedBetween(dstBuffer, tUses.front(), tUses.back(), p))
       continue;
-    if (!inPlaceSum &&
-        !untouchedBetween(dst.buffer, tUses.front(), p, p))
+    if (!inPlaceSum && !untouchedBetween(dstBuffer, tUses.front(), p, p))
       continue;
-    if (inPlaceSum && !untouchedBetween(dst.buffer, tUses.front() + 1, p, p))
+    if (inPlaceSum && !untouchedBetween(dstBuffer, tUses.front() + 1, p, p))
       continue;
-    for (size_t q : tUses)
-      for (Ref &r : instrs[q].buffers)
-        if (r.buffer == src.buffer)
-          r = Ref{dst.buffer, dst.offset, dst.bytes};
-    for (size_t q : tUses)
-      if (q != p)
-        uses[dst.buffer].push_back(q);
-    std::sort(uses[dst.buffer].begin(), uses[dst.buffer].end());
+    for (size_t q : tUses) {
+      if (q == p)
+        continue;
+      for (unsigned b = 0; b < calls[q]->getNumOperands(); ++b)
+        if (bufferOf(calls[q]->getOperand(b)) == temp)
+          setRange(calls[q], b, dstBuffer, dstOffset, dstBytes);
+      addUse(dstBuffer, q);
+    }
     tUses.clear();
     deleted[p] = true;
   }
-  // Compact, recounting loop bodies.
-  std::vector<int64_t> kept(n + 1, 0); // kept[p] = kept instructions < p
   for (size_t p = 0; p < n; ++p)
-    kept[p + 1] = kept[p] + (deleted[p] ? 0 : 1);
-  std::vector<Instr> out;
-  for (size_t p = 0; p < n; ++p) {
     if (deleted[p])
-      continue;
-    Instr in = std::move(instrs[p]);
-    if (in.isLoop())
-      in.loopBody = kept[p + 1 + in.loopBody] - kept[p + 1];
-    out.push_back(std::move(in));
-  }
-  instrs = std::move(out);
+      calls[p]->erase();
+  eraseUnusedBuffers(program);
 }
 
 struct ForwardBuffersPass
@@ -164,14 +184,20 @@ struct ForwardBuffersPass
   using ForwardBuffersPassBase::ForwardBuffersPassBase;
   StringRef getName() const override { return getArgument(); }
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    std::vector<StateInfo> states = readStates(module);
-    for (auto program : module.getOps<rt::ProgramOp>()) {
-      FailureOr<Program> p = readProgram(program, states);
-      if (failed(p))
+    for (auto program : getOperation().getOps<rt::ProgramOp>()) {
+      // Every range must be a slice of one of the program's buffers.
+      WalkResult bad = program.getBody().walk([&](Operation *op) {
+        if (isa<rt::KernelCallOpInterface>(op))
+          for (Value range : op->getOperands())
+            if (!sliceOf(range)) {
+              op->emitOpError() << "takes a range that is not an rt.slice";
+              return WalkResult::interrupt();
+            }
+        return WalkResult::advance();
+      });
+      if (bad.wasInterrupted())
         return signalPassFailure();
-      forwardIntoDestinations(*p);
-      writeProgram(program, *p);
+      forwardIntoDestinations(program);
     }
   }
 };
