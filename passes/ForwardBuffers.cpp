@@ -11,6 +11,8 @@
 
 #include "passes/lowering/RtRanges.h"
 
+#include "llvm/ADT/TypeSwitch.h"
+
 #include <cmath>
 
 namespace ferry {
@@ -139,7 +141,11 @@ void forwardIntoDestinations(rt::ProgramOp program) {
         continue;
       setRange(producer, out, dstBuffer, dstOffset, dstBytes);
       Builder b(producer->getContext());
-      producer->setAttr("accumulate", b.getDenseI64ArrayAttr({1}));
+      llvm::TypeSwitch<Operation *>(producer)
+          .Case<rt::GemmOp, rt::GemmEpilogueOp, rt::EmbeddingGradOp>(
+              [&](auto op) {
+                op.setAccumulateAttr(b.getDenseI64ArrayAttr({1}));
+              });
       addUse(dstBuffer, tUses[0]);
       deleted[p] = true;
       continue;

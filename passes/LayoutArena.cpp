@@ -15,6 +15,7 @@
 #include "passes/lowering/ArenaLayout.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace ferry {
 #define GEN_PASS_DEF_LAYOUTARENAPASS
@@ -34,35 +35,87 @@ struct LayoutArenaPass
   void runOnOperation() override;
 };
 
+// Host memory is not in the arena: only transfers may name it (whatever
+// else touched it was staged by ferry-stage-remote-buffers).
+LogicalResult checkHostRanges(rt::ProgramOp program,
+                              const llvm::StringMap<size_t> &stateIndex,
+                              const std::vector<StateInfo> &states) {
+  WalkResult bad = program.getBody().walk([&](Operation *op) {
+    if (!isa<rt::KernelCallOpInterface>(op))
+      return WalkResult::advance();
+    for (OpOperand &range : op->getOpOperands()) {
+      StringAttr state = stateOf(bufferOf(range.get()));
+      if (!state || !states[stateIndex.lookup(state)].host)
+        continue;
+      unsigned b = range.getOperandNumber();
+      bool transfer =
+          (isa<rt::LoadOp>(op) && b == 0) || (isa<rt::StoreOp>(op) && b == 1);
+      if (transfer)
+        continue;
+      program.emitOpError()
+          << "calls '" << op->getName().stripDialect() << "' on @"
+          << state.getValue()
+          << ", a remote buffer in host memory that only load and store may "
+             "touch; run ferry-stage-remote-buffers first";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(bad.wasInterrupted());
+}
+
+// Moves every slice of `program` onto rt.arena (or rt.arena host for a
+// remote buffer) at its buffer's address, and erases the buffers.
+void moveOntoArena(rt::ProgramOp program, const ProgramLayout &layout,
+                   const StateLayout &stateLayout,
+                   const llvm::StringMap<size_t> &stateIndex,
+                   const std::vector<StateInfo> &states) {
+  Block &top = program.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&top);
+  Type bufferType = b.getType<rt::BufferType>();
+  Value arena = rt::ArenaOp::create(b, program.getLoc(), bufferType, false);
+  Value host;
+  llvm::DenseMap<Value, int64_t> address;
+  for (TempLayout t : layout.temps)
+    address[t.alloc.getResult()] = t.address;
+  program.getBody().walk([&](rt::SliceOp slice) {
+    Value source = arena;
+    int64_t at = 0;
+    if (StringAttr state = stateOf(slice.getSource())) {
+      size_t i = stateIndex.lookup(state);
+      at = stateLayout.offsets[i];
+      if (states[i].host) {
+        if (!host)
+          host = rt::ArenaOp::create(b, program.getLoc(), bufferType, true);
+        source = host;
+      }
+    } else {
+      at = address.lookup(slice.getSource());
+    }
+    slice.getSourceMutable().assign(source);
+    slice.setOffsetAttr((offsetOf(slice) + Affine::constant(at)).attr(b));
+  });
+  for (Operation &op : llvm::make_early_inc_range(top))
+    if (isa<rt::AllocOp, rt::StateRefOp>(op))
+      op.erase();
+}
+
 void LayoutArenaPass::runOnOperation() {
   ModuleOp module = getOperation();
   Builder b(module.getContext());
   std::vector<StateInfo> states = readStates(module);
+  llvm::StringMap<size_t> stateIndex;
+  for (auto [i, s] : llvm::enumerate(states))
+    stateIndex[s.name] = i;
   StateLayout stateLayout = layoutStates(states);
   int64_t maxTransient = 0;
   for (auto op : module.getOps<rt::ProgramOp>()) {
-    FailureOr<Program> p = readProgram(op, states);
-    if (failed(p))
+    if (failed(checkBeforeLayout(op)) ||
+        failed(checkHostRanges(op, stateIndex, states)))
       return signalPassFailure();
-    // Host memory is not in the arena: only transfers may name it (whatever
-    // else touched it was staged by ferry-stage-remote-buffers).
-    for (const Instr &in : p->instrs)
-      for (auto [b, r] : llvm::enumerate(in.buffers)) {
-        bool transfer =
-            (in.kernel == "load" && b == 0) || (in.kernel == "store" && b == 1);
-        if (r.buffer < static_cast<int>(states.size()) &&
-            states[r.buffer].host && !transfer) {
-          op.emitOpError() << "calls '" << in.kernel << "' on @"
-                           << states[r.buffer].name
-                           << ", a remote buffer in host memory that only "
-                              "load and store may touch; run "
-                              "ferry-stage-remote-buffers first";
-          return signalPassFailure();
-        }
-      }
-    ProgramLayout layout = layoutProgram(*p, stateLayout);
+    ProgramLayout layout = layoutProgram(op, stateLayout);
     maxTransient = std::max(maxTransient, layout.plan.peakBytes);
-    writeArenaProgram(op, *p);
+    moveOntoArena(op, layout, stateLayout, stateIndex, states);
     op.setTransient(static_cast<uint64_t>(layout.plan.peakBytes));
     op->setAttr(rt::attrs::kMaxLiveBytes,
                 b.getI64IntegerAttr(layout.plan.maxLiveBytes));

@@ -28,6 +28,8 @@
 #include "runtime/ByteSize.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -55,11 +57,12 @@ int64_t ferry::gemmScratchCap(uint64_t device) {
 
 namespace {
 
-// A placement and the plan it leads to.
+// A placement and the plan it leads to, judged on copies of the programs:
+// the real staging and layout run on them, and they are dropped after.
 struct Candidate {
   std::vector<StateInfo> states; // with the candidate's host flags
   StateLayout stateLayout;
-  std::vector<Program> programs; // staged, laid out
+  std::vector<OwningOpRef<rt::ProgramOp>> programs; // staged copies
   std::vector<ProgramLayout> layouts;
   int64_t maxTransient = 0; // the largest program's temporaries
   size_t peakProgram = 0;
@@ -67,7 +70,7 @@ struct Candidate {
   int64_t peak() const { return stateLayout.deviceStateBytes + maxTransient; }
 };
 
-Candidate evaluate(const std::vector<Program> &programs,
+Candidate evaluate(ArrayRef<rt::ProgramOp> programs,
                    std::vector<StateInfo> states, const std::vector<bool> &host,
                    PrefetchLevels levels) {
   Candidate c;
@@ -76,18 +79,18 @@ Candidate evaluate(const std::vector<Program> &programs,
   c.states = std::move(states);
   c.stateLayout = layoutStates(c.states);
   for (auto [k, original] : llvm::enumerate(programs)) {
-    Program p = original;
-    StagingResult staged = stageProgram(p, c.states, levels);
+    OwningOpRef<rt::ProgramOp> copy = cast<rt::ProgramOp>(original->clone());
+    StagingResult staged = stageProgram(*copy, c.states, levels);
     if (!staged.error.empty()) {
       c.error = staged.error;
       return c;
     }
-    ProgramLayout layout = layoutProgram(p, c.stateLayout);
+    ProgramLayout layout = layoutProgram(*copy, c.stateLayout);
     if (layout.plan.peakBytes > c.maxTransient) {
       c.maxTransient = layout.plan.peakBytes;
       c.peakProgram = k;
     }
-    c.programs.push_back(std::move(p));
+    c.programs.push_back(std::move(copy));
     c.layouts.push_back(std::move(layout));
   }
   return c;
@@ -116,26 +119,30 @@ std::string budgetError(const Candidate &p, int64_t limit, bool recomputing,
   auto size = [](int64_t bytes) {
     return formatByteSize(static_cast<uint64_t>(bytes));
   };
-  const Program &pp = p.programs[p.peakProgram];
-  int64_t peakPosition = p.layouts[p.peakProgram].peakPosition;
+  rt::ProgramOp program = *p.programs[p.peakProgram];
+  const ProgramLayout &layout = p.layouts[p.peakProgram];
+  int64_t peakPosition = layout.peakPosition;
+  std::vector<std::string> phaseNames = phaseNamesOf(program);
   std::string phase = "outside any phase";
   for (int64_t q = 0; q <= peakPosition; ++q) {
-    const Instr &in = pp.instrs[q];
-    if (in.kernel == "phase_begin")
-      phase = "phase " + pp.phaseNames[in.ints[0].c];
-    else if (in.kernel == "phase_end")
+    Operation *op = layout.instructions.ops[q];
+    if (auto begin = dyn_cast<rt::PhaseBeginOp>(op))
+      phase = "phase " + phaseNames[begin.getPhase()[0]];
+    else if (isa<rt::PhaseEndOp>(op))
       phase = "outside any phase";
   }
   std::vector<std::pair<int64_t, std::string>> consumers;
   int64_t unlabeled = 0, count = 0;
-  for (const Buffer &b : pp.buffers) {
-    if (b.isState || b.first > peakPosition || b.last < peakPosition)
+  for (const TempLayout &t : layout.temps) {
+    if (t.first > peakPosition || t.last < peakPosition)
       continue;
-    if (b.label.empty()) {
-      unlabeled += b.bytes;
-      ++count;
+    rt::AllocOp alloc = t.alloc;
+    auto bytes = static_cast<int64_t>(alloc.getBytes());
+    if (std::optional<StringRef> label = alloc.getLabel()) {
+      consumers.push_back({bytes, label->str()});
     } else {
-      consumers.push_back({b.bytes, b.label});
+      unlabeled += bytes;
+      ++count;
     }
   }
   consumers.push_back(
@@ -157,9 +164,9 @@ std::string budgetError(const Candidate &p, int64_t limit, bool recomputing,
              "peak ({2} of @{3}) but {7} is {4}, even with every remote "
              "buffer in host memory; largest there: {5}. Lower "
              "execution.micro_batch_size, {6}or {8}",
-             size(p.peak()), p.peak(), phase, pp.name, size(limit), largest,
-             recomputing ? "" : "set execution.recompute: layer, ", budget.name,
-             budget.raise)
+             size(p.peak()), p.peak(), phase, program.getSymName(), size(limit),
+             largest, recomputing ? "" : "set execution.recompute: layer, ",
+             budget.name, budget.raise)
       .str();
 }
 struct PlaceBuffersPass
@@ -172,35 +179,30 @@ struct PlaceBuffersPass
 void PlaceBuffersPass::runOnOperation() {
   ModuleOp module = getOperation();
   std::vector<StateInfo> states = readStates(module);
-  std::vector<Program> programs;
-  for (auto op : module.getOps<rt::ProgramOp>()) {
-    FailureOr<Program> p = readProgram(op, states);
-    if (failed(p))
+  llvm::StringMap<size_t> stateIndex;
+  for (auto [i, s] : llvm::enumerate(states))
+    stateIndex[s.name] = i;
+  SmallVector<rt::ProgramOp> programs(module.getOps<rt::ProgramOp>());
+  for (rt::ProgramOp program : programs)
+    if (failed(checkBeforeLayout(program)))
       return signalPassFailure();
-    programs.push_back(std::move(*p));
-  }
 
   // cuBLASLt's scratch: one GEMM runs at a time, so the plan reuses one
   // region; NVIDIA recommends 32 MiB on Hopper (what ferry-select-kernels
-  // is given), but under a small budget at most a 32nd of it.
+  // is given), but under a small budget at most a 32nd of it. Workspaces
+  // are used whole.
   if (deviceBudget) {
-    int64_t cap = gemmScratchCap(*deviceBudget);
-    for (auto [op, p] : llvm::zip(module.getOps<rt::ProgramOp>(), programs)) {
-      bool changed = false;
-      for (Buffer &buf : p.buffers)
-        if (buf.scratch > cap) {
-          buf.bytes -= buf.scratch - cap;
-          buf.scratch = cap;
-          changed = true;
-        }
-      if (!changed)
-        continue;
-      for (Instr &in : p.instrs)
-        for (Ref &r : in.buffers)
-          if (p.buffers[r.buffer].scratch > 0)
-            r.bytes = p.buffers[r.buffer].bytes; // workspaces are used whole
-      writeProgram(op, p);
-    }
+    auto cap = static_cast<uint64_t>(gemmScratchCap(*deviceBudget));
+    for (rt::ProgramOp program : programs)
+      for (auto alloc : program.getBody().front().getOps<rt::AllocOp>()) {
+        std::optional<uint64_t> scratch = alloc.getScratch();
+        if (!scratch || *scratch <= cap)
+          continue;
+        alloc.setBytes(alloc.getBytes() - (*scratch - cap));
+        alloc.setScratch(cap);
+        for (Operation *user : alloc->getUsers())
+          cast<rt::SliceOp>(user).setBytes(alloc.getBytes());
+      }
   }
 
   // In phased programs a state only phases touch may live in host memory
@@ -211,16 +213,17 @@ void PlaceBuffersPass::runOnOperation() {
   bool phased = false;
   {
     std::vector<bool> outside(states.size(), false);
-    for (const Program &p : programs) {
+    for (rt::ProgramOp program : programs) {
       int depth = 0;
-      for (const Instr &in : p.instrs) {
-        depth += in.kernel == "phase_begin" ? 1 : 0;
-        depth -= in.kernel == "phase_end" ? 1 : 0;
-        phased |= in.kernel == "phase_begin";
+      for (rt::KernelCallOpInterface call : kernelsInOrder(program)) {
+        bool begin = isa<rt::PhaseBeginOp>(call.getOperation());
+        depth += begin ? 1 : 0;
+        depth -= isa<rt::PhaseEndOp>(call.getOperation()) ? 1 : 0;
+        phased |= begin;
         if (depth == 0)
-          for (const Ref &r : in.buffers)
-            if (r.buffer < static_cast<int>(states.size()))
-              outside[r.buffer] = true;
+          for (Value range : call->getOperands())
+            if (StringAttr state = stateOf(bufferOf(range)))
+              outside[stateIndex.lookup(state)] = true;
       }
     }
     for (size_t i = 0; i < states.size(); ++i)

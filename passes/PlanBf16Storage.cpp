@@ -1,6 +1,6 @@
 //===- PlanBf16Storage.cpp - activations stored as bf16 -------------------===//
 //
-// ferry-plan-bf16-storage, on rt calls over virtual buffers: under
+// ferry-plan-bf16-storage, on the rt IR before the layout, in place: under
 // training.precision bf16, stores as bf16 (2 bytes an element) every
 // activation whose every use may take it so: the program's temporaries and
 // the stashed activations (`stash` states), each one only where every
@@ -17,13 +17,14 @@
 
 #include "passes/Passes.h"
 
-#include "passes/lowering/RtProgram.h"
-#include "runtime/executable/KernelTable.h"
+#include "dialects/rt/RtKernelCall.h"
+#include "passes/lowering/RtRanges.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
 
 #include <map>
-#include <numeric>
 
 namespace ferry {
 #define GEN_PASS_DEF_PLANBF16STORAGEPASS
@@ -36,9 +37,14 @@ using namespace ferry::lowering;
 
 namespace {
 
-// A buffer of one program (temporary) or of the module (state): states
-// are keyed by program -1.
-using Key = std::pair<int, int>;
+// A buffer: a state (its symbol, whichever program names it) or a
+// temporary (its rt.alloc's value).
+using Key = const void *;
+Key keyOf(Value buffer) {
+  if (StringAttr state = stateOf(buffer))
+    return state.getAsOpaquePointer();
+  return buffer.getAsOpaquePointer();
+}
 
 struct UnionFind {
   std::map<Key, Key> parent;
@@ -53,15 +59,148 @@ struct UnionFind {
   void join(Key a, Key b) { parent[find(a)] = find(b); }
 };
 
-bool isGemm(const Instr &in) {
-  return in.kernel == "gemm" || in.kernel == "gemm_epilogue";
+// A GEMM call's operands, for either kind.
+struct Gemm {
+  Value a, b, c, workspace;
+};
+std::optional<Gemm> gemmOf(Operation *op) {
+  if (auto g = dyn_cast<rt::GemmOp>(op))
+    return Gemm{g.getA(), g.getB(), g.getC(), g.getWorkspace()};
+  if (auto g = dyn_cast<rt::GemmEpilogueOp>(op))
+    return Gemm{g.getA(), g.getB(), g.getC(), g.getWorkspace()};
+  return std::nullopt;
 }
-// A GEMM call's workspace buffer (kernel-record order).
-size_t wsOf(const Instr &in) { return in.kernel == "gemm" ? 3 : 4; }
 
 struct PlanBf16StoragePass
     : public ferry::impl::PlanBf16StoragePassBase<PlanBf16StoragePass> {
   using PlanBf16StoragePassBase::PlanBf16StoragePassBase;
+
+  std::map<Key, bool> eligible;
+  UnionFind groups;
+  std::map<Key, bool> groupOk, matmul;
+
+  bool okGroup(Key k) { return eligible.count(k) && groupOk[groups.find(k)]; }
+  bool half(Key k) { return okGroup(k) && matmul.count(groups.find(k)); }
+
+  // Every use must allow bf16; copies join their two ends.
+  void checkUses(rt::KernelCallOpInterface call) {
+    auto copy = dyn_cast<rt::CopyOp>(call.getOperation());
+    std::optional<Gemm> gemm = gemmOf(call);
+    kernels::Resolved r = resolvedUses(call);
+    for (OpOperand &range : call->getOpOperands()) {
+      auto it = eligible.find(keyOf(bufferOf(range.get())));
+      if (it == eligible.end())
+        continue;
+      rt::SliceOp slice = sliceOf(range.get());
+      unsigned b = range.getOperandNumber();
+      bool ok = halvable(offsetOf(slice)) && slice.getBytes() % 4 == 0;
+      // A GEMM's bf16 result goes through its workspace in fp32.
+      if (gemm && range.get() == gemm->c && !gemm->workspace)
+        ok = false;
+      if (copy) {
+        Affine bytes = Affine::fromArray(copy.getBytes());
+        ok = ok && bytes.isConstant() && bytes.c % 4 == 0;
+      } else {
+        ok = ok && r.buffers[b].bf16 &&
+             r.buffers[b].type == kernels::ElementType::F32;
+      }
+      it->second = it->second && ok;
+    }
+    if (!copy)
+      return;
+    Key src = keyOf(bufferOf(copy.getSrc())),
+        dst = keyOf(bufferOf(copy.getDst()));
+    if (eligible.count(src) && eligible.count(dst)) {
+      groups.join(src, dst);
+      return;
+    }
+    for (Key k : {src, dst}) // a copy to or from an fp32 tensor keeps its end
+      if (eligible.count(k))
+        eligible[k] = false;
+  }
+
+  // Grows the set of groups stored as bf16 through `call` when it is an
+  // element-wise call on one of them: its same-sized operands join.
+  bool growThrough(rt::KernelCallOpInterface call) {
+    if (isa<rt::CopyOp>(call.getOperation()) || gemmOf(call))
+      return false;
+    int64_t bytes = -1;
+    for (Value range : call->getOperands()) {
+      Key k = keyOf(bufferOf(range));
+      if (okGroup(k) && matmul.count(groups.find(k)))
+        bytes = static_cast<int64_t>(sliceOf(range).getBytes());
+    }
+    if (bytes < 0)
+      return false;
+    bool grew = false;
+    for (Value range : call->getOperands()) {
+      Key k = keyOf(bufferOf(range));
+      if (okGroup(k) &&
+          static_cast<int64_t>(sliceOf(range).getBytes()) == bytes &&
+          !matmul.count(groups.find(k))) {
+        matmul[groups.find(k)] = true;
+        grew = true;
+      }
+    }
+    return grew;
+  }
+
+  // Sizes, offsets, copy lengths and the masks of one program.
+  void rewrite(rt::ProgramOp program) {
+    Builder builder(program.getContext());
+    for (auto alloc : program.getBody().front().getOps<rt::AllocOp>())
+      if (half(keyOf(alloc))) {
+        alloc.setBytes(alloc.getBytes() / 2);
+        alloc.setBf16(true);
+      }
+    llvm::DenseSet<Operation *> halvedSlices;
+    for (rt::KernelCallOpInterface call : kernelsInOrder(program)) {
+      auto copy = dyn_cast<rt::CopyOp>(call.getOperation());
+      uint64_t mask = rt::bf16MaskOf(call);
+      bool any = false;
+      for (OpOperand &range : call->getOpOperands()) {
+        if (!half(keyOf(bufferOf(range.get()))))
+          continue;
+        rt::SliceOp slice = sliceOf(range.get());
+        if (halvedSlices.insert(slice).second) {
+          slice.setOffsetAttr(halved(offsetOf(slice)).attr(builder));
+          slice.setBytes(slice.getBytes() / 2);
+        }
+        any = true;
+        if (!copy)
+          mask |= uint64_t{1} << range.getOperandNumber();
+      }
+      if (copy && any) {
+        Affine bytes = Affine::fromArray(copy.getBytes());
+        bytes.c /= 2;
+        copy.setBytesAttr(bytes.attr(builder));
+      }
+      rt::setBf16Mask(call, mask);
+    }
+    // A GEMM with an epilogue whose c is bf16 computes its fp32 result in
+    // its workspace first, after the rounded inputs
+    // (runtime/cuda/GemmInstr.cpp): 4 bytes per element of c, and 256 for
+    // each of the three regions' alignment (a tiny GEMM's rounded copies
+    // are padded too). Without an epilogue the library writes bf16.
+    llvm::MapVector<Value, int64_t> grow;
+    program.getBody().walk([&](rt::GemmEpilogueOp g) {
+      if (!(rt::bf16MaskOf(g) >> 2 & 1))
+        return;
+      int64_t batch = g.getBatch()[0], m = g.getM()[0], n = g.getN()[0];
+      int64_t extent = (batch - 1) * g.getStrideC()[0] + m * n;
+      int64_t &extra = grow[bufferOf(g.getWorkspace())];
+      extra = std::max(extra, 4 * extent + 3 * 256);
+    });
+    for (auto [ws, extra] : grow) {
+      auto alloc = ws.getDefiningOp<rt::AllocOp>();
+      uint64_t old = alloc.getBytes();
+      alloc.setBytes(old + static_cast<uint64_t>(extra));
+      for (Operation *user : alloc->getUsers())
+        if (auto slice = dyn_cast<rt::SliceOp>(user);
+            slice && slice.getBytes() == old)
+          slice.setBytes(alloc.getBytes());
+    }
+  }
 
   void runOnOperation() override {
     if (storage == "fp32")
@@ -73,77 +212,24 @@ struct PlanBf16StoragePass
       return signalPassFailure();
     }
     ModuleOp module = getOperation();
-    std::vector<StateInfo> states = readStates(module);
-    SmallVector<rt::StateOp> stateOps(module.getOps<rt::StateOp>());
-    SmallVector<rt::ProgramOp> programOps(module.getOps<rt::ProgramOp>());
-    std::vector<Program> programs;
-    for (rt::ProgramOp op : programOps) {
-      FailureOr<Program> p = readProgram(op, states);
-      if (failed(p))
+    SmallVector<rt::ProgramOp> programs(module.getOps<rt::ProgramOp>());
+    for (rt::ProgramOp program : programs)
+      if (failed(checkBeforeLayout(program)))
         return signalPassFailure();
-      programs.push_back(std::move(*p));
-    }
-    int numStates = static_cast<int>(states.size());
-    auto keyOf = [&](int program, int buffer) {
-      return buffer < numStates ? Key{-1, buffer} : Key{program, buffer};
-    };
     // Candidates: temporaries and stashed f32 activations.
-    std::map<Key, bool> eligible;
-    for (int s = 0; s < numStates; ++s) {
-      auto type = dyn_cast<RankedTensorType>(stateOps[s].getType());
-      if (states[s].role == "stash" && !states[s].host && type &&
+    Builder builder(module.getContext());
+    for (rt::StateOp state : module.getOps<rt::StateOp>()) {
+      auto type = dyn_cast<RankedTensorType>(state.getType());
+      if (state.getRole() == "stash" && !state->hasAttr("host") && type &&
           type.getElementType().isF32())
-        eligible[{-1, s}] = true;
+        eligible[state.getSymNameAttr().getAsOpaquePointer()] = true;
     }
-    for (auto [pi, p] : llvm::enumerate(programs))
-      for (int b = numStates; b < static_cast<int>(p.buffers.size()); ++b)
-        if (p.buffers[b].bytes > 0)
-          eligible[{static_cast<int>(pi), b}] = true;
-
-    // Every use must allow bf16; copies join their two ends.
-    UnionFind groups;
-    for (auto [pi, p] : llvm::enumerate(programs)) {
-      for (const Instr &in : p.instrs) {
-        if (in.isLoop())
-          continue;
-        bool copy = in.kernel == "copy";
-        std::optional<kernels::Kernel> kernel =
-            kernels::kernelByName(in.kernel);
-        std::vector<int64_t> ints;
-        for (const Affine &a : in.ints)
-          ints.push_back(a.c);
-        kernels::Resolved r =
-            kernels::resolve(*kernel, ints, in.buffers.size());
-        for (auto [b, ref] : llvm::enumerate(in.buffers)) {
-          Key k = keyOf(static_cast<int>(pi), ref.buffer);
-          auto it = eligible.find(k);
-          if (it == eligible.end())
-            continue;
-          bool ok = halvable(ref.offset) && ref.bytes % 4 == 0;
-          // A GEMM's bf16 result goes through its workspace in fp32.
-          if (!copy && b == 2 && isGemm(in) && in.buffers.size() <= wsOf(in))
-            ok = false;
-          if (copy)
-            ok = ok && in.ints[0].isConstant() && in.ints[0].c % 4 == 0;
-          else
-            ok = ok && r.buffers[b].bf16 &&
-                 r.buffers[b].type == kernels::ElementType::F32;
-          it->second = it->second && ok;
-        }
-        if (copy) {
-          Key src = keyOf(static_cast<int>(pi), in.buffers[0].buffer);
-          Key dst = keyOf(static_cast<int>(pi), in.buffers[1].buffer);
-          bool both = eligible.count(src) && eligible.count(dst);
-          if (both)
-            groups.join(src, dst);
-          else // a copy to or from an fp32 tensor keeps its end fp32
-            for (Key k : {src, dst})
-              if (eligible.count(k))
-                eligible[k] = false;
-        }
-      }
-    }
-    std::map<Key, bool> groupOk;
+    for (rt::ProgramOp program : programs)
+      for (auto alloc : program.getBody().front().getOps<rt::AllocOp>())
+        eligible[keyOf(alloc)] = true;
+    for (rt::ProgramOp program : programs)
+      for (rt::KernelCallOpInterface call : kernelsInOrder(program))
+        checkUses(call);
     for (auto [k, ok] : eligible) {
       auto [it, fresh] = groupOk.insert({groups.find(k), ok});
       if (!fresh)
@@ -153,106 +239,29 @@ struct PlanBf16StoragePass
     // the element-wise calls that produce or consume them, transitively.
     // Scalars and small terms (the losses, the metrics, a gradient's seed)
     // stay fp32: they are not matmul operands and would save nothing.
-    std::map<Key, bool> matmul;
-    auto okGroup = [&](Key k) {
-      return eligible.count(k) && groupOk[groups.find(k)];
-    };
-    for (auto [pi, p] : llvm::enumerate(programs))
-      for (const Instr &in : p.instrs)
-        if (in.kernel == "gemm" || in.kernel == "gemm_epilogue")
-          for (size_t b = 0; b < 2; ++b) {
-            Key k = keyOf(static_cast<int>(pi), in.buffers[b].buffer);
-            if (okGroup(k))
+    for (rt::ProgramOp program : programs)
+      program.getBody().walk([&](Operation *op) {
+        if (std::optional<Gemm> g = gemmOf(op))
+          for (Value range : {g->a, g->b})
+            if (Key k = keyOf(bufferOf(range)); okGroup(k))
               matmul[groups.find(k)] = true;
-          }
+      });
     for (bool grew = true; grew;) {
       grew = false;
-      for (auto [pi, p] : llvm::enumerate(programs))
-        for (const Instr &in : p.instrs) {
-          if (in.isLoop() || in.kernel == "copy" || in.kernel == "gemm" ||
-              in.kernel == "gemm_epilogue")
-            continue;
-          int64_t bytes = -1;
-          for (const Ref &ref : in.buffers) {
-            Key k = keyOf(static_cast<int>(pi), ref.buffer);
-            if (okGroup(k) && matmul.count(groups.find(k)))
-              bytes = ref.bytes;
-          }
-          if (bytes < 0)
-            continue;
-          for (const Ref &ref : in.buffers) {
-            Key k = keyOf(static_cast<int>(pi), ref.buffer);
-            if (okGroup(k) && ref.bytes == bytes &&
-                !matmul.count(groups.find(k))) {
-              matmul[groups.find(k)] = true;
-              grew = true;
-            }
-          }
-        }
+      for (rt::ProgramOp program : programs)
+        for (rt::KernelCallOpInterface call : kernelsInOrder(program))
+          grew |= growThrough(call);
     }
-    auto half = [&](Key k) {
-      return okGroup(k) && matmul.count(groups.find(k));
-    };
-
-    // Rewrite: sizes, offsets, copy lengths and the masks.
-    Builder builder(module.getContext());
-    for (int s = 0; s < numStates; ++s) {
-      if (!half({-1, s}))
+    for (rt::StateOp state : module.getOps<rt::StateOp>()) {
+      if (!half(state.getSymNameAttr().getAsOpaquePointer()))
         continue;
-      auto type = cast<RankedTensorType>(stateOps[s].getType());
-      stateOps[s].setType(
+      auto type = cast<RankedTensorType>(state.getType());
+      state.setType(
           RankedTensorType::get(type.getShape(), builder.getBF16Type()));
-      stateOps[s].setBytes(stateOps[s].getBytes() / 2);
-      states[s].bytes /= 2;
+      state.setBytes(state.getBytes() / 2);
     }
-    for (auto [pi, p] : llvm::enumerate(programs)) {
-      for (int b = 0; b < static_cast<int>(p.buffers.size()); ++b) {
-        if (!half(keyOf(static_cast<int>(pi), b)))
-          continue;
-        p.buffers[b].bytes /= 2;
-        p.buffers[b].bf16 = b >= numStates;
-      }
-      for (Instr &in : p.instrs) {
-        if (in.isLoop())
-          continue;
-        bool any = false;
-        for (auto [b, ref] : llvm::enumerate(in.buffers)) {
-          if (!half(keyOf(static_cast<int>(pi), ref.buffer)))
-            continue;
-          ref.offset = halved(ref.offset);
-          ref.bytes /= 2;
-          any = true;
-          if (in.kernel != "copy")
-            in.bf16 |= uint64_t{1} << b;
-        }
-        if (any && in.kernel == "copy")
-          in.ints[0].c /= 2;
-      }
-      // A GEMM with an epilogue whose c is bf16 computes its fp32 result in
-      // its workspace first, after the rounded inputs
-      // (runtime/cuda/GemmInstr.cpp): 4 bytes per element of c, and 256
-      // for each of the three regions' alignment (a tiny GEMM's rounded
-      // copies are padded too). Without an epilogue the library writes
-      // bf16.
-      std::map<int, int64_t> grow;
-      for (const Instr &in : p.instrs)
-        if (!in.isLoop() && in.kernel == "gemm_epilogue" &&
-            (in.bf16 >> 2 & 1)) {
-          int64_t batch = in.ints[0].c, m = in.ints[1].c, n = in.ints[2].c;
-          int64_t extent = (batch - 1) * in.ints[8].c + m * n;
-          int ws = in.buffers[wsOf(in)].buffer;
-          grow[ws] = std::max(grow[ws], 4 * extent + 3 * 256);
-        }
-      for (auto [ws, extra] : grow) {
-        int64_t old = p.buffers[ws].bytes;
-        p.buffers[ws].bytes += extra;
-        for (Instr &in : p.instrs)
-          for (Ref &ref : in.buffers)
-            if (ref.buffer == ws && ref.bytes == old)
-              ref.bytes = old + extra;
-      }
-      writeProgram(programOps[pi], p);
-    }
+    for (rt::ProgramOp program : programs)
+      rewrite(program);
   }
 };
 

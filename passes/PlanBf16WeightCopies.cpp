@@ -1,7 +1,7 @@
 //===- PlanBf16WeightCopies.cpp - one bf16 copy of each weight ------------===//
 //
-// ferry-plan-bf16-weight-copies, on rt calls over virtual buffers: under
-// training.precision bf16, a GEMM whose operand is an fp32 parameter (a
+// ferry-plan-bf16-weight-copies, on the rt IR before the layout, in place:
+// under training.precision bf16, a GEMM whose operand is an fp32 parameter (a
 // master weight) reads a bf16 copy of it instead, made by one `scale` by 1
 // (fp32 in, bf16 out, rounded to nearest even) as far out of the
 // surrounding loops as the weight stays unchanged. Without it every GEMM
@@ -29,8 +29,8 @@
 
 #include "passes/Passes.h"
 
-#include "passes/lowering/RtProgram.h"
-#include "runtime/executable/KernelTable.h"
+#include "dialects/rt/RtKernelCall.h"
+#include "passes/lowering/RtRanges.h"
 
 #include <cstdlib>
 #include <map>
@@ -47,61 +47,44 @@ using namespace ferry::lowering;
 
 namespace {
 
-bool isGemm(const Instr &in) {
-  return in.kernel == "gemm" || in.kernel == "gemm_epilogue";
-}
+// The program's instructions with their positions, and what the copies'
+// placement asks of them.
+struct Positions {
+  Instructions ins;
+  llvm::DenseMap<Operation *, int64_t> at;
 
-// The enclosing loop header of each instruction (-1: the program's body).
-std::vector<int64_t> parentsOf(const std::vector<Instr> &instrs) {
-  std::vector<int64_t> parent(instrs.size(), -1);
-  std::vector<int64_t> open; // loop headers whose body contains q
-  for (int64_t q = 0; q < static_cast<int64_t>(instrs.size()); ++q) {
-    while (!open.empty() && q > open.back() + instrs[open.back()].loopBody)
-      open.pop_back();
-    parent[q] = open.empty() ? -1 : open.back();
-    if (instrs[q].isLoop())
-      open.push_back(q);
+  explicit Positions(rt::ProgramOp program)
+      : ins(instructionsInOrder(program)) {
+    for (auto [q, op] : llvm::enumerate(ins.ops))
+      at[op] = static_cast<int64_t>(q);
   }
-  return parent;
-}
 
-bool writesState(const Instr &in, int state) {
-  if (in.isLoop())
+  // Whether any call in positions [from, to] writes the state.
+  bool writtenIn(int64_t from, int64_t to, StringAttr state) const {
+    for (int64_t q = from; q <= to; ++q) {
+      auto call = dyn_cast<rt::KernelCallOpInterface>(ins.ops[q]);
+      if (!call)
+        continue;
+      for (OpOperand &range : call->getOpOperands()) {
+        if (stateOf(bufferOf(range.get())) != state)
+          continue;
+        bool reads = false, writes = false;
+        accessOf(call, range.getOperandNumber(), reads, writes);
+        if (writes)
+          return true;
+      }
+    }
     return false;
-  for (size_t b = 0; b < in.buffers.size(); ++b) {
-    if (in.buffers[b].buffer != state)
-      continue;
-    bool reads = false, writes = false;
-    accessOf(in, b, reads, writes);
-    if (writes)
-      return true;
   }
-  return false;
-}
 
-// Whether any instruction in positions [from, to] writes the state.
-bool writtenIn(const std::vector<Instr> &instrs, int64_t from, int64_t to,
-               int state) {
-  for (int64_t q = from; q <= to; ++q)
-    if (writesState(instrs[q], state))
-      return true;
-  return false;
-}
-
-// Whether positions [from, to] begin or end a phase.
-bool phaseMarkerIn(const std::vector<Instr> &instrs, int64_t from, int64_t to) {
-  for (int64_t q = from; q <= to; ++q)
-    if (instrs[q].kernel == "phase_begin" || instrs[q].kernel == "phase_end")
-      return true;
-  return false;
-}
-
-// A loop whose body begins or ends a phase: a copy made outside it would
-// read a weight outside the phases (pinning it to the device) and live
-// across them.
-bool crossesPhase(const std::vector<Instr> &instrs, int64_t loop) {
-  return phaseMarkerIn(instrs, loop + 1, loop + instrs[loop].loopBody);
-}
+  // Whether positions [from, to] begin or end a phase.
+  bool phaseMarkerIn(int64_t from, int64_t to) const {
+    for (int64_t q = from; q <= to; ++q)
+      if (isa<rt::PhaseBeginOp, rt::PhaseEndOp>(ins.ops[q]))
+        return true;
+    return false;
+  }
+};
 
 // Without trailing zero coefficients (how the IR prints it).
 Affine trimmed(Affine a) {
@@ -111,9 +94,24 @@ Affine trimmed(Affine a) {
 }
 
 struct Copy {
-  int buffer;   // the bf16 temporary
+  Value buffer; // the bf16 temporary
   int64_t site; // the instruction it is made before
 };
+
+// A copy to make: `scale` by 1 of the state's range into the temporary,
+// before the instruction at `site`.
+struct CopyOp {
+  int64_t site;
+  Value state, copy;
+  Affine source;
+  int64_t span;
+};
+
+// The bias-gradient epilogue sums the unrounded a (its kernel record).
+bool sumsUnroundedA(Operation *gemm) {
+  auto fused = dyn_cast<rt::GemmEpilogueOp>(gemm);
+  return fused && fused.getEpilogue()[0] == 2;
+}
 
 struct PlanBf16WeightCopiesPass
     : public ferry::impl::PlanBf16WeightCopiesPassBase<
@@ -122,135 +120,109 @@ struct PlanBf16WeightCopiesPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::vector<StateInfo> states = readStates(module);
-    for (rt::ProgramOp op : module.getOps<rt::ProgramOp>()) {
-      FailureOr<Program> p = readProgram(op, states);
-      if (failed(p))
+    llvm::StringMap<StateInfo> states;
+    for (StateInfo &s : readStates(module))
+      states[s.name] = s;
+    for (rt::ProgramOp program : module.getOps<rt::ProgramOp>()) {
+      if (failed(checkBeforeLayout(program)))
         return signalPassFailure();
-      if (plan(*p, states))
-        writeProgram(op, *p);
+      plan(program, states);
     }
   }
 
-  // Returns whether the program changed.
-  bool plan(Program &p, const std::vector<StateInfo> &states) {
-    int numStates = static_cast<int>(states.size());
-    std::vector<int64_t> parent = parentsOf(p.instrs);
+  void plan(rt::ProgramOp program, const llvm::StringMap<StateInfo> &states) {
+    Positions pos(program);
     // (state, offset, bytes, block) -> the copies made in that block, in
     // order.
-    using Key = std::tuple<int, std::vector<int64_t>, int64_t, int64_t>;
+    using Key = std::tuple<std::string, std::vector<int64_t>, int64_t, Block *>;
     std::map<Key, std::vector<Copy>> copies;
-    std::vector<std::pair<int64_t, Instr>> inserts; // before position
-    for (int64_t q = 0; q < static_cast<int64_t>(p.instrs.size()); ++q) {
-      Instr &in = p.instrs[q];
-      if (!isGemm(in))
+    std::vector<CopyOp> inserts;
+    for (auto [q, op] : llvm::enumerate(pos.ins.ops)) {
+      if (!isa<rt::GemmOp, rt::GemmEpilogueOp>(op))
         continue;
-      std::optional<kernels::Kernel> kernel = kernels::kernelByName(in.kernel);
-      std::vector<int64_t> ints;
-      for (const Affine &a : in.ints)
-        ints.push_back(a.c);
-      kernels::Resolved r = kernels::resolve(*kernel, ints, in.buffers.size());
-      for (size_t b = 0; b < 2; ++b) {
-        Ref &ref = in.buffers[b];
-        if (ref.buffer >= numStates || states[ref.buffer].role != "parameter" ||
-            (in.bf16 >> b & 1) || !r.buffers[b].bf16 ||
-            r.buffers[b].type != kernels::ElementType::F32 ||
-            ref.bytes % 4 != 0 || ref.bytes == 0)
-          continue;
-        // A bias-gradient epilogue sums the unrounded a (its kernel record).
-        if (b == 0 && in.kernel == "gemm_epilogue" && in.ints.size() > 11 &&
-            in.ints[11].c == 2)
+      auto call = cast<rt::KernelCallOpInterface>(op);
+      kernels::Resolved r = resolvedUses(call);
+      uint64_t mask = rt::kernelCallParts(call).bf16;
+      for (unsigned b = 0; b < 2; ++b) {
+        rt::SliceOp slice = sliceOf(op->getOperand(b));
+        StringAttr state = stateOf(slice.getSource());
+        auto bytes = static_cast<int64_t>(slice.getBytes());
+        if (!state || states.lookup(state.getValue()).role != "parameter" ||
+            (mask >> b & 1) || !r.buffers[b].bf16 ||
+            r.buffers[b].type != kernels::ElementType::F32 || bytes % 4 != 0 ||
+            bytes == 0 || (b == 0 && sumsUnroundedA(op)))
           continue;
         // Out of every loop that keeps the weight and stays in one phase.
         // A loop that moves the address (a stacked weight's layer loop)
         // widens the copy to every iteration's range.
-        int64_t site = q;
-        Affine source = ref.offset; // the copy's range: source, span bytes
-        int64_t span = ref.bytes;
-        for (int64_t l = parent[q]; l >= 0; l = parent[l]) {
-          const Instr &loop = p.instrs[l];
+        Operation *site = op;
+        Affine offset = offsetOf(slice);
+        Affine source = offset; // the copy's range: source, span bytes
+        int64_t span = bytes;
+        for (auto loop = op->getParentOfType<rt::LoopOp>(); loop;
+             loop = loop->getParentOfType<rt::LoopOp>()) {
+          int64_t l = pos.at.lookup(loop);
+          auto count = static_cast<int64_t>(loop.getCount());
           // (A loop that may not run would widen the range below zero
-          // iterations.)
-          if (loop.loopCount < 1 ||
-              writtenIn(p.instrs, l + 1, l + loop.loopBody, ref.buffer) ||
-              crossesPhase(p.instrs, l))
+          // iterations.) A loop whose body begins or ends a phase: a copy
+          // made outside it would read a weight outside the phases (pinning
+          // it to the device) and live across them.
+          if (count < 1 || pos.writtenIn(l + 1, pos.ins.loopEnds[l], state) ||
+              pos.phaseMarkerIn(l + 1, pos.ins.loopEnds[l]))
             break;
-          int64_t step = source.coeff(loop.loopRegister);
+          auto reg = static_cast<int64_t>(loop.getRegisterIndex());
+          int64_t step = source.coeff(reg);
           if (step != 0) {
-            int64_t reach = step * (loop.loopCount - 1);
-            source = source.withRegister(loop.loopRegister, 0) +
+            int64_t reach = step * (count - 1);
+            source = source.withRegister(reg, 0) +
                      Affine::constant(std::min<int64_t>(0, reach));
             span += std::abs(reach);
           }
-          site = l;
+          site = loop;
         }
         source = trimmed(source);
-        Affine within = trimmed(ref.offset + source * -1); // in the copy
+        Affine within = trimmed(offset + source * -1); // in the copy
         if (!halvable(within))
           continue;
-        std::vector<int64_t> offset{source.c};
-        offset.insert(offset.end(), source.coeffs.begin(), source.coeffs.end());
+        std::vector<int64_t> key{source.c};
+        key.insert(key.end(), source.coeffs.begin(), source.coeffs.end());
         std::vector<Copy> &made =
-            copies[Key{ref.buffer, offset, span, parent[site]}];
-        int copy = -1;
+            copies[Key{state.str(), key, span, site->getBlock()}];
+        Value copy;
         // Shared while nothing writes the parameter and no phase begins or
         // ends in between (a copy lives in one phase).
-        if (!made.empty() &&
-            !writtenIn(p.instrs, made.back().site, q, ref.buffer) &&
-            !phaseMarkerIn(p.instrs, made.back().site, q))
+        int64_t q64 = static_cast<int64_t>(q);
+        if (!made.empty() && !pos.writtenIn(made.back().site, q64, state) &&
+            !pos.phaseMarkerIn(made.back().site, q64))
           copy = made.back().buffer;
-        if (copy < 0) {
-          copy = static_cast<int>(p.buffers.size());
-          Buffer buf;
-          buf.bytes = span / 2;
-          buf.bf16 = true;
-          buf.label = "bf16 copy of @" + states[ref.buffer].name;
-          p.buffers.push_back(buf);
-          Instr scale;
-          scale.kernel = "scale";
-          scale.buffers.push_back(Ref{ref.buffer, source, span});
-          scale.buffers.push_back(Ref{copy, Affine::constant(0), buf.bytes});
-          scale.ints.push_back(Affine::constant(span / 4));
-          scale.floats.push_back(1.0);
-          scale.bf16 = 2; // out
-          inserts.push_back({site, scale});
-          made.push_back(Copy{copy, site});
+        if (!copy) {
+          rt::AllocOp alloc =
+              appendAlloc(program, span / 2, "bf16 copy of @" + state.str());
+          alloc.setBf16(true);
+          copy = alloc;
+          inserts.push_back(CopyOp{pos.at.lookup(site), slice.getSource(), copy,
+                                   source, span});
+          made.push_back(Copy{copy, pos.at.lookup(site)});
         }
-        ref = Ref{copy, halved(within), ref.bytes / 2};
-        in.bf16 |= uint64_t{1} << b;
+        setRange(op, b, copy, halved(within), bytes / 2);
+        mask |= uint64_t{1} << b;
+        setBf16Mask(call, mask);
       }
     }
-    if (inserts.empty())
-      return false;
-    insertBefore(p, inserts);
-    return true;
-  }
-
-  // Inserts each instruction before its position (stable for equal
-  // positions), growing the bodies of the loops that contain it.
-  static void insertBefore(Program &p,
-                           std::vector<std::pair<int64_t, Instr>> &inserts) {
+    // Each copy before its site, in the order planned.
     std::stable_sort(
         inserts.begin(), inserts.end(),
-        [](const auto &x, const auto &y) { return x.first < y.first; });
-    std::vector<Instr> out;
-    out.reserve(p.instrs.size() + inserts.size());
-    std::vector<int64_t> newIndex(p.instrs.size());
-    size_t next = 0;
-    for (int64_t q = 0; q < static_cast<int64_t>(p.instrs.size()); ++q) {
-      for (; next < inserts.size() && inserts[next].first == q; ++next)
-        out.push_back(inserts[next].second);
-      newIndex[q] = static_cast<int64_t>(out.size());
-      out.push_back(p.instrs[q]);
+        [](const CopyOp &x, const CopyOp &y) { return x.site < y.site; });
+    for (const CopyOp &c : inserts) {
+      OpBuilder b(firstOpOf(pos.ins.ops[c.site]));
+      Location loc = program.getLoc();
+      Value x = sliceBefore(&*b.getInsertionPoint(), c.state, c.source, c.span);
+      Value out =
+          sliceBefore(&*b.getInsertionPoint(), c.copy, Affine(), c.span / 2);
+      rt::ScaleOp::create(b, loc, x, out, Affine::constant(c.span / 4).attr(b),
+                          b.getF64FloatAttr(1.0),
+                          b.getI64IntegerAttr(2)); // out is bf16
     }
-    // A loop's body grows by what was inserted strictly inside it.
-    for (int64_t q = 0; q < static_cast<int64_t>(p.instrs.size()); ++q) {
-      if (!p.instrs[q].isLoop())
-        continue;
-      int64_t last = q + p.instrs[q].loopBody;
-      out[newIndex[q]].loopBody = newIndex[last] - newIndex[q];
-    }
-    p.instrs = std::move(out);
   }
 };
 

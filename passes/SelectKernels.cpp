@@ -15,7 +15,7 @@
 
 #include "dialects/graph/GraphAttributes.h"
 #include "dialects/graph/GraphOps.h"
-#include "passes/lowering/KernelSelection.h"
+#include "passes/lowering/KernelPatterns.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -103,6 +103,23 @@ struct SelectKernelsPass
   void runOnOperation() override;
 };
 
+} // namespace
+
+// Every family's patterns (passes/lowering/patterns/).
+void lowering::populateKernelPatterns(KernelPatterns &patterns) {
+  populateElementwisePatterns(patterns);
+  populateRowPatterns(patterns);
+  populateGemmPatterns(patterns);
+  populateAttentionPatterns(patterns);
+  populateIndexedPatterns(patterns);
+  populateLayoutPatterns(patterns);
+  populateReductionPatterns(patterns);
+  populateCollectivePatterns(patterns);
+  populateMemoryPatterns(patterns);
+}
+
+namespace {
+
 void SelectKernelsPass::runOnOperation() {
   ModuleOp module = getOperation();
   SymbolTable symbols(module);
@@ -166,7 +183,6 @@ void SelectKernelsPass::runOnOperation() {
   };
   std::vector<Declared> declared;
   std::vector<StateInfo> states;
-  llvm::StringMap<int> stateIds;
   int64_t offset = 0;
   for (Operation &op : module.getBody()->getOperations()) {
     auto param = dyn_cast<ParameterOp>(op);
@@ -203,21 +219,10 @@ void SelectKernelsPass::runOnOperation() {
         op.getAttrOfType<IntegerAttr>(ferry::graph::attrs::kShardReplicas);
     s.offset = offset;
     offset = alignUp(offset + byteSize(t));
-    stateIds[s.name] = static_cast<int>(states.size());
     states.push_back(StateInfo{s.name, s.role, byteSize(t), false});
     declared.push_back(s);
   }
 
-  std::vector<std::unique_ptr<KernelSelection>> selections;
-  for (const std::string &name : names) {
-    auto fn = symbols.lookup<func::FuncOp>(name);
-    auto l = std::make_unique<KernelSelection>(module, stateIds, states);
-    l->matmulInputs = matmulPrecision;
-    l->gemmWorkspace = gemmWorkspace;
-    if (failed(l->lower(fn)))
-      return signalPassFailure();
-    selections.push_back(std::move(l));
-  }
   // What placement's budget errors suggest depends on it.
   bool recomputing = false;
   module.walk([&](func::CallOp call) {
@@ -242,14 +247,22 @@ void SelectKernelsPass::runOnOperation() {
       op->setAttr("shard_replicas", s.shardReplicas);
     }
   }
-  for (auto [k, l] : llvm::enumerate(selections)) {
-    SmallVector<StringRef> inputNames(l->inputs.begin(), l->inputs.end());
+  KernelPatterns patterns;
+  populateKernelPatterns(patterns);
+  for (const std::string &name : names) {
+    auto fn = symbols.lookup<func::FuncOp>(name);
     b.setInsertionPointToEnd(module.getBody());
-    auto program = rt::ProgramOp::create(b, module.getLoc(), names[k],
-                                         b.getStrArrayAttr(inputNames),
-                                         l->program.registers, 0);
+    auto program = rt::ProgramOp::create(b, module.getLoc(), name,
+                                         b.getStrArrayAttr({}), 0, 0);
     b.createBlock(&program.getBody());
-    writeProgram(program, l->program);
+    KernelSelection selection(program, symbols, states, patterns);
+    selection.matmulInputs = matmulPrecision;
+    selection.gemmWorkspace = gemmWorkspace;
+    if (failed(selection.lower(fn)))
+      return signalPassFailure();
+    SmallVector<StringRef> inputNames(selection.inputs.begin(),
+                                      selection.inputs.end());
+    program.setInputsAttr(b.getStrArrayAttr(inputNames));
   }
   for (Operation *op : old)
     op->erase();

@@ -58,17 +58,15 @@ void StageRemoteBuffersPass::runOnOperation() {
     return;
   int64_t doubled = 0, single = 0;
   for (auto op : module.getOps<rt::ProgramOp>()) {
-    FailureOr<Program> p = readProgram(op, states);
-    if (failed(p))
+    if (failed(checkBeforeLayout(op)))
       return signalPassFailure();
-    StagingResult staged = stageProgram(*p, states, levels);
+    StagingResult staged = stageProgram(op, states, levels);
     if (!staged.error.empty()) {
       module.emitError() << "ferry-stage-remote-buffers: " << staged.error;
       return signalPassFailure();
     }
     doubled += staged.prefetchedGroups;
     single += staged.syncGroups;
-    writeProgram(op, *p);
   }
   auto note = module->getAttrOfType<StringAttr>(rt::attrs::kPrefetch);
   std::string text = note ? note.str() : "on (" + levels.describe() + ")";

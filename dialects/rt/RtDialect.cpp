@@ -1,6 +1,7 @@
 //===- RtDialect.cpp - the `rt` dialect -----------------------------------===//
 
 #include "dialects/rt/RtDialect.h"
+#include "dialects/rt/RtAttributes.h"
 #include "dialects/rt/RtKernelOps.h"
 
 #include "runtime/executable/KernelTable.h"
@@ -88,5 +89,29 @@ LogicalResult SliceOp::verify() {
     return emitOpError() << "range [" << offset[0] << ", " << offset[0] + bytes
                          << ") is outside its " << alloc.getBytes()
                          << "-byte rt.alloc";
+  return success();
+}
+
+LogicalResult ProgramOp::verifyRegions() {
+  auto names = (*this)->getAttrOfType<ArrayAttr>(attrs::kPhaseNames);
+  // (That they are strings is the dialect's attribute check.)
+  auto known = [&](ArrayRef<int64_t> phase) {
+    bool constant =
+        llvm::all_of(phase.drop_front(), [](int64_t a) { return a == 0; });
+    return constant && names && phase[0] >= 0 &&
+           phase[0] < static_cast<int64_t>(names.size());
+  };
+  Operation *marker = nullptr;
+  getBody().walk([&](Operation *op) {
+    auto begin = dyn_cast<PhaseBeginOp>(op);
+    auto end = dyn_cast<PhaseEndOp>(op);
+    if ((begin && !known(begin.getPhase())) || (end && !known(end.getPhase())))
+      marker = op;
+    return marker ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  if (marker)
+    return emitOpError() << "has a '" << marker->getName().stripDialect()
+                         << "' whose phase is not a constant index of "
+                            "rt.phase_names";
   return success();
 }

@@ -16,6 +16,9 @@ namespace {
 
 using kernels::Parameter;
 
+// Every kernel op's mask of bf16 buffers (RtKernelBase.td's `$bf16`).
+constexpr llvm::StringLiteral kBf16Attr = "bf16";
+
 // How many of `given` buffers each declared buffer takes: a required one
 // takes one, optional ones (they trail) one each while some are left, a rest
 // list what the others leave (the runtime decodes them the same way).
@@ -63,9 +66,48 @@ KernelCallParts rt::kernelCallParts(KernelCallOpInterface op) {
   for (const Parameter &p : sig.floats)
     if (auto f = o->getAttrOfType<FloatAttr>(p.name))
       parts.floats.push_back(f.getValueAsDouble());
-  if (auto mask = o->getAttrOfType<IntegerAttr>("bf16"))
-    parts.bf16 = static_cast<uint64_t>(mask.getInt());
+  parts.bf16 = bf16MaskOf(op);
   return parts;
+}
+
+namespace {
+
+// The op of `kernel` with its buffers: `state` gets them, with the operand
+// segments when the record has more than one optional or rest buffer.
+// False when the buffers cannot be the record's.
+bool kernelOpState(OpBuilder &b, OperationState &state, kernels::Kernel kernel,
+                   ValueRange buffers) {
+  const kernels::Signature &sig = kernels::signature(kernel);
+  state.addOperands(buffers);
+  SmallVector<int32_t> segments = bufferSegments(sig, buffers.size());
+  int64_t covered = 0;
+  for (int32_t n : segments)
+    covered += n;
+  std::optional<RegisteredOperationName> name = state.name.getRegisteredInfo();
+  if (covered != static_cast<int64_t>(buffers.size()) ||
+      buffers.size() < sig.minBuffers || !name)
+    return false;
+  if (name->hasTrait<OpTrait::AttrSizedOperandSegments>())
+    state.addAttribute("operandSegmentSizes", b.getDenseI32ArrayAttr(segments));
+  return true;
+}
+
+OperationState stateOf(Location loc, kernels::Kernel kernel) {
+  return OperationState(loc,
+                        (Twine("rt.") + kernels::signature(kernel).name).str());
+}
+
+} // namespace
+
+KernelCallOpInterface rt::createKernelOp(OpBuilder &b, Location loc,
+                                         kernels::Kernel kernel,
+                                         ValueRange buffers) {
+  OperationState state = stateOf(loc, kernel);
+  if (!kernelOpState(b, state, kernel, buffers))
+    emitError(loc) << "ferry internal error: a call of kernel '"
+                   << kernels::signature(kernel).name << "' with "
+                   << buffers.size() << " buffers does not match its record";
+  return cast<KernelCallOpInterface>(b.create(state));
 }
 
 FailureOr<KernelCallOpInterface>
@@ -76,20 +118,9 @@ rt::createKernelCall(OpBuilder &b, Location loc, const KernelCallParts &parts) {
                    << "' with " << what << " does not match its record";
     return failure();
   };
-  OperationState state(loc, (Twine("rt.") + sig.name).str());
-  state.addOperands(parts.buffers);
-  SmallVector<int32_t> segments = bufferSegments(sig, parts.buffers.size());
-  int64_t covered = 0;
-  for (int32_t n : segments)
-    covered += n;
-  if (covered != static_cast<int64_t>(parts.buffers.size()) ||
-      parts.buffers.size() < sig.minBuffers)
+  OperationState state = stateOf(loc, parts.kernel);
+  if (!kernelOpState(b, state, parts.kernel, parts.buffers))
     return mismatch(std::to_string(parts.buffers.size()) + " buffers");
-  std::optional<RegisteredOperationName> name = state.name.getRegisteredInfo();
-  if (!name)
-    return mismatch("no registered op");
-  if (name->hasTrait<OpTrait::AttrSizedOperandSegments>())
-    state.addAttribute("operandSegmentSizes", b.getDenseI32ArrayAttr(segments));
   size_t next = 0;
   for (const Parameter &p : sig.ints) {
     if (p.kind == Parameter::Rest) {
@@ -113,7 +144,7 @@ rt::createKernelCall(OpBuilder &b, Location loc, const KernelCallParts &parts) {
   for (auto [p, v] : llvm::zip(sig.floats, parts.floats))
     state.addAttribute(p.name, b.getF64FloatAttr(v));
   if (parts.bf16)
-    state.addAttribute("bf16",
+    state.addAttribute(kBf16Attr,
                        b.getI64IntegerAttr(static_cast<int64_t>(parts.bf16)));
   return cast<KernelCallOpInterface>(b.create(state));
 }
@@ -134,7 +165,7 @@ LogicalResult rt::verifyKernelCall(Operation *op) {
   }
   // bf16 storage: a mask over the buffers, each one whose record declares
   // RtBf16 (the condition is the runtime's to check).
-  Attribute a = op->getAttr("bf16");
+  Attribute a = op->getAttr(kBf16Attr);
   if (!a)
     return success();
   auto mask = dyn_cast<IntegerAttr>(a);
@@ -156,4 +187,18 @@ LogicalResult rt::verifyKernelCall(Operation *op) {
              << "' cannot take (its record in dialects/rt/kernels has no "
                 "RtBf16 rule for it)";
   return success();
+}
+
+uint64_t rt::bf16MaskOf(KernelCallOpInterface op) {
+  auto mask = op->getAttrOfType<IntegerAttr>(kBf16Attr);
+  return mask ? static_cast<uint64_t>(mask.getInt()) : 0;
+}
+
+void rt::setBf16Mask(KernelCallOpInterface op, uint64_t mask) {
+  if (mask == 0) {
+    op->removeAttr(kBf16Attr);
+    return;
+  }
+  Builder b(op->getContext());
+  op->setAttr(kBf16Attr, b.getI64IntegerAttr(static_cast<int64_t>(mask)));
 }

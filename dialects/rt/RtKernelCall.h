@@ -45,6 +45,11 @@ struct KernelCallParts {
 };
 
 kernels::Kernel kernelOf(KernelCallOpInterface op);
+
+// The mask of the call's buffers stored as bf16 (its `bf16` attribute), and
+// setting it (0 removes the attribute).
+uint64_t bf16MaskOf(KernelCallOpInterface op);
+void setBf16Mask(KernelCallOpInterface op, uint64_t mask);
 KernelCallParts kernelCallParts(KernelCallOpInterface op);
 
 // Creates the typed op of `parts.kernel` at `b`'s insertion point. The
@@ -54,6 +59,15 @@ KernelCallParts kernelCallParts(KernelCallOpInterface op);
 mlir::FailureOr<KernelCallOpInterface>
 createKernelCall(mlir::OpBuilder &b, mlir::Location loc,
                  const KernelCallParts &parts);
+
+// Creates the typed op of `kernel` with only its buffers (in record order);
+// the caller then sets its integers and floats with the op's named
+// setters (`gemm.setM(...)`), before the op is verified. Buffers that
+// cannot be the record's are the caller's bug: reported at `loc`, and the
+// op (created all the same) fails verification.
+KernelCallOpInterface createKernelOp(mlir::OpBuilder &b, mlir::Location loc,
+                                     kernels::Kernel kernel,
+                                     mlir::ValueRange buffers);
 
 } // namespace ferry::rt
 

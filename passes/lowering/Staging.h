@@ -19,7 +19,7 @@
 #ifndef FERRY_PASSES_LOWERING_STAGING_H
 #define FERRY_PASSES_LOWERING_STAGING_H
 
-#include "passes/lowering/RtProgram.h"
+#include "passes/lowering/RtRanges.h"
 
 #include <optional>
 
@@ -58,9 +58,12 @@ struct StagingResult {
   std::string error; // non-empty: the program cannot be staged
 };
 
-// Stages every host state's ranges of `p` (host: per state, by buffer id)
-// through new temporaries, adding loads, stores, waits and parity registers.
-StagingResult stageProgram(Program &p, const std::vector<StateInfo> &states,
+// Stages every remote range of `program` (the states `states` marks host,
+// by name) through new rt.allocs, adding loads, stores, waits and parity
+// registers, in place. The program must be before the layout
+// (checkBeforeLayout).
+StagingResult stageProgram(rt::ProgramOp program,
+                           const std::vector<StateInfo> &states,
                            PrefetchLevels levels);
 
 } // namespace ferry::lowering

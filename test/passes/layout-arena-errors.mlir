@@ -1,9 +1,9 @@
 // RUN: ferry-opt %s --split-input-file --ferry-layout-arena -verify-diagnostics
 
-// Tests the diagnostics of the lowering's reader of rt programs on virtual
-// buffers (passes/lowering/RtProgram.cpp), which ferry-forward-buffers,
-// ferry-place-buffers, ferry-stage-remote-buffers and ferry-layout-arena
-// share.
+// Tests the diagnostics of ferry-layout-arena on programs it cannot lay out:
+// one not in the form before the layout (checkBeforeLayout of
+// passes/lowering/RtRanges.h, which the passes on virtual buffers share),
+// and one that still names a remote buffer outside a transfer.
 
 // A kernel takes a range of a buffer the program did not declare (neither
 // an rt.state_ref nor an rt.alloc of it).
@@ -30,16 +30,6 @@ module {
     %r2 = rt.slice %arena [0] size 32
     %r3 = rt.slice %arena [0] size 32
     rt.tanh x(%r2) out(%r3) {count = array<i64: 8>}
-  }
-}
-
-// -----
-
-module {
-  // expected-error @+1 {{has a 'phase_begin' whose phase is not a constant index of rt.phase_names}}
-  rt.program @f inputs [] registers 0 transient 0 attributes {rt.phase_names = ["p"]} {
-    rt.phase_begin {phase = array<i64: 1>}
-    rt.phase_end {phase = array<i64: 1>}
   }
 }
 

@@ -31,6 +31,8 @@ struct Fixture {
     b.setInsertionPointToEnd(module->getBody());
     auto program = rt::ProgramOp::create(b, b.getUnknownLoc(), "p",
                                          b.getStrArrayAttr({}), 2, 0);
+    // Phase markers index these (the program's verifier checks it).
+    program->setAttr("rt.phase_names", b.getStrArrayAttr({"a", "b"}));
     b.createBlock(&program.getBody());
     arena = rt::ArenaOp::create(b, b.getUnknownLoc(),
                                 b.getType<rt::BufferType>(), false);
@@ -45,7 +47,8 @@ struct Fixture {
 };
 
 // Every parameter a record declares: optional ones present, rest lists of
-// two. Integers are distinct and register-affine.
+// two. Integers are distinct and register-affine, but for a phase marker's
+// phase, a constant index of the program's phase names.
 rt::KernelCallParts fullParts(Fixture &f, kernels::Kernel k) {
   const kernels::Signature &sig = kernels::signature(k);
   rt::KernelCallParts parts;
@@ -60,6 +63,8 @@ rt::KernelCallParts fullParts(Fixture &f, kernels::Kernel k) {
       parts.ints.push_back({v, 0, v + 1});
       v += 3;
     }
+  if (k == kernels::Kernel::PhaseBegin || k == kernels::Kernel::PhaseEnd)
+    parts.ints = {{1}};
   for (size_t i = 0; i < sig.floats.size(); ++i)
     parts.floats.push_back(0.25 * static_cast<double>(i + 1));
   return parts;

@@ -139,3 +139,29 @@ rt.program @p inputs [] registers 0 transient 0 {
   // expected-error @+1 {{bf16 must be a positive integer (a mask of the buffers stored as bf16), found 0 : i64}}
   rt.gelu x(%x) out(%y) {count = array<i64: 16>, bf16 = 0 : i64}
 }
+
+// -----
+
+// Tests that a phase marker names one of the program's phases (a constant
+// index of rt.phase_names).
+// expected-error @+1 {{has a 'phase_begin' whose phase is not a constant index of rt.phase_names}}
+rt.program @f inputs [] registers 0 transient 0 attributes {rt.phase_names = ["p"]} {
+  rt.phase_begin {phase = array<i64: 1>}
+  rt.phase_end {phase = array<i64: 1>}
+}
+
+// -----
+
+// Tests that a phase index is a constant, not a register's value.
+// expected-error @+1 {{has a 'phase_end' whose phase is not a constant index of rt.phase_names}}
+rt.program @f inputs [] registers 1 transient 0 attributes {rt.phase_names = ["p"]} {
+  rt.phase_begin {phase = array<i64: 0>}
+  rt.phase_end {phase = array<i64: 0, 1>}
+}
+
+// -----
+
+// Tests that the phase names are strings.
+// expected-error @+1 {{rt.phase_names must be an array of strings on an rt.program, found [1]}}
+rt.program @f inputs [] registers 0 transient 0 attributes {rt.phase_names = [1]} {
+}
