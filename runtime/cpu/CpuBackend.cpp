@@ -336,7 +336,6 @@ void CpuBackend::execute(const fxe::Instr &in,
     buf[b] = arena_ + offset;
   }
   auto I = [&](size_t k) { return evaluate(in.ints()->Get(k), registers); };
-  auto F = [&](size_t k) { return in.floats()->Get(k); };
   checkKernelCall(in, registers);
   // Buffers stored as bf16: the kernel runs on fp32 copies (Bf16Staging.h).
   struct Finish {
@@ -356,29 +355,12 @@ void CpuBackend::execute(const fxe::Instr &in,
         in, kernels::resolve(static_cast<Kernel>(in.kernel()), ints, nb), buf);
     finish.staging = &bf16_;
   }
-  // The kernels whose records say `dispatched` run their typed bodies
-  // (CpuKernelContext.h); the others, the switch below.
+  // Its typed body (CpuKernelContext.h), in the file of its op family.
   const Collectives collectives(*group_, collectiveBytes_,
                                 current_->name()->c_str());
   cpu::KernelContext context{&collectives};
-  if (kernels::dispatchKernel(context, static_cast<Kernel>(in.kernel()),
-                              CpuCall{in, ints, buf, nb}))
-    return;
-  auto f = [&](size_t b) { return reinterpret_cast<float *>(buf[b]); };
-
-  switch (static_cast<Kernel>(in.kernel())) {
-  case Kernel::Scale:
-    cpu::scale(f(0), f(1), I(0), static_cast<float>(F(0)));
-    break;
-  case Kernel::Load:
-  case Kernel::Store:
-  case Kernel::Wait:
-  case Kernel::PhaseBegin:
-  case Kernel::PhaseEnd:
-  case Kernel::Count:
-    break;
-  default: // a dispatched kernel reaches here only without its run()
+  if (!kernels::dispatchKernel(context, static_cast<Kernel>(in.kernel()),
+                               CpuCall{in, ints, buf, nb}))
     throw RuntimeError(
         fmt::format("kernel {} has no CPU body", kernelName(in.kernel())));
-  }
 }

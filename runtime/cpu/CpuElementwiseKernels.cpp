@@ -259,8 +259,7 @@ void broadcast(const float *x, float *out, int64_t outer, int64_t size,
     std::memcpy(out + q * inner, x + (q / size) * inner, sizeof(float) * inner);
 }
 
-// The family's typed bodies (dialects/rt/kernels/Elementwise.td; `scale`
-// still runs in CpuBackend::execute's switch).
+// The family's typed bodies (dialects/rt/kernels/Elementwise.td).
 void run(Context &, const kernels::AttentionMaskArgs &a) {
   attentionMask(a.mask.data, a.out.data, a.count, static_cast<float>(a.fill));
 }
@@ -278,6 +277,9 @@ void run(Context &, const kernels::MulArgs &a) {
 }
 void run(Context &, const kernels::DivArgs &a) {
   binary(Binary::Div, a.a.data, a.b.data, a.out.data, a.count);
+}
+void run(Context &, const kernels::ScaleArgs &a) {
+  scale(a.x.data, a.out.data, a.count, static_cast<float>(a.factor));
 }
 void run(Context &, const kernels::AccumulateArgs &a) {
   accumulate(a.dst.data, a.src.data, a.count);

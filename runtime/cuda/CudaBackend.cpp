@@ -504,7 +504,7 @@ private:
     cudaStream_t s = compute_;
     if (timing())
       profile_.before(in.kernel(), cuda::ProfileStream::Compute, s);
-    dispatch(in, kernel, registers, buf, nb, s);
+    dispatch(in, kernel, registers, buf, s);
     if (timing())
       profile_.after(s);
   }
@@ -564,35 +564,16 @@ private:
   // One kernel instruction on the compute stream, its buffers resolved.
   void dispatch(const fxe::Instr &in, Kernel kernel,
                 const std::vector<int64_t> &registers,
-                const std::vector<char *> &buf, size_t nb, cudaStream_t s) {
-    // The kernels whose records say `dispatched` run their typed bodies
-    // (CudaKernelContext.h); the others, the switch below.
+                const std::vector<char *> &buf, cudaStream_t s) {
+    // Its typed body (CudaKernelContext.h), in the file of its op family.
     const CudaCall call(*this, in, registers, buf);
     const Collectives collectives(*group_, collectiveBytes_,
                                   current_->name()->c_str());
     cuda::KernelContext context{s,        scratch_,     &call,      lt_.get(),
                                 &cublas_, &collectives, nccl_.get()};
-    if (kernels::dispatchKernel(context, kernel, call))
-      return;
-    auto I = [&](size_t k) { return value(in.ints()->Get(k), registers); };
-    auto F = [&](size_t k) { return in.floats()->Get(k); };
-    auto f = [&](size_t b) { return reinterpret_cast<float *>(buf[b]); };
-    // Buffers stored as bf16 (the kernel records' RtBf16), as an element-wise
-    // map's MapBits: which buffers are its result and its inputs (-1: none).
-    uint64_t bf16 = in.bf16_buffers();
-    auto half = [&](int b) { return b >= 0 && (bf16 >> b & 1) != 0; };
-    auto map = [&](int out, int a, int b2 = -1) {
-      return (half(out) ? cuda::kMapOut : 0u) | (half(a) ? cuda::kMapA : 0u) |
-             (half(b2) ? cuda::kMapB : 0u);
-    };
-    switch (kernel) {
-    case Kernel::Scale:
-      cuda::scale(s, f(0), f(1), I(0), static_cast<float>(F(0)), map(1, 0));
-      break;
-    default:
-      throw RuntimeError(
-          fmt::format("kernel {} has no CUDA implementation", in.kernel()));
-    }
+    if (!kernels::dispatchKernel(context, kernel, call))
+      throw RuntimeError(fmt::format("kernel {} has no CUDA implementation",
+                                     kernels::kernelName(kernel)));
   }
 
   char *arena_ = nullptr, *host_ = nullptr;

@@ -35,6 +35,11 @@ void run(Context &cx, const kernels::SubArgs &a) { binaryOf(cx, 1, a); }
 void run(Context &cx, const kernels::MulArgs &a) { binaryOf(cx, 2, a); }
 void run(Context &cx, const kernels::DivArgs &a) { binaryOf(cx, 3, a); }
 
+void run(Context &cx, const kernels::ScaleArgs &a) {
+  scale(cx.stream, a.x.data, a.out.data, a.count, static_cast<float>(a.factor),
+        mapBits(a.out.bf16, a.x.bf16));
+}
+
 void run(Context &cx, const kernels::AccumulateArgs &a) { // dst += src
   accumulate(cx.stream, a.dst.data, a.src.data, a.count,
              mapBits(false, a.dst.bf16, a.src.bf16));

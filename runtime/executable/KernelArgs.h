@@ -1729,8 +1729,8 @@ template <class Call> AttentionGradArgs decodeAttentionGrad(const Call &call) {
   return a;
 }
 
-// Runs `call` as run(context, decodeX(call)) when its kernel is one whose
-// record says `dispatched`; false for the others.
+// Runs `call` as run(context, decodeX(call)) unless its kernel is one the
+// backend carries out itself (backendOwned): false for those.
 template <class Context, class Call>
 bool dispatchKernel(Context &context, Kernel kernel, const Call &call) {
   switch (kernel) {
@@ -1784,6 +1784,9 @@ bool dispatchKernel(Context &context, Kernel kernel, const Call &call) {
     return true;
   case Kernel::Accumulate:
     run(context, decodeAccumulate(call));
+    return true;
+  case Kernel::Scale:
+    run(context, decodeScale(call));
     return true;
   case Kernel::Gelu:
     run(context, decodeGelu(call));

@@ -13,7 +13,6 @@ include "dialects/rt/kernels/RtKernelBase.td"
 
 def Rt_AttentionOp : RtKernel<"attention", 51, "Attention"> {
   let kernelEnum = "Attention";
-  let dispatched = 1;
   let doc = "out = dropout(softmax(scale q kᵀ + mask[b])) v for each sample and head, without the [seq, seq] probabilities in memory (FlashAttention: key tiles with a running maximum and sum); lse = each query row's logsumexp of scale q kᵀ + mask, for the backward. The dropout is dropout's over [batch, heads, seq, seq] (same seed, purpose, layer and sample offset: the same mask)";
   let ints = [
     RtInt<"batch", "samples">,
@@ -58,7 +57,6 @@ def Rt_AttentionOp : RtKernel<"attention", 51, "Attention"> {
 
 def Rt_AttentionGradOp : RtKernel<"attention_grad", 52, "Attention"> {
   let kernelEnum = "AttentionGrad";
-  let dispatched = 1;
   let doc = "dq, dk, dv of attention from q, k, v, the mask, the forward's out and lse and dout: the probabilities recomputed from lse, the dropout mask regenerated; dk and dv summed over queries and dq over keys in a fixed order (deterministic)";
   let ints = [
     RtInt<"batch", "as attention">,

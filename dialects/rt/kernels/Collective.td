@@ -13,7 +13,6 @@ include "dialects/rt/kernels/RtKernelBase.td"
 
 def Rt_AllReduceOp : RtKernel<"all_reduce", 46, "Collective"> {
   let kernelEnum = "AllReduce";
-  let dispatched = 1;
   let doc = "out = the sum over the replica group of each replica's x (x may be out, or disjoint from it; not partly overlapping): data-parallel gradients and metrics";
   let ints = [
     RtInt<"count", "elements">,
@@ -27,7 +26,6 @@ def Rt_AllReduceOp : RtKernel<"all_reduce", 46, "Collective"> {
 
 def Rt_ReduceScatterOp : RtKernel<"reduce_scatter", 47, "Collective"> {
   let kernelEnum = "ReduceScatter";
-  let dispatched = 1;
   let doc = "out = this replica's shard of the sum over the replica group of x, x read padded with zeros to replicas * shard elements; shard r is elements [r * shard, (r + 1) * shard)";
   let ints = [
     RtInt<"count", "elements of x">,
@@ -47,7 +45,6 @@ def Rt_ReduceScatterOp : RtKernel<"reduce_scatter", 47, "Collective"> {
 
 def Rt_AllGatherOp : RtKernel<"all_gather", 48, "Collective"> {
   let kernelEnum = "AllGather";
-  let dispatched = 1;
   let doc = "out = the replicas' shards in replica order, the padding past count dropped: the inverse layout of reduce_scatter";
   let ints = [
     RtInt<"count", "elements of out">,

@@ -13,7 +13,6 @@ include "dialects/rt/kernels/RtKernelBase.td"
 
 def Rt_AttentionMaskOp : RtKernel<"attention_mask", 4, "Elementwise"> {
   let kernelEnum = "AttentionMask";
-  let dispatched = 1;
   let doc = "out[e] = 0 where mask[e] != 0, else fill: the additive attention mask";
   let ints = [
     RtInt<"count", "elements">];
@@ -26,7 +25,6 @@ def Rt_AttentionMaskOp : RtKernel<"attention_mask", 4, "Elementwise"> {
 
 def Rt_BiasAddOp : RtKernel<"bias_add", 11, "Elementwise"> {
   let kernelEnum = "BiasAdd";
-  let dispatched = 1;
   let doc = "out[r, c] = x[r, c] + bias[c]";
   let ints = [
     RtInt<"rows", "rows">,
@@ -42,7 +40,6 @@ def Rt_BiasAddOp : RtKernel<"bias_add", 11, "Elementwise"> {
 
 def Rt_AddOp : RtKernel<"add", 12, "Elementwise"> {
   let kernelEnum = "Add";
-  let dispatched = 1;
   let doc = "out = a + b, element-wise";
   let ints = [
     RtInt<"count", "elements">];
@@ -58,7 +55,6 @@ def Rt_AddOp : RtKernel<"add", 12, "Elementwise"> {
 
 def Rt_SubOp : RtKernel<"sub", 13, "Elementwise"> {
   let kernelEnum = "Sub";
-  let dispatched = 1;
   let doc = "out = a - b, element-wise";
   let ints = [
     RtInt<"count", "elements">];
@@ -74,7 +70,6 @@ def Rt_SubOp : RtKernel<"sub", 13, "Elementwise"> {
 
 def Rt_MulOp : RtKernel<"mul", 14, "Elementwise"> {
   let kernelEnum = "Mul";
-  let dispatched = 1;
   let doc = "out = a * b, element-wise";
   let ints = [
     RtInt<"count", "elements">];
@@ -90,7 +85,6 @@ def Rt_MulOp : RtKernel<"mul", 14, "Elementwise"> {
 
 def Rt_DivOp : RtKernel<"div", 15, "Elementwise"> {
   let kernelEnum = "Div";
-  let dispatched = 1;
   let doc = "out = a / b, element-wise";
   let ints = [
     RtInt<"count", "elements">];
@@ -106,7 +100,6 @@ def Rt_DivOp : RtKernel<"div", 15, "Elementwise"> {
 
 def Rt_AccumulateOp : RtKernel<"accumulate", 16, "Elementwise"> {
   let kernelEnum = "Accumulate";
-  let dispatched = 1;
   let doc = "dst += src";
   let ints = [
     RtInt<"count", "elements">];
@@ -135,7 +128,6 @@ def Rt_ScaleOp : RtKernel<"scale", 17, "Elementwise"> {
 
 def Rt_GeluOp : RtKernel<"gelu", 18, "Elementwise"> {
   let kernelEnum = "Gelu";
-  let dispatched = 1;
   let doc = "out = x * (1 + erf(x / sqrt 2)) / 2 (exact GELU)";
   let ints = [
     RtInt<"count", "elements">];
@@ -149,7 +141,6 @@ def Rt_GeluOp : RtKernel<"gelu", 18, "Elementwise"> {
 
 def Rt_GeluGradOp : RtKernel<"gelu_grad", 19, "Elementwise"> {
   let kernelEnum = "GeluGrad";
-  let dispatched = 1;
   let doc = "dx = dy * gelu'(x)";
   let ints = [
     RtInt<"count", "elements">];
@@ -165,7 +156,6 @@ def Rt_GeluGradOp : RtKernel<"gelu_grad", 19, "Elementwise"> {
 
 def Rt_TanhOp : RtKernel<"tanh", 20, "Elementwise"> {
   let kernelEnum = "Tanh";
-  let dispatched = 1;
   let doc = "out = tanh(x)";
   let ints = [
     RtInt<"count", "elements">];
@@ -179,7 +169,6 @@ def Rt_TanhOp : RtKernel<"tanh", 20, "Elementwise"> {
 
 def Rt_TanhGradOp : RtKernel<"tanh_grad", 21, "Elementwise"> {
   let kernelEnum = "TanhGrad";
-  let dispatched = 1;
   let doc = "dx = dy * (1 - y^2), from the forward output y";
   let ints = [
     RtInt<"count", "elements">];

@@ -13,7 +13,6 @@ include "dialects/rt/kernels/RtKernelBase.td"
 
 def Rt_GemmOp : RtKernel<"gemm", 2, "Gemm"> {
   let kernelEnum = "Gemm";
-  let dispatched = 1;
   let doc = "c[b] = alpha op(a[b]) op(b[b]) (+ c[b] when accumulating) for b < batch; op(x) is x transposed when its flag is set. c is [m, n]; a is [m, k] ([k, m] transposed), b is [k, n] ([n, k] transposed). fp32 accumulation";
   let ints = [
     RtInt<"batch", "matrices in the batch">,
@@ -47,7 +46,6 @@ def Rt_GemmOp : RtKernel<"gemm", 2, "Gemm"> {
 
 def Rt_GemmEpilogueOp : RtKernel<"gemm_epilogue", 43, "Gemm"> {
   let kernelEnum = "GemmEpilogue";
-  let dispatched = 1;
   let doc = "gemm, then epilogue 1 (bias): c += vector along n; or 2 (bias gradient, a transposed and batch 1): vector[m] = sum over k of a (the unrounded a)";
   let ints = [
     RtInt<"batch", "as gemm">,

@@ -13,7 +13,6 @@ include "dialects/rt/kernels/RtKernelBase.td"
 
 def Rt_EmbeddingOp : RtKernel<"embedding", 5, "Indexed"> {
   let kernelEnum = "Embedding";
-  let dispatched = 1;
   let doc = "out[r, :] = table[ids[r], :]; an id outside [0, vocab) is an error naming it";
   let ints = [
     RtInt<"rows", "ids to look up">,
@@ -30,7 +29,6 @@ def Rt_EmbeddingOp : RtKernel<"embedding", 5, "Indexed"> {
 
 def Rt_EmbeddingGradOp : RtKernel<"embedding_grad", 6, "Indexed"> {
   let kernelEnum = "EmbeddingGrad";
-  let dispatched = 1;
   let doc = "dtable = 0 (unless accumulating), then dtable[ids[r], :] += dy[r, :] in row order (both backends give the same bits)";
   let ints = [
     RtInt<"rows", "ids looked up">,
@@ -51,7 +49,6 @@ def Rt_EmbeddingGradOp : RtKernel<"embedding_grad", 6, "Indexed"> {
 
 def Rt_GatherPositionsOp : RtKernel<"gather_positions", 7, "Indexed"> {
   let kernelEnum = "GatherPositions";
-  let dispatched = 1;
   let doc = "out[b, p, :] = x[b, positions[b, p], :]: the masked positions' hidden states";
   let ints = [
     RtInt<"batch", "samples">,
@@ -72,7 +69,6 @@ def Rt_GatherPositionsOp : RtKernel<"gather_positions", 7, "Indexed"> {
 
 def Rt_GatherPositionsGradOp : RtKernel<"gather_positions_grad", 8, "Indexed"> {
   let kernelEnum = "GatherPositionsGrad";
-  let dispatched = 1;
   let doc = "dx = 0, then dx[b, positions[b, p], :] += dy[b, p, :] in order of p (both backends give the same bits)";
   let ints = [
     RtInt<"batch", "samples">,
@@ -90,7 +86,6 @@ def Rt_GatherPositionsGradOp : RtKernel<"gather_positions_grad", 8, "Indexed"> {
 
 def Rt_SoftmaxCrossEntropyOp : RtKernel<"softmax_cross_entropy", 30, "Indexed"> {
   let kernelEnum = "SoftmaxCrossEntropy";
-  let dispatched = 1;
   let doc = "out[0] = sum over rows with weights[r] != 0 of weights[r] * (logsumexp(logits[r, :classes]) - logits[r, labels[r]]); columns from classes on (the padded vocabulary) take no part; a label outside [0, classes) is an error";
   let ints = [
     RtInt<"rows", "rows">,
@@ -106,7 +101,6 @@ def Rt_SoftmaxCrossEntropyOp : RtKernel<"softmax_cross_entropy", 30, "Indexed"> 
 
 def Rt_SoftmaxCrossEntropyGradOp : RtKernel<"softmax_cross_entropy_grad", 31, "Indexed"> {
   let kernelEnum = "SoftmaxCrossEntropyGrad";
-  let dispatched = 1;
   let doc = "dlogits[r, c] = dloss[0] * weights[r] * (softmax(r)[c] - [c == labels[r]]) for c < classes, 0 for padded columns";
   let ints = [
     RtInt<"rows", "rows">,
@@ -122,7 +116,6 @@ def Rt_SoftmaxCrossEntropyGradOp : RtKernel<"softmax_cross_entropy_grad", 31, "I
 
 def Rt_ArgmaxCorrectOp : RtKernel<"argmax_correct", 32, "Indexed"> {
   let kernelEnum = "ArgmaxCorrect";
-  let dispatched = 1;
   let doc = "out[0] = sum over rows of weights[r] * [argmax over c < classes of logits[r, c] == labels[r]] (ties: the lowest index)";
   let ints = [
     RtInt<"rows", "rows">,

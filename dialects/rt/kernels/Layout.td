@@ -13,7 +13,6 @@ include "dialects/rt/kernels/RtKernelBase.td"
 
 def Rt_TakeOp : RtKernel<"take", 9, "Layout"> {
   let kernelEnum = "Take";
-  let dispatched = 1;
   let doc = "out[o, i] = x[o, index, i], for x viewed as [outer, size, inner]";
   let ints = [
     RtInt<"outer", "outer extent">,
@@ -30,7 +29,6 @@ def Rt_TakeOp : RtKernel<"take", 9, "Layout"> {
 
 def Rt_TakeGradOp : RtKernel<"take_grad", 10, "Layout"> {
   let kernelEnum = "TakeGrad";
-  let dispatched = 1;
   let doc = "dx = 0 except dx[o, index, i] = dy[o, i]";
   let ints = [
     RtInt<"outer", "outer extent">,
@@ -46,7 +44,6 @@ def Rt_TakeGradOp : RtKernel<"take_grad", 10, "Layout"> {
 
 def Rt_TransposeOp : RtKernel<"transpose", 27, "Layout"> {
   let kernelEnum = "Transpose";
-  let dispatched = 1;
   let doc = "out dimension d is x dimension perm[d] (rank at most 6)";
   let ints = [
     RtInt<"rank", "dimensions">,
@@ -66,7 +63,6 @@ def Rt_TransposeOp : RtKernel<"transpose", 27, "Layout"> {
 
 def Rt_BroadcastOp : RtKernel<"broadcast", 29, "Layout"> {
   let kernelEnum = "Broadcast";
-  let dispatched = 1;
   let doc = "out[o, r, i] = x[o, i]: the inverse shape of reduce";
   let ints = [
     RtInt<"outer", "outer extent">,

@@ -13,7 +13,6 @@ include "dialects/rt/kernels/RtKernelBase.td"
 
 def Rt_CopyOp : RtKernel<"copy", 0, "Memory"> {
   let kernelEnum = "Copy";
-  let dispatched = 1;
   let doc = "dst = src, byte for byte (overlapping ranges allowed)";
   let ints = [
     RtInt<"bytes", "bytes to copy">];
@@ -24,7 +23,6 @@ def Rt_CopyOp : RtKernel<"copy", 0, "Memory"> {
 
 def Rt_FillOp : RtKernel<"fill", 1, "Memory"> {
   let kernelEnum = "Fill";
-  let dispatched = 1;
   let doc = "dst[e] = value";
   let ints = [
     RtInt<"count", "elements">];
@@ -36,7 +34,6 @@ def Rt_FillOp : RtKernel<"fill", 1, "Memory"> {
 
 def Rt_IotaOp : RtKernel<"iota", 3, "Memory"> {
   let kernelEnum = "Iota";
-  let dispatched = 1;
   let doc = "out[o, d, i] = d, for out viewed as [outer, size, inner]";
   let ints = [
     RtInt<"outer", "outer extent">,
@@ -48,7 +45,6 @@ def Rt_IotaOp : RtKernel<"iota", 3, "Memory"> {
 
 def Rt_FillI32Op : RtKernel<"fill_i32", 45, "Memory"> {
   let kernelEnum = "FillI32";
-  let dispatched = 1;
   let doc = "dst[e] = value, as 32-bit integers: a splat integer constant (positions, masks, labels)";
   let ints = [
     RtInt<"count", "elements">,

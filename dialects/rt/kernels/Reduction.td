@@ -13,7 +13,6 @@ include "dialects/rt/kernels/RtKernelBase.td"
 
 def Rt_ReduceOp : RtKernel<"reduce", 28, "Reduction"> {
   let kernelEnum = "Reduce";
-  let dispatched = 1;
   let doc = "out[o, i] = reduction over r of x[o, r, i], for x viewed as [outer, size, inner]";
   let ints = [
     RtInt<"kind", "0 sum, 1 mean, 2 max, 3 sum of squares">,
@@ -29,7 +28,6 @@ def Rt_ReduceOp : RtKernel<"reduce", 28, "Reduction"> {
 
 def Rt_GlobalNormOp : RtKernel<"global_norm", 33, "Reduction"> {
   let kernelEnum = "GlobalNorm";
-  let dispatched = 1;
   let doc = "out[0] = sqrt of the sum of squares of every element of every tensor, accumulated in double";
   let ints = [
     RtInt<"counts", "elements of each tensor", RtRest>];
@@ -40,7 +38,6 @@ def Rt_GlobalNormOp : RtKernel<"global_norm", 33, "Reduction"> {
 
 def Rt_LearningRateOp : RtKernel<"learning_rate", 34, "Reduction"> {
   let kernelEnum = "LearningRate";
-  let dispatched = 1;
   let doc = "out[0] = the learning rate after `step` updates (ARCHITECTURE.md, \"Learning rate\")";
   let ints = [
     RtInt<"kind", "0 poly, 1 constant">,
@@ -57,7 +54,6 @@ def Rt_LearningRateOp : RtKernel<"learning_rate", 34, "Reduction"> {
 
 def Rt_OptimizerUpdateOp : RtKernel<"optimizer_update", 35, "Reduction"> {
   let kernelEnum = "OptimizerUpdate";
-  let dispatched = 1;
   let doc = "one AdamW or LAMB update of `segments` tensors of `count` elements (LAMB's trust ratio per segment), the gradient first scaled by min(1, clip_norm / norm); formulas in ARCHITECTURE.md, \"Optimizers\"";
   let ints = [
     RtInt<"count", "elements of a segment">,
@@ -82,7 +78,6 @@ def Rt_OptimizerUpdateOp : RtKernel<"optimizer_update", 35, "Reduction"> {
 
 def Rt_LambMomentsOp : RtKernel<"lamb_moments", 49, "Reduction"> {
   let kernelEnum = "LambMoments";
-  let dispatched = 1;
   let doc = "LAMB's first pass over `segments` shards of `count` elements: the moments updated as optimizer_update does, and sums[s] = sum of w^2, sums[segments + s] = sum of u^2 over segment s (u: the update direction); replicated tensor sharding all-reduces the sums, then lamb_apply";
   let ints = [
     RtInt<"count", "elements of a segment's shard">,
@@ -106,7 +101,6 @@ def Rt_LambMomentsOp : RtKernel<"lamb_moments", 49, "Reduction"> {
 
 def Rt_LambApplyOp : RtKernel<"lamb_apply", 50, "Reduction"> {
   let kernelEnum = "LambApply";
-  let dispatched = 1;
   let doc = "LAMB's second pass: w -= lr * r_s * u with the trust ratio r_s = sqrt(sums[s]) / sqrt(sums[segments + s]) (1 when either is 0) from the summed norms";
   let ints = [
     RtInt<"count", "elements of a segment's shard">,

@@ -13,7 +13,6 @@ include "dialects/rt/kernels/RtKernelBase.td"
 
 def Rt_LayerNormOp : RtKernel<"layer_norm", 22, "Row"> {
   let kernelEnum = "LayerNorm";
-  let dispatched = 1;
   let doc = "out = (x - mean) / sqrt(var + eps) * scale + bias over each row (biased variance, as PyTorch)";
   let ints = [
     RtInt<"rows", "rows">,
@@ -32,7 +31,6 @@ def Rt_LayerNormOp : RtKernel<"layer_norm", 22, "Row"> {
 
 def Rt_LayerNormGradOp : RtKernel<"layer_norm_grad", 23, "Row"> {
   let kernelEnum = "LayerNormGrad";
-  let dispatched = 1;
   let doc = "dx from (x, scale, dy), recomputing the statistics; dscale = sum over rows of dy * xhat, dbias = sum over rows of dy (both overwritten)";
   let ints = [
     RtInt<"rows", "rows">,
@@ -63,7 +61,6 @@ def Rt_LayerNormGradOp : RtKernel<"layer_norm_grad", 23, "Row"> {
 
 def Rt_SoftmaxOp : RtKernel<"softmax", 24, "Row"> {
   let kernelEnum = "Softmax";
-  let dispatched = 1;
   let doc = "out = softmax(x + mask[b]) over the last dimension of x viewed as [batch, rows, cols]";
   let ints = [
     RtInt<"batch", "samples (one mask row each)">,
@@ -81,7 +78,6 @@ def Rt_SoftmaxOp : RtKernel<"softmax", 24, "Row"> {
 
 def Rt_SoftmaxGradOp : RtKernel<"softmax_grad", 25, "Row"> {
   let kernelEnum = "SoftmaxGrad";
-  let dispatched = 1;
   let doc = "dx = y * (dy - sum(dy * y)) per row";
   let ints = [
     RtInt<"rows", "rows">,
@@ -98,7 +94,6 @@ def Rt_SoftmaxGradOp : RtKernel<"softmax_grad", 25, "Row"> {
 
 def Rt_DropoutOp : RtKernel<"dropout", 26, "Row"> {
   let kernelEnum = "Dropout";
-  let dispatched = 1;
   let doc = "out[e] = x[e] / (1 - p) where element e of sample sample_offset + e / per_sample is kept (Philox, keyed by seed, purpose, layer, sample and element), else 0; p 0 copies";
   let ints = [
     RtInt<"count", "elements">,
@@ -122,7 +117,6 @@ def Rt_DropoutOp : RtKernel<"dropout", 26, "Row"> {
 
 def Rt_SoftmaxDropoutOp : RtKernel<"softmax_dropout", 41, "Row"> {
   let kernelEnum = "SoftmaxDropout";
-  let dispatched = 1;
   let doc = "probs = softmax(x + mask), out = dropout(probs): the attention probabilities, fused";
   let ints = [
     RtInt<"batch", "as softmax">,
@@ -153,7 +147,6 @@ def Rt_SoftmaxDropoutOp : RtKernel<"softmax_dropout", 41, "Row"> {
 
 def Rt_DropoutSoftmaxGradOp : RtKernel<"dropout_softmax_grad", 42, "Row"> {
   let kernelEnum = "DropoutSoftmaxGrad";
-  let dispatched = 1;
   let doc = "dx = softmax_grad(y, dropout(dy)): the backward of softmax_dropout";
   let ints = [
     RtInt<"rows", "as softmax_grad">,
@@ -181,7 +174,6 @@ def Rt_DropoutSoftmaxGradOp : RtKernel<"dropout_softmax_grad", 42, "Row"> {
 
 def Rt_ResidualLayerNormOp : RtKernel<"residual_layer_norm", 44, "Row"> {
   let kernelEnum = "ResidualLayerNorm";
-  let dispatched = 1;
   let doc = "sum = dropout(input) + residual (p 0: input + residual), out = layer_norm(sum): the end of a transformer sub-block, fused";
   let ints = [
     RtInt<"rows", "as layer_norm">,

@@ -145,13 +145,11 @@ class RtKernel<string mnemonic, int id, string family, list<Trait> props = []>
   list<RtAccessIf> accessIf = [];
   list<RtDisjoint> disjoint = [];
   list<RtBf16> bf16 = [];
-  // Both backends run this kernel as run(Context &, const XArgs &) in its
-  // family's file, through the generated dispatch (KernelArgs.h); the
-  // kernels without it still run in the backends' switches.
-  bit dispatched = 0;
-  // The backend carries this kernel out itself, in its own schedule (the
-  // Transfer family: copies on its copy queue, waits, phase marks):
-  // KernelArgs.h decodes its arguments, but no run() is declared for it and
+  // Every kernel runs in both backends as run(Context &, const XArgs &) in
+  // its family's file, through the generated dispatch (KernelArgs.h), but
+  // one the backend carries out itself, in its own schedule (the Transfer
+  // family: copies on its copy queue, waits, phase marks): KernelArgs.h
+  // decodes its arguments, but no run() is declared for it and
   // dispatchKernel leaves it to the backend (backendOwned(kernel) says so).
   bit backendOwned = 0;
 

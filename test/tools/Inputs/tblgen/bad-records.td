@@ -16,10 +16,6 @@ def Rt_FirstOp : RtKernel<"first", 0, "Memory"> {
 #ifdef SAME_NAME
   let floats = [RtFloat<"src", "a float named as a buffer">];
 #endif
-#ifdef OWNED_AND_DISPATCHED
-  let dispatched = 1;
-  let backendOwned = 1;
-#endif
 }
 
 #ifdef GAP
