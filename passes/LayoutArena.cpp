@@ -113,6 +113,7 @@ void LayoutArenaPass::runOnOperation() {
     if (failed(checkBeforeLayout(op)) ||
         failed(checkHostRanges(op, stateIndex, states)))
       return signalPassFailure();
+    eraseUnusedBuffers(op); // what no call takes gets no address
     ProgramLayout layout = layoutProgram(op, stateLayout);
     maxTransient = std::max(maxTransient, layout.plan.peakBytes);
     moveOntoArena(op, layout, stateLayout, stateIndex, states);

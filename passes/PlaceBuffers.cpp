@@ -183,9 +183,11 @@ void PlaceBuffersPass::runOnOperation() {
   for (auto [i, s] : llvm::enumerate(states))
     stateIndex[s.name] = i;
   SmallVector<rt::ProgramOp> programs(module.getOps<rt::ProgramOp>());
-  for (rt::ProgramOp program : programs)
+  for (rt::ProgramOp program : programs) {
     if (failed(checkBeforeLayout(program)))
       return signalPassFailure();
+    eraseUnusedBuffers(program); // nothing to place or resize
+  }
 
   // cuBLASLt's scratch: one GEMM runs at a time, so the plan reuses one
   // region; NVIDIA recommends 32 MiB on Hopper (what ferry-select-kernels

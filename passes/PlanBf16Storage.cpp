@@ -61,13 +61,15 @@ struct UnionFind {
 
 // A GEMM call's operands, for either kind.
 struct Gemm {
-  Value a, b, c, workspace;
+  Value a, b;
+  OpOperand *c;
+  Value workspace;
 };
 std::optional<Gemm> gemmOf(Operation *op) {
   if (auto g = dyn_cast<rt::GemmOp>(op))
-    return Gemm{g.getA(), g.getB(), g.getC(), g.getWorkspace()};
+    return Gemm{g.getA(), g.getB(), &g.getCMutable(), g.getWorkspace()};
   if (auto g = dyn_cast<rt::GemmEpilogueOp>(op))
-    return Gemm{g.getA(), g.getB(), g.getC(), g.getWorkspace()};
+    return Gemm{g.getA(), g.getB(), &g.getCMutable(), g.getWorkspace()};
   return std::nullopt;
 }
 
@@ -95,7 +97,7 @@ struct PlanBf16StoragePass
       unsigned b = range.getOperandNumber();
       bool ok = halvable(offsetOf(slice)) && slice.getBytes() % 4 == 0;
       // A GEMM's bf16 result goes through its workspace in fp32.
-      if (gemm && range.get() == gemm->c && !gemm->workspace)
+      if (gemm && &range == gemm->c && !gemm->workspace)
         ok = false;
       if (copy) {
         Affine bytes = Affine::fromArray(copy.getBytes());
@@ -184,7 +186,10 @@ struct PlanBf16StoragePass
     // are padded too). Without an epilogue the library writes bf16.
     llvm::MapVector<Value, int64_t> grow;
     program.getBody().walk([&](rt::GemmEpilogueOp g) {
-      if (!(rt::bf16MaskOf(g) >> 2 & 1))
+      // (Without a workspace, c was kept fp32 above; a mask given in the
+      // input that says otherwise leaves the workspace alone.)
+      if (!(rt::bf16MaskOf(g) >> 2 & 1) || !g.getWorkspace() ||
+          !bufferOf(g.getWorkspace()).getDefiningOp<rt::AllocOp>())
         return;
       int64_t batch = g.getBatch()[0], m = g.getM()[0], n = g.getN()[0];
       int64_t extent = (batch - 1) * g.getStrideC()[0] + m * n;
@@ -203,6 +208,11 @@ struct PlanBf16StoragePass
   }
 
   void runOnOperation() override {
+    // The plan is per run (a pass instance may run again).
+    eligible.clear();
+    groups.parent.clear();
+    groupOk.clear();
+    matmul.clear();
     if (storage == "fp32")
       return;
     if (storage != "bf16") {
@@ -213,9 +223,11 @@ struct PlanBf16StoragePass
     }
     ModuleOp module = getOperation();
     SmallVector<rt::ProgramOp> programs(module.getOps<rt::ProgramOp>());
-    for (rt::ProgramOp program : programs)
+    for (rt::ProgramOp program : programs) {
       if (failed(checkBeforeLayout(program)))
         return signalPassFailure();
+      eraseUnusedBuffers(program); // nothing to halve
+    }
     // Candidates: temporaries and stashed f32 activations.
     Builder builder(module.getContext());
     for (rt::StateOp state : module.getOps<rt::StateOp>()) {

@@ -4,9 +4,10 @@
 // (RtInterfaces.td). What the generic code around the kernels needs of them
 // (the executable writer, the lowering's bookkeeping) is here: a call's
 // buffers, integers and floats in the record's order, which is the
-// executable's encoding, and the one builder that creates the typed op of a
-// kernel from them. Both use the kernel's signature (KernelTable.h), keyed
-// on its index, never its name.
+// executable's encoding, and the builders of a kernel's typed op: from all
+// of them (createKernelCall), or from its buffers only, its parameters then
+// set by name (createKernelOp, what kernel selection uses). All use the
+// kernel's signature (KernelTable.h), keyed on its index, never its name.
 //
 //===----------------------------------------------------------------------===//
 

@@ -58,7 +58,8 @@ def Rt_ProgramOp : Rt_Op<"program", [Symbol, SingleBlock, NoTerminator,
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `inputs` $inputs `registers` $registers `transient` $transient attr-dict-with-keyword $body
-  }];  // Every phase marker's phase is a constant index of rt.phase_names.
+  }];
+  // Every phase marker's phase is a constant index of rt.phase_names.
   let hasRegionVerifier = 1;
 }
 

@@ -1,7 +1,7 @@
 //===- KernelPatterns.h - which kernel computes each graph op ---*- C++ -*-===//
 //
 // Kernel selection's conversion patterns: one per graph op that computes,
-// registered by the op's name, in one file per op family under
+// registered by the op's TypeID, in one file per op family under
 // passes/lowering/patterns/ (as the kernel records are in
 // dialects/rt/kernels/). A pattern receives the op with its operands
 // already lowered (its adaptor: the ranges of the tensor operands, a new

@@ -137,9 +137,13 @@ rt::AllocOp lowering::appendAlloc(rt::ProgramOp program, int64_t bytes,
                                   StringRef label) {
   Block &top = program.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&top);
-  for (Operation &op : top)
-    if (isa<rt::AllocOp, rt::StateRefOp>(op))
-      b.setInsertionPointAfter(&op);
+  // After the buffers the program starts with (an rt.alloc written among
+  // the calls would not dominate the slices before it).
+  for (Operation &op : top) {
+    if (!isa<rt::AllocOp, rt::StateRefOp>(op))
+      break;
+    b.setInsertionPointAfter(&op);
+  }
   return rt::AllocOp::create(b, program.getLoc(), b.getType<rt::BufferType>(),
                              static_cast<uint64_t>(bytes),
                              label.empty() ? StringAttr()

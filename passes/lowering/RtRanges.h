@@ -107,8 +107,9 @@ mlir::Operation *firstOpOf(mlir::Operation *op);
 mlir::Value sliceBefore(mlir::Operation *at, mlir::Value buffer,
                         const Affine &offset, int64_t bytes);
 
-// A new rt.alloc of `program` after its last one (so temporaries keep the
-// order they were made in, which the layout's ties follow).
+// A new rt.alloc of `program` after the buffers it starts with (so
+// temporaries keep the order they were made in, which the layout's ties
+// follow).
 rt::AllocOp appendAlloc(rt::ProgramOp program, int64_t bytes,
                         llvm::StringRef label);
 

@@ -342,7 +342,8 @@ bool instructionAfter(Operation *op) {
 
 LogicalResult Staging::stageBlock(Block &block, rt::LoopOp owner,
                                   const std::vector<std::string> &phaseNames) {
-  for (Operation *op = &block.front(); op; op = op->getNextNode()) {
+  for (Operation *op = block.empty() ? nullptr : &block.front(); op;
+       op = op->getNextNode()) {
     if (auto loop = dyn_cast<rt::LoopOp>(op)) {
       if (failed(stageBlock(loop.getBody().front(), loop, phaseNames)))
         return failure();

@@ -116,3 +116,32 @@ module attributes {rt.prefetch_levels = []} {
     }
   }
 }
+
+// -----
+
+// A loop with an empty body (an scf.for of index arithmetic only) is left
+// alone, wherever it is: the phase's range is staged as usual.
+// CHECK: rt.program @train_step inputs [] registers 2
+// CHECK: rt.loop r 1 count 2 {
+// CHECK-NEXT: }
+// CHECK: rt.phase_begin {phase = array<i64: 0>}
+// CHECK: rt.load
+// CHECK: rt.loop r 0 count 3 {
+// CHECK-NEXT: }
+// CHECK: rt.phase_end {phase = array<i64: 0>}
+module attributes {rt.prefetch_levels = [], rt.prefetch = "off"} {
+  rt.state @w : tensor<128x128xf32> role "parameter" at 0 size 65536 {hf = "w", init = "normal", init_std = 2.0e-02 : f64, host}
+  rt.program @train_step inputs [] registers 2 transient 0 attributes {rt.phase_names = ["p"]} {
+    %w = rt.state_ref @w
+    %t = rt.alloc size 65536
+    rt.loop r 1 count 2 {
+    }
+    rt.phase_begin {phase = array<i64: 0>}
+    %r0 = rt.slice %w [0] size 65536
+    %r1 = rt.slice %t [0] size 65536
+    rt.copy src(%r0) dst(%r1) {bytes = array<i64: 65536>}
+    rt.loop r 0 count 3 {
+    }
+    rt.phase_end {phase = array<i64: 0>}
+  }
+}
