@@ -104,6 +104,17 @@ mlir::FailureOr<std::array<int64_t, 3>>
 contiguousExtents(mlir::Operation *op, llvm::ArrayRef<int64_t> full,
                   llvm::ArrayRef<int64_t> dims);
 
+// The packed rows' operands an op has (sequence ids, dropout keys: each
+// optional), in the order given.
+inline llvm::SmallVector<mlir::Value>
+presentOperands(std::initializer_list<mlir::Value> values) {
+  llvm::SmallVector<mlir::Value> present;
+  for (mlir::Value v : values)
+    if (v)
+      present.push_back(v);
+  return present;
+}
+
 // Shapes as the patterns read them.
 inline llvm::ArrayRef<int64_t> shapeOf(mlir::Value v) {
   return llvm::cast<mlir::RankedTensorType>(v.getType()).getShape();

@@ -24,11 +24,7 @@ template <class GraphOp> struct AttentionPattern : OpKernelPattern<GraphOp> {
       std::conditional_t<kGrad, rt::AttentionGradOp, rt::AttentionOp>;
 
   SmallVector<Value> packed(GraphOp op) const override {
-    SmallVector<Value> v;
-    for (Value x : {op.getSequenceIds(), op.getDropoutKeys()})
-      if (x)
-        v.push_back(x);
-    return v;
+    return presentOperands({op.getSequenceIds(), op.getDropoutKeys()});
   }
 
   LogicalResult selectOp(GraphOp op, const LoweredOperands &operands,

@@ -49,8 +49,7 @@ LogicalResult setDropout(GraphOp op, KernelOp k, KernelSelection &s) {
 
 struct DropoutPattern : OpKernelPattern<graph::DropoutOp> {
   SmallVector<Value> packed(graph::DropoutOp op) const override {
-    return op.getDropoutKeys() ? SmallVector<Value>{op.getDropoutKeys()}
-                               : SmallVector<Value>{};
+    return presentOperands({op.getDropoutKeys()});
   }
   LogicalResult selectOp(graph::DropoutOp op, const LoweredOperands &operands,
                          KernelSelection &s) const override {
@@ -74,11 +73,7 @@ struct DropoutPattern : OpKernelPattern<graph::DropoutOp> {
 
 struct SoftmaxDropoutPattern : OpKernelPattern<graph::SoftmaxDropoutOp> {
   SmallVector<Value> packed(graph::SoftmaxDropoutOp op) const override {
-    SmallVector<Value> v;
-    for (Value x : {op.getSequenceIds(), op.getDropoutKeys()})
-      if (x)
-        v.push_back(x);
-    return v;
+    return presentOperands({op.getSequenceIds(), op.getDropoutKeys()});
   }
   LogicalResult selectOp(graph::SoftmaxDropoutOp op,
                          const LoweredOperands &operands,
@@ -96,8 +91,7 @@ struct SoftmaxDropoutPattern : OpKernelPattern<graph::SoftmaxDropoutOp> {
 struct DropoutSoftmaxGradPattern
     : OpKernelPattern<graph::DropoutSoftmaxGradOp> {
   SmallVector<Value> packed(graph::DropoutSoftmaxGradOp op) const override {
-    return op.getDropoutKeys() ? SmallVector<Value>{op.getDropoutKeys()}
-                               : SmallVector<Value>{};
+    return presentOperands({op.getDropoutKeys()});
   }
   LogicalResult selectOp(graph::DropoutSoftmaxGradOp op,
                          const LoweredOperands &operands,
@@ -113,8 +107,7 @@ struct DropoutSoftmaxGradPattern
 
 struct ResidualLayerNormPattern : OpKernelPattern<graph::ResidualLayerNormOp> {
   SmallVector<Value> packed(graph::ResidualLayerNormOp op) const override {
-    return op.getDropoutKeys() ? SmallVector<Value>{op.getDropoutKeys()}
-                               : SmallVector<Value>{};
+    return presentOperands({op.getDropoutKeys()});
   }
   LogicalResult selectOp(graph::ResidualLayerNormOp op,
                          const LoweredOperands &operands,
@@ -186,8 +179,7 @@ struct LayerNormGradPattern : OpKernelPattern<graph::LayerNormGradOp> {
 
 struct SoftmaxPattern : OpKernelPattern<graph::SoftmaxOp> {
   SmallVector<Value> packed(graph::SoftmaxOp op) const override {
-    return op.getSequenceIds() ? SmallVector<Value>{op.getSequenceIds()}
-                               : SmallVector<Value>{};
+    return presentOperands({op.getSequenceIds()});
   }
   LogicalResult selectOp(graph::SoftmaxOp op, const LoweredOperands &operands,
                          KernelSelection &s) const override {
