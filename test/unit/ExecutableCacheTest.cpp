@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace ferry;
@@ -120,4 +121,134 @@ TEST(ExecutableCache, BadSizeSettingIsAnError) {
               std::string::npos);
   }
   ::unsetenv("FERRY_CACHE_MAX_SIZE");
+}
+
+// Many processes on one host storing and looking up at once (issue 32, item
+// 6): the same keys (every process stores the same bytes under them, as
+// ranks compiling one config do) and keys of their own. Children are forked
+// and released together through a pipe; each checks that a lookup returns
+// either nothing or exactly the bytes stored under that key, never another
+// entry's or a torn one.
+namespace {
+
+constexpr int kProcesses = 8, kRounds = 12, kShared = 5;
+
+CacheKey sharedKey(int i) { return key("shared" + std::to_string(i)); }
+CacheKey ownKey(int process, int round) {
+  return key("own" + std::to_string(process) + "." + std::to_string(round));
+}
+std::vector<uint8_t> sharedBytes(int i) { return payload(700 + i * 50, i); }
+std::vector<uint8_t> ownBytes(int process, int round) {
+  return payload(500 + round * 13, static_cast<uint8_t>(process * 31 + round));
+}
+
+// Exit status of one child: 0, or the round whose lookup was wrong + 1.
+int storeAndLookUp(ExecutableCache &cache, int process) {
+  for (int round = 0; round < kRounds; ++round) {
+    int s = (process + round) % kShared;
+    cache.store(sharedKey(s), sharedBytes(s), nullptr);
+    cache.store(ownKey(process, round), ownBytes(process, round), nullptr);
+    std::optional<std::vector<uint8_t>> got =
+        cache.lookup(sharedKey((s + 1) % kShared), nullptr);
+    if (got && *got != sharedBytes((s + 1) % kShared))
+      return round + 1;
+    got = cache.lookup(ownKey(process, round), nullptr);
+    if (got && *got != ownBytes(process, round))
+      return round + 1;
+  }
+  return 0;
+}
+
+// Forks kProcesses children that start together, waits for them, and
+// expects every one to exit 0.
+void runAtOnce(const std::string &dir, uint64_t bound) {
+  int release[2];
+  ASSERT_EQ(::pipe(release), 0);
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::close(release[1]);
+      char c;
+      while (::read(release[0], &c, 1) < 0) {
+      } // 0 (end of file) once the parent closes its end: go
+      ExecutableCache cache(dir, bound);
+      int status = 99;
+      try {
+        status = storeAndLookUp(cache, p);
+      } catch (...) {
+      }
+      ::_exit(status);
+    }
+    children.push_back(pid);
+  }
+  ::close(release[0]);
+  ::close(release[1]);
+  for (int p = 0; p < kProcesses; ++p) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(children[p], &status, 0), children[p]);
+    ASSERT_TRUE(WIFEXITED(status)) << "process " << p << " did not exit";
+    EXPECT_EQ(WEXITSTATUS(status), 0)
+        << "process " << p << ": a wrong lookup in round "
+        << WEXITSTATUS(status) - 1 << " (99: an exception)";
+  }
+}
+
+// No temporary file is left behind, and every entry in the directory reads
+// back as the bytes of its key.
+void expectOnlyWholeEntries(ExecutableCache &cache) {
+  for (const auto &file : fs::directory_iterator(cache.dir()))
+    EXPECT_EQ(file.path().filename().string().find(".tmp."), std::string::npos)
+        << "left behind: " << file.path();
+  for (int s = 0; s < kShared; ++s) {
+    if (auto got = cache.lookup(sharedKey(s), nullptr)) {
+      EXPECT_EQ(*got, sharedBytes(s)) << "shared key " << s;
+    }
+  }
+  for (int p = 0; p < kProcesses; ++p) {
+    for (int r = 0; r < kRounds; ++r) {
+      if (auto got = cache.lookup(ownKey(p, r), nullptr)) {
+        EXPECT_EQ(*got, ownBytes(p, r)) << "process " << p << " round " << r;
+      }
+    }
+  }
+}
+
+} // namespace
+
+TEST(ExecutableCache,
+     ManyProcessesStoringAtOnceLeaveWholeEntriesAndExactCounts) {
+  std::string dir = freshDir("processes");
+  runAtOnce(dir, 1 << 24);
+  ExecutableCache cache(dir, 1 << 24);
+  // Unbounded: every key is present, and the counters, kept under the lock
+  // file, add up to every process's calls exactly.
+  EXPECT_EQ(cache.list().size(), size_t(kShared + kProcesses * kRounds));
+  CacheStats s = cache.stats();
+  EXPECT_EQ(s.stores, uint64_t(2 * kProcesses * kRounds));
+  EXPECT_EQ(s.hits + s.misses, uint64_t(2 * kProcesses * kRounds));
+  EXPECT_EQ(s.discarded, 0u);
+  EXPECT_EQ(s.evictions, 0u);
+  expectOnlyWholeEntries(cache);
+  EXPECT_EQ(cache.stats().hits, s.hits + kShared + kProcesses * kRounds);
+}
+
+TEST(ExecutableCache, ManyProcessesEvictingAtOnceKeepTheBound) {
+  // About 8 entries fit: eviction runs in every process while others store
+  // and read.
+  const uint64_t bound = 6000;
+  std::string dir = freshDir("processes-bound");
+  runAtOnce(dir, bound);
+  ExecutableCache cache(dir, bound);
+  uint64_t total = 0;
+  for (const CacheEntryInfo &e : cache.list())
+    total += e.bytes;
+  EXPECT_LE(total, bound);
+  EXPECT_GT(cache.list().size(), 0u);
+  CacheStats s = cache.stats();
+  EXPECT_EQ(s.stores, uint64_t(2 * kProcesses * kRounds));
+  EXPECT_EQ(s.discarded, 0u);
+  EXPECT_GT(s.evictions, 0u);
+  expectOnlyWholeEntries(cache);
 }
