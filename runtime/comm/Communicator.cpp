@@ -31,6 +31,11 @@ public:
     if (in != out)
       std::memcpy(out, in, static_cast<size_t>(count) * sizeof(double));
   }
+  void allReduceMax(const float *in, float *out, int64_t count,
+                    const std::string &) override {
+    if (in != out)
+      std::memcpy(out, in, static_cast<size_t>(count) * sizeof(float));
+  }
   void reduceScatterSum(const float *in, float *out, int64_t count,
                         const std::string &) override {
     if (in != out)
@@ -42,6 +47,12 @@ public:
       std::memmove(out, in, static_cast<size_t>(bytes));
   }
   void broadcast(void *, int64_t, int, const std::string &) override {}
+  std::unique_ptr<Communicator> split(int, int, const std::string &) override {
+    auto group = std::make_unique<SingleProcess>();
+    group->setTimeoutSeconds(timeoutSeconds());
+    return group;
+  }
+  bool onOneNode() const override { return true; }
   void notifyFailure(const std::string &) override {}
   void abortJob(int) override {}
 };

@@ -51,6 +51,10 @@ public:
                             const std::string &what) = 0;
   virtual void allReduceSum(const double *in, double *out, int64_t count,
                             const std::string &what) = 0;
+  // out[i] = max over ranks of in[i]; `in` may equal `out` (the row maxima
+  // of a cross-entropy whose classes are split over the group).
+  virtual void allReduceMax(const float *in, float *out, int64_t count,
+                            const std::string &what) = 0;
   // out[i] = sum over ranks r of in_r[rank() * count + i]: `in` holds
   // size() * count elements, `out` count.
   virtual void reduceScatterSum(const float *in, float *out, int64_t count,
@@ -61,6 +65,17 @@ public:
   // Rank `root`'s bytes to every rank.
   virtual void broadcast(void *data, int64_t bytes, int root,
                          const std::string &what) = 0;
+
+  // The ranks of this group that pass the same `color`, ordered by `key`,
+  // as a group of their own (MPI_Comm_split): every rank of this group calls
+  // it, in the same order. The subgroup shares this group's failure notices
+  // and abort (a failure anywhere in the job reaches a rank waiting in the
+  // subgroup's collective) and starts with its timeout; `name` ("tensor",
+  // "data") says which group it is in its messages.
+  virtual std::unique_ptr<Communicator> split(int color, int key,
+                                              const std::string &name) = 0;
+  // Whether every rank of this group runs on this process's machine.
+  virtual bool onOneNode() const = 0;
 
   // After an error on this rank: tells every other rank (they throw
   // CollectiveError naming this rank and `message` from their next or
@@ -76,8 +91,9 @@ public:
   double timeoutSeconds() const { return timeoutSeconds_; }
   void setTimeoutSeconds(double s) { timeoutSeconds_ = s; }
 
-  // "rank 1/4: " for messages of a multi-rank run, "" for one process.
-  std::string prefix() const;
+  // "rank 1/4: " for messages of a multi-rank run, "" for one process; a
+  // subgroup names the job's rank and its own: "rank 3/4 (tensor 1/2): ".
+  virtual std::string prefix() const;
 
 protected:
   double timeoutSeconds_ = 300;

@@ -9,6 +9,11 @@
 // posted for). A rank that fails sends that notice to all the others, then
 // takes the job down with MPI_Abort: the others print which rank failed and
 // why instead of dying silently or waiting forever.
+//
+// Subgroups (split: the mesh's tensor- and data-parallel groups) run their
+// collectives on communicators of their own and share the job's: notices
+// travel, and the job is aborted, on one duplicate of MPI_COMM_WORLD, so a
+// rank waiting in any group hears of a failure anywhere.
 #include "runtime/comm/Communicator.h"
 
 #include <fmt/format.h>
@@ -17,6 +22,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -26,9 +32,18 @@ namespace {
 constexpr int kFailureTag = 7701;
 constexpr int kNoticeBytes = 2048;
 
-class MpiCommunicator : public Communicator {
-public:
-  MpiCommunicator() {
+// What every group of one job shares: the job's own communicator (a
+// duplicate of MPI_COMM_WORLD), on which failure notices travel and the job
+// is aborted, and whether ferry started MPI (and so finalises it, once the
+// last group is gone).
+struct Job {
+  MPI_Comm world = MPI_COMM_NULL;
+  int rank = 0, size = 1;
+  bool ownsMpi = false, aborted = false;
+  std::string notice;
+  MPI_Request noticeRequest = MPI_REQUEST_NULL;
+
+  Job() {
     int initialised = 0;
     MPI_Initialized(&initialised);
     if (!initialised) {
@@ -40,9 +55,36 @@ public:
         throw RuntimeError("MPI_Init_thread failed: the MPI launcher's "
                            "environment is broken; start ferry with mpirun "
                            "or srun as the docs show (docs/replicas.md)");
-      ownsMpi_ = true;
+      ownsMpi = true;
     }
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+    MPI_Comm_dup(MPI_COMM_WORLD, &world);
+    MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(world, &rank);
+    MPI_Comm_size(world, &size);
+    notice.assign(kNoticeBytes, '\0');
+    MPI_Irecv(notice.data(), kNoticeBytes, MPI_CHAR, MPI_ANY_SOURCE,
+              kFailureTag, world, &noticeRequest);
+  }
+  ~Job() {
+    if (aborted)
+      return;
+    if (noticeRequest != MPI_REQUEST_NULL) {
+      MPI_Cancel(&noticeRequest);
+      MPI_Request_free(&noticeRequest);
+    }
+    MPI_Comm_free(&world);
+    if (ownsMpi)
+      MPI_Finalize();
+  }
+  Job(const Job &) = delete;
+  Job &operator=(const Job &) = delete;
+};
+
+class MpiCommunicator : public Communicator {
+public:
+  // The group of `comm` (owned), in `job`; `name` is "" for the whole job.
+  MpiCommunicator(std::shared_ptr<Job> job, MPI_Comm comm, std::string name)
+      : job_(std::move(job)), comm_(comm), name_(std::move(name)) {
     // Errors come back as codes (and become RuntimeErrors) instead of
     // aborting inside MPI with a generic message.
     MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
@@ -51,28 +93,40 @@ public:
     MPI_Comm node;
     MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL,
                         &node);
+    int nodeSize = 0;
     MPI_Comm_rank(node, &localRank_);
+    MPI_Comm_size(node, &nodeSize);
+    onOneNode_ = nodeSize == size_;
     MPI_Comm_free(&node);
     char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
     int length = 0;
     MPI_Get_library_version(version, &length);
     std::string v(version, static_cast<size_t>(length));
     kind_ = "MPI (" + v.substr(0, v.find_first_of(",\n")) + ")";
-    notice_.assign(kNoticeBytes, '\0');
-    MPI_Irecv(notice_.data(), kNoticeBytes, MPI_CHAR, MPI_ANY_SOURCE,
-              kFailureTag, comm_, &noticeRequest_);
   }
 
   ~MpiCommunicator() override {
-    if (aborted_)
+    if (job_->aborted)
       return;
-    if (noticeRequest_ != MPI_REQUEST_NULL) {
-      MPI_Cancel(&noticeRequest_);
-      MPI_Request_free(&noticeRequest_);
+    // A collective abandoned by a throw (a timeout, another rank's failure)
+    // may still be in flight: the communicator is freed only once it has
+    // completed (Open MPI must not progress it on a freed communicator),
+    // and is left allocated if it does not within the timeout.
+    auto until = std::chrono::steady_clock::now() +
+                 std::chrono::duration<double>(timeoutSeconds_);
+    for (;;) {
+      int done = 1;
+      if (!abandoned_.empty())
+        MPI_Testall(static_cast<int>(abandoned_.size()), abandoned_.data(),
+                    &done, MPI_STATUSES_IGNORE);
+      if (done) {
+        MPI_Comm_free(&comm_);
+        return;
+      }
+      if (std::chrono::steady_clock::now() > until)
+        return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    MPI_Comm_free(&comm_);
-    if (ownsMpi_)
-      MPI_Finalize();
   }
 
   int rank() const override { return rank_; }
@@ -86,11 +140,32 @@ public:
 
   void allReduceSum(const float *in, float *out, int64_t count,
                     const std::string &what) override {
-    allReduce(in, out, count, MPI_FLOAT, what);
+    allReduce(in, out, count, MPI_FLOAT, MPI_SUM, what);
   }
   void allReduceSum(const double *in, double *out, int64_t count,
                     const std::string &what) override {
-    allReduce(in, out, count, MPI_DOUBLE, what);
+    allReduce(in, out, count, MPI_DOUBLE, MPI_SUM, what);
+  }
+  void allReduceMax(const float *in, float *out, int64_t count,
+                    const std::string &what) override {
+    allReduce(in, out, count, MPI_FLOAT, MPI_MAX, what);
+  }
+
+  std::unique_ptr<Communicator> split(int color, int key,
+                                      const std::string &name) override {
+    MPI_Comm sub = MPI_COMM_NULL;
+    check(MPI_Comm_split(comm_, color, key, &sub), "split into " + name);
+    auto group = std::make_unique<MpiCommunicator>(job_, sub, name);
+    group->setTimeoutSeconds(timeoutSeconds_);
+    return group;
+  }
+  bool onOneNode() const override { return onOneNode_; }
+
+  std::string prefix() const override {
+    if (name_.empty())
+      return Communicator::prefix();
+    return fmt::format("rank {}/{} ({} {}/{}): ", job_->rank, job_->size, name_,
+                       rank_, size_);
   }
   void reduceScatterSum(const float *in, float *out, int64_t count,
                         const std::string &what) override {
@@ -158,12 +233,12 @@ public:
   void notifyFailure(const std::string &message) override {
     std::string text = message.substr(0, kNoticeBytes - 1);
     std::vector<MPI_Request> sent;
-    for (int r = 0; r < size_; ++r) {
-      if (r == rank_)
+    for (int r = 0; r < job_->size; ++r) {
+      if (r == job_->rank)
         continue;
       MPI_Request q;
       if (MPI_Isend(text.c_str(), static_cast<int>(text.size() + 1), MPI_CHAR,
-                    r, kFailureTag, comm_, &q) == MPI_SUCCESS)
+                    r, kFailureTag, job_->world, &q) == MPI_SUCCESS)
         sent.push_back(q);
     }
     // Long enough for ranks waiting in a collective to read it and print;
@@ -184,19 +259,19 @@ public:
   void checkFailures() override { checkNotice(); }
 
   void abortJob(int code) override {
-    aborted_ = true;
-    MPI_Abort(comm_, code);
+    job_->aborted = true;
+    MPI_Abort(job_->world, code);
   }
 
 private:
   template <typename T>
   void allReduce(const T *in, T *out, int64_t count, MPI_Datatype type,
-                 const std::string &what) {
+                 MPI_Op op, const std::string &what) {
     for (int64_t at = 0; at < count; at += kPiece) {
       int64_t n = std::min(kPiece, count - at);
       MPI_Request r;
       check(MPI_Iallreduce(in == out ? MPI_IN_PLACE : in + at, out + at,
-                           static_cast<int>(n), type, MPI_SUM, comm_, &r),
+                           static_cast<int>(n), type, op, comm_, &r),
             what);
       wait(r, what);
     }
@@ -223,17 +298,24 @@ private:
       check(MPI_Test(&r, &done, MPI_STATUS_IGNORE), what);
       if (done)
         return;
-      checkNotice();
+      try {
+        checkNotice();
+      } catch (...) {
+        abandoned_.push_back(r);
+        throw;
+      }
       double waited = std::chrono::duration<double>(
                           std::chrono::steady_clock::now() - start)
                           .count();
-      if (waited > timeoutSeconds_)
+      if (waited > timeoutSeconds_) {
+        abandoned_.push_back(r);
         throw CollectiveError(fmt::format(
             "{}{} did not complete within {:g} s "
             "(execution.collective_timeout_seconds): another rank is stalled "
             "or has died; look at the other ranks' messages, or raise the "
             "timeout if a step legitimately takes longer",
             prefix(), what, timeoutSeconds_));
+      }
       if (++polls > 2000)
         std::this_thread::sleep_for(std::chrono::microseconds(
             std::min<int64_t>(1000, (polls - 2000) * 10)));
@@ -241,32 +323,36 @@ private:
   }
 
   void checkNotice() {
-    if (noticeRequest_ == MPI_REQUEST_NULL)
+    if (job_->noticeRequest == MPI_REQUEST_NULL)
       return;
     int arrived = 0;
     MPI_Status status;
-    MPI_Test(&noticeRequest_, &arrived, &status);
+    MPI_Test(&job_->noticeRequest, &arrived, &status);
     if (!arrived)
       return;
-    noticeRequest_ = MPI_REQUEST_NULL;
-    notice_.back() = '\0';
-    throw PeerFailedError(fmt::format(
-        "{}stopping because rank {} failed: {}", prefix(), status.MPI_SOURCE,
-        notice_.c_str()));
+    job_->noticeRequest = MPI_REQUEST_NULL;
+    job_->notice.back() = '\0';
+    throw PeerFailedError(fmt::format("{}stopping because rank {} failed: {}",
+                                      prefix(), status.MPI_SOURCE,
+                                      job_->notice.c_str()));
   }
 
+  std::shared_ptr<Job> job_;
   MPI_Comm comm_ = MPI_COMM_NULL;
+  std::string name_;
   int rank_ = 0, size_ = 1, localRank_ = 0;
-  bool ownsMpi_ = false, aborted_ = false;
+  bool onOneNode_ = true;
   std::string kind_;
-  std::string notice_;
-  MPI_Request noticeRequest_ = MPI_REQUEST_NULL;
+  std::vector<MPI_Request> abandoned_; // collectives left by a throw
 };
 
 } // namespace
 
 std::unique_ptr<Communicator> openMpi() {
-  return std::make_unique<MpiCommunicator>();
+  auto job = std::make_shared<Job>();
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm_dup(job->world, &comm);
+  return std::make_unique<MpiCommunicator>(job, comm, "");
 }
 
 } // namespace ferry::comm

@@ -1,13 +1,15 @@
-// Unit tests of the replica group (runtime/comm): run alone, the
-// one-process group; run under `mpirun -np N` (ctest comm.mpi3), the MPI
-// group of N ranks. Each rank contributes random values drawn from its own
-// seed, so every rank can compute the expected sum, shard or gather itself;
-// float sums are compared with a tolerance of 1e-6 relative (MPI may sum in
-// any order), copies bit for bit.
+// Unit tests of the replica group and the mesh (runtime/comm): run alone,
+// the one-process group; run under `mpirun -np N` (ctest comm.mpi3 and
+// comm.mpi4), the MPI group of N ranks and its subgroups. Each rank contributes
+// random values drawn from its own seed, so every rank can compute the expected
+// sum, shard or gather itself; float sums are compared with a tolerance of 1e-6
+// relative (MPI may sum in any order), copies bit for bit.
 #include "runtime/comm/Communicator.h"
+#include "runtime/comm/Mesh.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
@@ -45,7 +47,8 @@ std::vector<double> expectedSum(size_t n) {
 void expectNear(const std::vector<float> &got, const std::vector<double> &want,
                 size_t offset = 0) {
   for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_NEAR(got[i], want[offset + i], 1e-6 * (1 + std::abs(want[offset + i])))
+    ASSERT_NEAR(got[i], want[offset + i],
+                1e-6 * (1 + std::abs(want[offset + i])))
         << "element " << i;
 }
 
@@ -76,7 +79,8 @@ TEST(Communicator, AllReduceSumsEveryRank) {
 TEST(Communicator, ReduceScatterGivesEachRankItsShard) {
   const size_t shard = 333, n = shard * static_cast<size_t>(group->size());
   std::vector<float> mine = valuesOf(group->rank(), n), out(shard, -1.0f);
-  group->reduceScatterSum(mine.data(), out.data(), shard, "test reduce-scatter");
+  group->reduceScatterSum(mine.data(), out.data(), shard,
+                          "test reduce-scatter");
   expectNear(out, expectedSum(n), shard * static_cast<size_t>(group->rank()));
 }
 
@@ -103,11 +107,98 @@ TEST(Communicator, BroadcastAndGatherText) {
     EXPECT_EQ(texts[r], "rank " + std::to_string(r));
 }
 
+TEST(Communicator, AllReduceMaxTakesEveryRanksLargest) {
+  const size_t n = 513;
+  std::vector<float> mine = valuesOf(group->rank(), n), out(n, -1.0f);
+  group->allReduceMax(mine.data(), out.data(), n, "test all-reduce max");
+  for (size_t i = 0; i < n; ++i) {
+    float want = valuesOf(0, n)[i];
+    for (int r = 1; r < group->size(); ++r)
+      want = std::max(want, valuesOf(r, n)[i]);
+    ASSERT_EQ(out[i], want) << "element " << i; // a max is exact
+  }
+  group->allReduceMax(mine.data(), mine.data(), n, "test all-reduce max");
+  EXPECT_EQ(mine, out);
+}
+
+TEST(Communicator, SplitGroupsCollectOverTheirOwnRanks) {
+  // Even and odd ranks, each ordered from the highest rank down.
+  int color = group->rank() % 2;
+  std::unique_ptr<Communicator> half =
+      group->split(color, -group->rank(), "parity");
+  std::vector<int> members;
+  for (int r = group->size() - 1; r >= 0; --r)
+    if (r % 2 == color)
+      members.push_back(r);
+  ASSERT_EQ(half->size(), static_cast<int>(members.size()));
+  EXPECT_EQ(members[static_cast<size_t>(half->rank())], group->rank());
+  EXPECT_TRUE(half->onOneNode());
+  EXPECT_EQ(half->timeoutSeconds(), group->timeoutSeconds());
+  double mine = group->rank() + 1, sum = 0;
+  half->allReduceSum(&mine, &sum, 1, "test subgroup sum");
+  double want = 0;
+  for (int r : members)
+    want += r + 1;
+  EXPECT_EQ(sum, want);
+  std::vector<std::string> texts = ferry::comm::gatherText(
+      *half, std::to_string(group->rank()), "test subgroup gather");
+  for (size_t i = 0; i < members.size(); ++i)
+    EXPECT_EQ(texts[i], std::to_string(members[i]));
+  if (group->size() > 1) {
+    EXPECT_NE(half->prefix().find("(parity "), std::string::npos)
+        << half->prefix();
+  }
+}
+
+TEST(Communicator, MeshOfTwoByHalfTheRanks) {
+  if (group->size() % 2 != 0)
+    GTEST_SKIP() << "needs an even number of ranks (comm.mpi4)";
+  ferry::comm::Mesh mesh = ferry::comm::openMesh(*group, 2);
+  EXPECT_EQ(mesh.tensorParallel, 2);
+  EXPECT_EQ(mesh.dataParallel, group->size() / 2);
+  EXPECT_EQ(mesh.tensorRank, group->rank() % 2);
+  EXPECT_EQ(mesh.dataRank, group->rank() / 2);
+  EXPECT_EQ(mesh.tensor->rank(), mesh.tensorRank);
+  EXPECT_EQ(mesh.data->rank(), mesh.dataRank);
+  // Sums over each group name exactly its ranks: the tensor group's are
+  // consecutive, the data group's share the tensor rank.
+  const size_t n = 97;
+  std::vector<float> mine = valuesOf(group->rank(), n), sum(n);
+  mesh.tensor->allReduceSum(mine.data(), sum.data(), n, "test tensor sum");
+  for (size_t i = 0; i < n; ++i) {
+    double want = valuesOf(2 * mesh.dataRank, n)[i] +
+                  double(valuesOf(2 * mesh.dataRank + 1, n)[i]);
+    ASSERT_NEAR(sum[i], want, 1e-6 * (1 + std::abs(want))) << i;
+  }
+  mesh.data->allReduceSum(mine.data(), sum.data(), n, "test data sum");
+  for (size_t i = 0; i < n; ++i) {
+    double want = 0;
+    for (int d = 0; d < mesh.dataParallel; ++d)
+      want += valuesOf(2 * d + mesh.tensorRank, n)[i];
+    ASSERT_NEAR(sum[i], want, 1e-6 * (1 + std::abs(want))) << i;
+  }
+}
+
+TEST(Communicator, MeshRefusesARankCountThatIsNotAMultiple) {
+  int tensor = group->size() + 1;
+  try {
+    ferry::comm::openMesh(*group, tensor);
+    FAIL() << "expected an error";
+  } catch (const ferry::RuntimeError &e) {
+    EXPECT_NE(std::string(e.what()).find("execution.tensor_parallel is " +
+                                         std::to_string(tensor) + " but " +
+                                         std::to_string(group->size()) +
+                                         " processes were started"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Communicator, DetectLaunchReadsTheLaunchersEnvironment) {
   // Under mpirun too: the launcher's variables are set aside and restored
   // (the group is open already, so nothing else reads them meanwhile).
-  const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE",
-                        "SLURM_NTASKS", "SLURM_PROCID", "PMIX_RANK"};
+  const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE",    "PMI_SIZE",
+                        "SLURM_NTASKS",         "SLURM_PROCID", "PMIX_RANK"};
   std::vector<std::pair<const char *, std::string>> saved;
   for (const char *v : vars) {
     if (const char *value = std::getenv(v))
@@ -131,6 +222,37 @@ TEST(Communicator, DetectLaunchReadsTheLaunchersEnvironment) {
     unsetenv(v);
   for (const auto &[name, value] : saved)
     setenv(name, value.c_str(), 1);
+}
+
+// Last, because a notice is heard once per job: the job's last rank says it
+// failed while the others wait in a subgroup's collective it has not joined
+// yet; they hear of it there. Then it joins, so the collective they left
+// completes and the job ends cleanly.
+TEST(Communicator, ZLastAFailureNoticeReachesASubgroupWait) {
+  if (group->size() < 2)
+    GTEST_SKIP() << "needs several ranks";
+  std::unique_ptr<Communicator> all = group->split(0, group->rank(), "all");
+  // The abandoned collective's buffers outlive the test (the group's
+  // destructor waits for the collective to complete).
+  static double mine = 1, sum = 0;
+  int last = group->size() - 1;
+  if (group->rank() == last) {
+    all->notifyFailure("a test failure");
+    all->allReduceSum(&mine, &sum, 1, "test subgroup sum");
+    return;
+  }
+  try {
+    all->allReduceSum(&mine, &sum, 1, "test subgroup sum");
+    FAIL() << "expected the failure notice";
+  } catch (const ferry::comm::PeerFailedError &e) {
+    EXPECT_NE(std::string(e.what()).find("stopping because rank " +
+                                         std::to_string(last) +
+                                         " failed: a test failure"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("(all "), std::string::npos)
+        << e.what();
+  }
 }
 
 int main(int argc, char **argv) {

@@ -1,0 +1,51 @@
+// Splitting the job's group into the mesh's tensor- and data-parallel
+// groups (Mesh.h).
+#include "runtime/comm/Mesh.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+namespace ferry::comm {
+
+Mesh openMesh(Communicator &job, int tensorParallel) {
+  int size = job.size();
+  if (tensorParallel < 1 || size % tensorParallel != 0)
+    throw RuntimeError(fmt::format(
+        "{}execution.tensor_parallel is {} but {} processes were started: "
+        "start a multiple of {} processes (tensor_parallel × data_parallel)",
+        job.prefix(), tensorParallel, size, tensorParallel));
+  Mesh mesh;
+  mesh.tensorParallel = tensorParallel;
+  mesh.dataParallel = size / tensorParallel;
+  mesh.tensorRank = job.rank() % tensorParallel;
+  mesh.dataRank = job.rank() / tensorParallel;
+  // The tensor group first, then the data group, on every rank: splits are
+  // collective over the job.
+  mesh.tensor = job.split(mesh.dataRank, mesh.tensorRank, "tensor");
+  mesh.data = job.split(mesh.tensorRank, mesh.dataRank, "data");
+
+  // Every rank learns which tensor groups span machines, so all of them
+  // stop with the same message.
+  char mine = mesh.tensor->onOneNode() ? 1 : 0;
+  std::vector<char> onOneNode(static_cast<size_t>(size));
+  job.allGather(&mine, onOneNode.data(), 1, "the mesh's placement check");
+  for (int group = 0; group < mesh.dataParallel; ++group) {
+    if (onOneNode[static_cast<size_t>(group * tensorParallel)])
+      continue;
+    int first = group * tensorParallel, last = first + tensorParallel - 1;
+    throw RuntimeError(fmt::format(
+        "{}execution.tensor_parallel is {}, and ranks {}..{} (tensor group "
+        "{}) run on more than one machine: a tensor-parallel group is {} "
+        "consecutive ranks and must share one machine, because its "
+        "collectives run inside every layer. Start the same number of "
+        "ranks on every machine, a multiple of {} (mpirun --map-by "
+        "ppr:K:node, srun --ntasks-per-node=K), or lower "
+        "execution.tensor_parallel",
+        job.prefix(), tensorParallel, first, last, group, tensorParallel,
+        tensorParallel));
+  }
+  return mesh;
+}
+
+} // namespace ferry::comm
