@@ -1,68 +1,123 @@
-//===- GraphCollectiveOps.td - replica collectives of `graph` -*- tablegen -*-===//
+//===- GraphCollectiveOps.td - collectives of `graph` ---------*- tablegen -*-===//
 //
-// The collectives over the replica group (execution.data_parallel replicas)
-// that ferry-insert-collectives adds: a sum of every replica's gradient,
-// a sum scattered into shards, and the shards gathered back. They are not
-// Pure: every replica must run the same collectives in the same order, so
-// no pass may drop, merge or move them. Included from GraphOps.td.
+// Collectives over a group of the device mesh (docs/parallelism.md): the
+// data-parallel group (`over data`, the default: the replicas of
+// execution.data_parallel) or the tensor-parallel group (`over tensor`).
+// ferry-insert-collectives adds the data group's: a sum of every replica's
+// gradient, a sum scattered into shards, and the shards gathered back.
+// Tensor parallelism adds the tensor group's before autodiff, with
+// Megatron's conjugate pairs (f: graph.copy_to_group, g: graph.all_reduce),
+// so their gradient rules (GraphGradients.cpp) state each pair's other half.
+// None is Pure: every rank must run the same collectives in the same order,
+// so no pass may drop, merge or move them. Included from GraphOps.td.
 //
 //===----------------------------------------------------------------------===//
 
+defvar Graph_GroupAttr = DefaultValuedAttr<Graph_MeshAxis,
+                                           "::ferry::graph::MeshAxis::data">;
+
 def Graph_AllReduceOp : Graph_Op<"all_reduce",
-    [AllTypesMatch<["input", "result"]>]> {
-  let summary = "the sum of a tensor over the replicas";
+    [Graph_Differentiable, AllTypesMatch<["input", "result"]>]> {
+  let summary = "the sum (or maximum) of a tensor over a group";
   let description = [{
-    Every replica gets the element-wise sum of the `replicas` replicas'
-    `input`: how data-parallel gradients (each replica's partial sum over
-    its share of the global batch) become the global batch's.
+    Every rank of the group (`replicas` ranks) gets the element-wise sum of
+    the ranks' `input`: how data-parallel gradients (each replica's partial
+    sum over its share of the global batch) become the global batch's, and
+    how a row-parallel matmul's partial sums become the whole product
+    (Megatron's g). `reduction max` takes the element-wise maximum instead
+    (a cross-entropy's row maxima when its classes are split).
+
+    Gradient: the sum's is the result's gradient itself (g's backward is
+    the identity: the result is replicated, so every rank's gradient of it
+    is the same); the maximum has none (it is used as a stabiliser whose
+    derivative cancels, and autodiff reports it on a loss path).
 
     ```mlir
     %g = graph.all_reduce %partial replicas 2 : tensor<128x128xf32>
+    %h = graph.all_reduce %partial replicas 2 over tensor : tensor<8x128x128xf32>
+    %m = graph.all_reduce %rowmax replicas 2 over tensor reduction max : tensor<64xf32>
     ```
   }];
-  let arguments = (ins Graph_FloatTensor:$input, I64Attr:$replicas);
+  let arguments = (ins Graph_FloatTensor:$input, I64Attr:$replicas,
+                       Graph_GroupAttr:$group,
+                       DefaultValuedAttr<Graph_ReduceKind,
+                                         "::ferry::graph::ReduceKind::sum">:$reduction);
   let results = (outs Graph_FloatTensor:$result);
-  let assemblyFormat = "$input `replicas` $replicas attr-dict `:` type($input)";
+  let assemblyFormat = [{
+    $input `replicas` $replicas (`over` $group^)? (`reduction` $reduction^)?
+    attr-dict `:` type($input)
+  }];
   let hasVerifier = 1;
 }
 
-def Graph_ReduceScatterOp : Graph_Op<"reduce_scatter"> {
+def Graph_CopyToGroupOp : Graph_Op<"copy_to_group",
+    [Graph_Differentiable, AllTypesMatch<["input", "result"]>]> {
+  let summary = "a replicated tensor entering a split region (Megatron's f)";
+  let description = [{
+    The identity forward: `input` is the same on every rank of the group,
+    and its users compute with split weights. Its gradient is the sum of the
+    ranks' gradients of `result` over the group (an all-reduce), since each
+    rank's backward through split weights yields a partial one. It lowers to
+    no kernel (the result is its input's buffer).
+
+    ```mlir
+    %x1 = graph.copy_to_group %x replicas 2 over tensor : tensor<8x128x128xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, I64Attr:$replicas,
+                       Graph_GroupAttr:$group);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `replicas` $replicas (`over` $group^)? attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_ReduceScatterOp : Graph_Op<"reduce_scatter", [Graph_Differentiable]> {
   let summary = "this replica's shard of the sum of a tensor over the replicas";
   let description = [{
     `input` is read flattened and padded with zeros to `replicas * shard`
     elements, shard = ceil(elements / replicas); replica r gets elements
     [r * shard, (r + 1) * shard) of the replicas' sum. Replicated tensor
     sharding reduces each gradient into the shard its optimizer updates.
+    Gradient: the all-gather of the result's gradient.
 
     ```mlir
     %s = graph.reduce_scatter %g replicas 2 : tensor<30528x128xf32> -> tensor<1953792xf32>
     ```
   }];
-  let arguments = (ins Graph_FloatTensor:$input, I64Attr:$replicas);
+  let arguments = (ins Graph_FloatTensor:$input, I64Attr:$replicas,
+                       Graph_GroupAttr:$group);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `replicas` $replicas attr-dict `:` type($input) `->` type($result)
+    $input `replicas` $replicas (`over` $group^)? attr-dict `:` type($input)
+    `->` type($result)
   }];
   let hasVerifier = 1;
 }
 
-def Graph_AllGatherOp : Graph_Op<"all_gather"> {
+def Graph_AllGatherOp : Graph_Op<"all_gather", [Graph_Differentiable]> {
   let summary = "a tensor gathered from the replicas' shards";
   let description = [{
     The inverse layout of `graph.reduce_scatter`: `input` is this replica's
     shard (one dimension, shard = ceil(elements / replicas) of the result);
     the result is the replicas' shards in replica order, the padding past
     the result's elements dropped. Replicated tensor sharding gathers each
-    weight before the phase that computes with it.
+    weight before the phase that computes with it. Gradient: the
+    reduce-scatter of the result's gradient (its users are taken to compute
+    a partial gradient on each rank, as Megatron's sequence-parallel gather
+    feeds split weights).
 
     ```mlir
     %w = graph.all_gather %shard replicas 2 : tensor<1953792xf32> -> tensor<30528x128xf32>
     ```
   }];
-  let arguments = (ins Graph_FloatTensor:$input, I64Attr:$replicas);
+  let arguments = (ins Graph_FloatTensor:$input, I64Attr:$replicas,
+                       Graph_GroupAttr:$group);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `replicas` $replicas attr-dict `:` type($input) `->` type($result)
+    $input `replicas` $replicas (`over` $group^)? attr-dict `:` type($input)
+    `->` type($result)
   }];
   let hasVerifier = 1;
 }

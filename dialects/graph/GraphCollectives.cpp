@@ -1,13 +1,19 @@
-//===- GraphCollectives.cpp - verifiers of the replica collectives --------===//
+//===- GraphCollectives.cpp - verifiers and gradients of collectives ------===//
 //
-// The shape rules of graph.all_reduce, graph.reduce_scatter and
-// graph.all_gather (GraphCollectiveOps.td): a shard holds ceil(elements /
-// replicas) elements of the whole tensor, in one dimension. Each error has a
-// -verify-diagnostics case in test/dialects/graph/invalid-collectives.mlir.
+// The shape rules of graph.all_reduce, graph.copy_to_group,
+// graph.reduce_scatter and graph.all_gather (GraphCollectiveOps.td): a shard
+// holds ceil(elements / replicas) elements of the whole tensor, in one
+// dimension. Each error has a -verify-diagnostics case in
+// test/dialects/graph/invalid-collectives.mlir. Their gradient rules are
+// each other (test/passes/autodiff-collectives.mlir): copy_to_group's is an
+// all-reduce, a sum's is the identity, a reduce-scatter's an all-gather and
+// back.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/graph/GraphOps.h"
+
+#include "mlir/IR/Builders.h"
 
 using namespace mlir;
 using namespace ferry::graph;
@@ -46,6 +52,13 @@ LogicalResult checkShard(Operation *op, RankedTensorType shard,
 } // namespace
 
 LogicalResult AllReduceOp::verify() {
+  if (getReduction() != ReduceKind::sum && getReduction() != ReduceKind::max)
+    return emitOpError() << "reduces by sum or max, found "
+                         << stringifyReduceKind(getReduction());
+  return checkReplicas(*this, static_cast<int64_t>(getReplicas()));
+}
+
+LogicalResult CopyToGroupOp::verify() {
   return checkReplicas(*this, static_cast<int64_t>(getReplicas()));
 }
 
@@ -59,4 +72,41 @@ LogicalResult AllGatherOp::verify() {
   return checkShard(*this, cast<RankedTensorType>(getInput().getType()),
                     cast<RankedTensorType>(getResult().getType()),
                     static_cast<int64_t>(getReplicas()), "input");
+}
+
+LogicalResult AllReduceOp::buildGradients(OpBuilder &, ValueRange resultGrads,
+                                          SmallVectorImpl<Value> &grads) {
+  if (getReduction() != ReduceKind::sum)
+    return emitOpError() << "has no gradient rule for reduction "
+                         << stringifyReduceKind(getReduction())
+                         << ": a maximum over the group may only feed "
+                            "values whose gradient does not depend on it";
+  grads.assign(1, resultGrads[0]);
+  return success();
+}
+
+LogicalResult CopyToGroupOp::buildGradients(OpBuilder &b,
+                                            ValueRange resultGrads,
+                                            SmallVectorImpl<Value> &grads) {
+  grads.assign(1, AllReduceOp::create(b, getLoc(), resultGrads[0].getType(),
+                                      resultGrads[0], getReplicasAttr(),
+                                      getGroupAttr(), nullptr));
+  return success();
+}
+
+LogicalResult ReduceScatterOp::buildGradients(OpBuilder &b,
+                                              ValueRange resultGrads,
+                                              SmallVectorImpl<Value> &grads) {
+  grads.assign(1, AllGatherOp::create(b, getLoc(), getInput().getType(),
+                                      resultGrads[0], getReplicasAttr(),
+                                      getGroupAttr()));
+  return success();
+}
+
+LogicalResult AllGatherOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
+                                          SmallVectorImpl<Value> &grads) {
+  grads.assign(1, ReduceScatterOp::create(b, getLoc(), getInput().getType(),
+                                          resultGrads[0], getReplicasAttr(),
+                                          getGroupAttr()));
+  return success();
 }

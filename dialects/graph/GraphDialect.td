@@ -89,6 +89,14 @@ def Graph_ReduceKind : I32EnumAttr<"ReduceKind", "a reduction", [
   let cppNamespace = "::ferry::graph";
 }
 
+def Graph_MeshAxis : I32EnumAttr<"MeshAxis",
+    "an axis of the device mesh (docs/parallelism.md)", [
+      I32EnumAttrCase<"data", 0>,
+      I32EnumAttrCase<"tensor", 1>
+    ]> {
+  let cppNamespace = "::ferry::graph";
+}
+
 //===----------------------------------------------------------------------===//
 // Base class
 //===----------------------------------------------------------------------===//

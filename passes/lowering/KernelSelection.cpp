@@ -178,8 +178,8 @@ LogicalResult KernelSelection::lowerOp(Operation &op) {
     return lowerPhase(phase);
   if (auto call = dyn_cast<func::CallOp>(op))
     return lowerCall(call);
-  if (isa<ParameterRefOp, ParameterSliceOp, StoreOp, AccumulateOp, ReshapeOp>(
-          op))
+  if (isa<ParameterRefOp, ParameterSliceOp, StoreOp, AccumulateOp, ReshapeOp,
+          CopyToGroupOp>(op))
     return lowerStateAccess(op);
   return selectKernel(op);
 }

@@ -200,11 +200,13 @@ LogicalResult KernelSelection::lowerStateAccess(Operation &op) {
         .setCountAttr(i(numElements(value.getType())));
     return success();
   }
-  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
-    FailureOr<BufferRange> src = range(reshape.getInput(), &op);
+  // Views of their input's buffer: a reshape, and Megatron's f (its
+  // gradient's all-reduce is a kernel of its own).
+  if (isa<ReshapeOp, CopyToGroupOp>(op)) {
+    FailureOr<BufferRange> src = range(op.getOperand(0), &op);
     if (failed(src))
       return failure();
-    frame->ranges[reshape.getResult()] = *src;
+    frame->ranges[op.getResult(0)] = *src;
     return success();
   }
   return op.emitOpError() << "is not a state access";

@@ -160,3 +160,21 @@ func.func @forward() -> tensor<4xf32> {
   %s = graph.add %a, %a : tensor<4xf32>
   return %s : tensor<4xf32>
 }
+
+// -----
+
+// Tests that collectives over the tensor group are not lowered yet.
+func.func @forward(%x: tensor<4xf32> {graph.input = "x"}) -> (tensor<4xf32> {graph.output = "y"}) {
+  // expected-error @+1 {{over the tensor group is not lowered to kernels yet}}
+  %s = graph.all_reduce %x replicas 2 over tensor : tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// -----
+
+// Tests that a maximum over a group is not lowered yet.
+func.func @forward(%x: tensor<4xf32> {graph.input = "x"}) -> (tensor<4xf32> {graph.output = "y"}) {
+  // expected-error @+1 {{reduction max is not lowered to kernels yet}}
+  %s = graph.all_reduce %x replicas 2 reduction max : tensor<4xf32>
+  return %s : tensor<4xf32>
+}

@@ -15,9 +15,28 @@ using namespace ferry::lowering;
 
 namespace {
 
+// The executable's collectives run over the data-parallel group by sum
+// (Collective.td); the tensor group and the maximum come with tensor
+// parallelism's runtime (docs/parallelism.md).
+LogicalResult checkLowered(Operation *op, graph::MeshAxis group,
+                           graph::ReduceKind reduction) {
+  if (group != graph::MeshAxis::data)
+    return op->emitOpError()
+           << "over the tensor group is not lowered to kernels yet "
+              "(docs/parallelism.md)";
+  if (reduction != graph::ReduceKind::sum)
+    return op->emitOpError() << "reduction "
+                             << graph::stringifyReduceKind(reduction)
+                             << " is not lowered to kernels yet "
+                                "(docs/parallelism.md)";
+  return success();
+}
+
 struct AllReducePattern : OpKernelPattern<graph::AllReduceOp> {
   LogicalResult selectOp(graph::AllReduceOp op, const LoweredOperands &operands,
                          KernelSelection &s) const override {
+    if (failed(checkLowered(op, op.getGroup(), op.getReduction())))
+      return failure();
     auto k = s.emit<rt::AllReduceOp>(operands.all());
     k.setCountAttr(s.i(numElements(op->getResult(0).getType())));
     k.setReplicasAttr(s.i(static_cast<int64_t>(op.getReplicas())));
@@ -30,6 +49,8 @@ template <class GraphOp, class KernelOp>
 struct ShardPattern : OpKernelPattern<GraphOp> {
   LogicalResult selectOp(GraphOp op, const LoweredOperands &operands,
                          KernelSelection &s) const override {
+    if (failed(checkLowered(op, op.getGroup(), graph::ReduceKind::sum)))
+      return failure();
     constexpr bool scatter = std::is_same_v<GraphOp, graph::ReduceScatterOp>;
     auto replicas = static_cast<int64_t>(op.getReplicas());
     Value whole = scatter ? op->getOperand(0) : op->getResult(0);

@@ -42,3 +42,30 @@ func.func @f(%s: tensor<2xbf16>) -> tensor<4xf32> {
   %r = graph.all_gather %s replicas 2 : tensor<2xbf16> -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// Tests that an all-reduce sums or takes the maximum, nothing else.
+func.func @f(%g: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{reduces by sum or max, found mean}}
+  %r = graph.all_reduce %g replicas 2 over tensor reduction mean : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// Tests that Megatron's f needs at least one rank in its group.
+func.func @f(%g: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{replicas must be at least 1, found 0}}
+  %r = graph.copy_to_group %g replicas 0 over tensor : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// Tests that f keeps its type.
+func.func @f(%g: tensor<4xf32>) -> tensor<2x2xf32> {
+  // expected-error @+1 {{all of {input, result} have same type}}
+  %r = "graph.copy_to_group"(%g) {replicas = 2 : i64} : (tensor<4xf32>) -> tensor<2x2xf32>
+  return %r : tensor<2x2xf32>
+}

@@ -270,6 +270,29 @@ func.func @collectives(%g: tensor<2x5xf32>) -> tensor<2x5xf32> {
 
 // -----
 
+// Tests the tensor group's collectives and Megatron's f; the data group and
+// the sum are the defaults and are not printed.
+// CHECK-LABEL: func.func @tensor_group
+// CHECK: %[[F:.*]] = graph.copy_to_group %{{.*}} replicas 2 over tensor : tensor<4x6xf32>
+// CHECK: %[[G:.*]] = graph.all_reduce %[[F]] replicas 2 over tensor : tensor<4x6xf32>
+// CHECK: %[[M:.*]] = graph.all_reduce %[[G]] replicas 2 over tensor reduction max : tensor<4x6xf32>
+// CHECK: %[[D:.*]] = graph.all_reduce %[[M]] replicas 2 : tensor<4x6xf32>
+// CHECK: %[[C:.*]] = graph.copy_to_group %[[D]] replicas 2 : tensor<4x6xf32>
+// CHECK: %[[RS:.*]] = graph.reduce_scatter %[[C]] replicas 2 over tensor : tensor<4x6xf32> -> tensor<12xf32>
+// CHECK: graph.all_gather %[[RS]] replicas 2 over tensor : tensor<12xf32> -> tensor<4x6xf32>
+func.func @tensor_group(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %f = graph.copy_to_group %x replicas 2 over tensor : tensor<4x6xf32>
+  %g = graph.all_reduce %f replicas 2 over tensor : tensor<4x6xf32>
+  %m = graph.all_reduce %g replicas 2 over tensor reduction max : tensor<4x6xf32>
+  %d = graph.all_reduce %m replicas 2 over data reduction sum : tensor<4x6xf32>
+  %c = graph.copy_to_group %d replicas 2 : tensor<4x6xf32>
+  %rs = graph.reduce_scatter %c replicas 2 over tensor : tensor<4x6xf32> -> tensor<12xf32>
+  %ag = graph.all_gather %rs replicas 2 over tensor : tensor<12xf32> -> tensor<4x6xf32>
+  return %ag : tensor<4x6xf32>
+}
+
+// -----
+
 // Tests that the fused attention and its gradient round-trip.
 // CHECK-LABEL: func.func @attention
 // CHECK: %{{.*}}, %[[LSE:.*]] = graph.attention %arg0, %arg0, %arg0, %arg1, %arg2, %arg3, %arg3 {probability = 1.000000e-01 : f64, purpose = "attention.probs", scale = 1.250000e-01 : f64} : tensor<2x2x8x4xf32>, tensor<2x8xf32> -> tensor<2x2x8xf32>

@@ -1,0 +1,77 @@
+// RUN: ferry-opt %s --split-input-file --ferry-autodiff --verify-diagnostics | FileCheck %s
+
+// Tests ferry-autodiff's rules for the collectives, Megatron's conjugate
+// pairs: f (graph.copy_to_group) is the identity forward and an all-reduce
+// over its group backward; g (graph.all_reduce sum) is an all-reduce
+// forward and the identity backward; an all-gather's gradient is a
+// reduce-scatter over the same group, and back.
+
+// A column-parallel then row-parallel pair, as Megatron splits a layer's
+// MLP: x enters the split region through f, the split weights make partial
+// sums, g sums them. The backward: g's gradient passes dC through; the
+// weights' gradients need no collective; f's gradient sums dX's partials
+// over the tensor group.
+// CHECK-LABEL: func.func @forward_grad() -> tensor<f32>
+// CHECK-NEXT: [[X:%.*]] = graph.parameter_ref @x : tensor<2x4xf32>
+// CHECK-NEXT: [[A:%.*]] = graph.parameter_ref @a : tensor<4x3xf32>
+// CHECK-NEXT: [[B:%.*]] = graph.parameter_ref @b : tensor<3x4xf32>
+// CHECK-NEXT: [[F:%.*]] = graph.copy_to_group [[X]] replicas 2 over tensor : tensor<2x4xf32>
+// CHECK-NEXT: [[H:%.*]] = graph.matmul [[F]], [[A]]
+// CHECK-NEXT: [[P:%.*]] = graph.matmul [[H]], [[B]]
+// CHECK-NEXT: graph.all_reduce [[P]] replicas 2 over tensor : tensor<2x4xf32>
+// CHECK-NEXT: graph.reduce sum
+// CHECK-NEXT: [[ONE:%.*]] = arith.constant
+// CHECK-NEXT: [[DC:%.*]] = graph.broadcast [[ONE]]
+// CHECK-NEXT: [[DH:%.*]] = graph.matmul [[DC]], [[B]] {transpose_rhs}
+// CHECK-NEXT: [[DB:%.*]] = graph.matmul [[H]], [[DC]] {transpose_lhs}
+// CHECK-NEXT: [[DF:%.*]] = graph.matmul [[DH]], [[A]] {transpose_rhs}
+// CHECK-NEXT: [[DA:%.*]] = graph.matmul [[F]], [[DH]] {transpose_lhs}
+// CHECK-NEXT: [[DX:%.*]] = graph.all_reduce [[DF]] replicas 2 over tensor : tensor<2x4xf32>
+// CHECK-DAG: graph.accumulate [[DX]] into @grad.x
+// CHECK-DAG: graph.accumulate [[DA]] into @grad.a
+// CHECK-DAG: graph.accumulate [[DB]] into @grad.b
+// CHECK: return
+graph.parameter @x : tensor<2x4xf32> init(normal, 2.000000e-02) hf "x"
+graph.parameter @a : tensor<4x3xf32> init(normal, 2.000000e-02) hf "a"
+graph.parameter @b : tensor<3x4xf32> init(normal, 2.000000e-02) hf "b"
+func.func @forward() -> tensor<f32> {
+  %x = graph.parameter_ref @x : tensor<2x4xf32>
+  %a = graph.parameter_ref @a : tensor<4x3xf32>
+  %b = graph.parameter_ref @b : tensor<3x4xf32>
+  %f = graph.copy_to_group %x replicas 2 over tensor : tensor<2x4xf32>
+  %h = graph.matmul %f, %a : tensor<2x4xf32>, tensor<4x3xf32> -> tensor<2x3xf32>
+  %p = graph.matmul %h, %b : tensor<2x3xf32>, tensor<3x4xf32> -> tensor<2x4xf32>
+  %g = graph.all_reduce %p replicas 2 over tensor : tensor<2x4xf32>
+  %r = graph.reduce sum %g dims [0, 1] : tensor<2x4xf32> -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// Sequence parallelism's pair: an all-gather's gradient is the
+// reduce-scatter of the result's, over the same group.
+// CHECK-LABEL: func.func @forward_grad() -> tensor<f32>
+// CHECK: [[S:%.*]] = graph.parameter_ref @s : tensor<4xf32>
+// CHECK: graph.all_gather [[S]] replicas 2 over tensor : tensor<4xf32> -> tensor<2x4xf32>
+// CHECK: [[DW:%.*]] = graph.broadcast
+// CHECK-NEXT: [[DS:%.*]] = graph.reduce_scatter [[DW]] replicas 2 over tensor : tensor<2x4xf32> -> tensor<4xf32>
+// CHECK-NEXT: graph.accumulate [[DS]] into @grad.s
+graph.parameter @s : tensor<4xf32> init(normal, 2.000000e-02) hf "s"
+func.func @forward() -> tensor<f32> {
+  %s = graph.parameter_ref @s : tensor<4xf32>
+  %w = graph.all_gather %s replicas 2 over tensor : tensor<4xf32> -> tensor<2x4xf32>
+  %r = graph.reduce sum %w dims [0, 1] : tensor<2x4xf32> -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// A maximum over the group has no gradient: on a loss path it is an error.
+graph.parameter @m : tensor<4xf32> init(normal, 2.000000e-02) hf "m"
+func.func @forward() -> tensor<f32> {
+  %m = graph.parameter_ref @m : tensor<4xf32>
+  // expected-error @+1 {{has no gradient rule for reduction max}}
+  %x = graph.all_reduce %m replicas 2 over tensor reduction max : tensor<4xf32>
+  %r = graph.reduce sum %x dims [0] : tensor<4xf32> -> tensor<f32>
+  return %r : tensor<f32>
+}
