@@ -229,6 +229,13 @@ LogicalResult GraphDialect::verifyOperationAttribute(Operation *op,
                                  isa<ParameterOp, VariableOp>(op));
   if (name == attrs::kShardOf || name == attrs::kShardReplicas)
     return verifyShard(op, attribute);
+  if (name == attrs::kMesh) {
+    if (!isa<ModuleOp>(op) || !isa<MeshAttr>(attribute.getValue()))
+      return op->emitError() << name
+                             << " must be a #graph.mesh<tensor = T, data = D> "
+                                "on the module";
+    return success();
+  }
   if (name == attrs::kRecompute) {
     if (!isa<func::CallOp>(op) || !isa<UnitAttr>(attribute.getValue()))
       return op->emitError() << name

@@ -44,6 +44,8 @@ inline constexpr llvm::StringLiteral kInitRows = "graph.init_rows";
 // kShardReplicas (ferry-insert-collectives); the two come together.
 inline constexpr llvm::StringLiteral kShardOf = "graph.shard_of";
 inline constexpr llvm::StringLiteral kShardReplicas = "graph.shard_replicas";
+// Module: the device mesh (#graph.mesh; docs/parallelism.md).
+inline constexpr llvm::StringLiteral kMesh = "graph.mesh";
 } // namespace attrs
 
 // The functions the passes find each other's work by. Their symbol names

@@ -22,8 +22,8 @@ namespace {
 
 LogicalResult checkReplicas(Operation *op, int64_t replicas) {
   if (replicas < 1)
-    return op->emitOpError() << "replicas must be at least 1, found "
-                             << replicas;
+    return op->emitOpError()
+           << "replicas must be at least 1, found " << replicas;
   return success();
 }
 
@@ -34,10 +34,9 @@ LogicalResult checkShard(Operation *op, RankedTensorType shard,
   if (failed(checkReplicas(op, replicas)))
     return failure();
   if (shard.getElementType() != whole.getElementType())
-    return op->emitOpError() << "the shard's element type "
-                             << shard.getElementType()
-                             << " differs from the whole tensor's "
-                             << whole.getElementType();
+    return op->emitOpError()
+           << "the shard's element type " << shard.getElementType()
+           << " differs from the whole tensor's " << whole.getElementType();
   int64_t elements = whole.getNumElements();
   int64_t expected = (elements + replicas - 1) / replicas;
   if (shard.getRank() != 1 || shard.getDimSize(0) != expected)

@@ -50,6 +50,7 @@ def Graph_Dialect : Dialect {
     `GraphAttributes.h` and checked by the dialect's verifier.
   }];
   let hasOperationAttrVerify = 1;
+  let useDefaultAttributePrinterParser = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
 }

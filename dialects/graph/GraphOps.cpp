@@ -113,7 +113,8 @@ template <typename DeclOp> LogicalResult verifyDeclaration(DeclOp op) {
                             << "\" has a '{}' layer placeholder but the "
                                "declaration is not stacked";
   }
-  return success();
+  return verifyDeclarationSharding(op, type, op.getStacked(),
+                                   op.getShardingAttr());
 }
 
 // Finds the graph.parameter or graph.variable `name` refers to.

@@ -15,6 +15,8 @@
 #include "dialects/graph/GraphDialect.h"
 
 #include "dialects/graph/GraphEnums.h.inc"
+#define GET_ATTRDEF_CLASSES
+#include "dialects/graph/GraphAttrs.h.inc"
 #include "dialects/graph/GraphInterfaces.h.inc"
 
 #define GET_OP_CLASSES
@@ -29,6 +31,14 @@ mlir::LogicalResult verifySequenceIds(mlir::Operation *op, mlir::Value ids,
 // [batch, seq, 2] over a [batch, seq, ...] or [batch, heads, seq, seq] input.
 mlir::LogicalResult verifyDropoutKeys(mlir::Operation *op, mlir::Value keys,
                                       mlir::RankedTensorType type);
+// The module's #graph.mesh (`op` is the module or inside it), or null.
+MeshAttr meshOf(mlir::Operation *op);
+// Checks a declaration's optional sharding against its type and the
+// module's mesh (GraphMesh.cpp).
+mlir::LogicalResult verifyDeclarationSharding(mlir::Operation *decl,
+                                              mlir::RankedTensorType type,
+                                              bool stacked,
+                                              ShardingAttr sharding);
 } // namespace ferry::graph
 
 #endif // FERRY_DIALECTS_GRAPH_GRAPHOPS_H

@@ -14,6 +14,7 @@ include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "dialects/graph/GraphInterfaces.td"
+include "dialects/graph/GraphMeshAttrs.td"
 
 defvar Graph_Differentiable = DeclareOpInterfaceMethods<Graph_GradientOpInterface>;
 
@@ -30,12 +31,25 @@ class Graph_DeclOp<string mnemonic> : Graph_Op<mnemonic,
     OptionalAttr<F64Attr>:$init_std,
     StrAttr:$hf_name,
     UnitAttr:$stacked,
-    UnitAttr:$no_weight_decay
+    UnitAttr:$no_weight_decay,
+    OptionalAttr<Graph_ShardingAttr>:$sharding
   );
   let assemblyFormat = [{
     $sym_name `:` $type `init` `(` $init (`,` $init_std^)? `)` `hf` $hf_name
-    (`stacked` $stacked^)? (`no_weight_decay` $no_weight_decay^)? attr-dict
+    (`stacked` $stacked^)? (`no_weight_decay` $no_weight_decay^)?
+    (`sharding` $sharding^)? attr-dict
   }];
+  // Unsharded, as every pass but tensor parallelism's declares state.
+  let builders = [
+    OpBuilder<(ins "::llvm::StringRef":$sym_name, "::mlir::Type":$type,
+                   "::ferry::graph::InitKind":$init,
+                   "::mlir::FloatAttr":$init_std, "::llvm::StringRef":$hf_name,
+                   "bool":$stacked, "bool":$no_weight_decay), [{
+      build($_builder, $_state, sym_name,
+            ::llvm::cast<::mlir::RankedTensorType>(type), init, init_std,
+            hf_name, stacked, no_weight_decay, ::ferry::graph::ShardingAttr());
+    }]>
+  ];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     ::mlir::RankedTensorType getTensorType() {
@@ -53,7 +67,10 @@ def Graph_ParameterOp : Graph_DeclOp<"parameter"> {
     import and export. A `stacked` parameter holds one entry per encoder layer
     in its leading dimension; its `hf` name has a `{}` where the layer number
     goes. `no_weight_decay` marks biases and LayerNorm parameters, which the
-    optimizer does not decay.
+    optimizer does not decay. `sharding` splits it over the tensor axis of
+    the module's `graph.mesh` (`#graph.sharding`; not the layer dimension):
+    before partitioning its type is the whole tensor, whose split dimension
+    the tensor group's size divides; after, its type is this rank's part.
 
     ```mlir
     graph.parameter @embeddings.word : tensor<30528x768xf32>

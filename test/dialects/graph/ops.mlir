@@ -302,3 +302,25 @@ func.func @attention(%q: tensor<2x2x8x4xf32>, %m: tensor<2x8xf32>, %s: i64, %i: 
   %dq, %dk, %dv = graph.attention_grad %q, %q, %q, %m, %o, %lse, %q, %s, %i, %i {probability = 1.000000e-01 : f64, purpose = "attention.probs", scale = 1.250000e-01 : f64} : tensor<2x2x8x4xf32>, tensor<2x8xf32> -> tensor<2x2x8xf32>
   return %dq : tensor<2x2x8x4xf32>
 }
+
+// -----
+
+// Tests the mesh and a sharded declaration, before and after partitioning;
+// the sharding attribute's three forms.
+// CHECK-LABEL: module @mesh attributes {graph.mesh = #graph.mesh<tensor = 2, data = 4>}
+// CHECK: graph.parameter @w : tensor<2x8x4xf32> init(normal, 2.000000e-02) hf "w.{}" stacked sharding <split = 1>
+// CHECK: graph.parameter @b : tensor<8xf32> init(zeros) hf "b" no_weight_decay sharding <split = 0>
+// CHECK: graph.variable @s : tensor<8xf32> init(zeros) hf "s" {partial = #graph.sharding<partial = true>, replicated = #graph.sharding<>}
+module @mesh attributes {graph.mesh = #graph.mesh<tensor = 2, data = 4>} {
+  graph.parameter @w : tensor<2x8x4xf32> init(normal, 2.000000e-02) hf "w.{}" stacked sharding #graph.sharding<split = 1>
+  graph.parameter @b : tensor<8xf32> init(zeros) hf "b" no_weight_decay sharding #graph.sharding<split = 0>
+  graph.variable @s : tensor<8xf32> init(zeros) hf "s" {replicated = #graph.sharding<>, partial = #graph.sharding<partial = true>}
+}
+
+// -----
+
+// CHECK-LABEL: module @partitioned attributes {graph.mesh = #graph.mesh<tensor = 2, data = 1, partitioned = true>}
+// CHECK: graph.parameter @w : tensor<2x3x4xf32> init(normal, 2.000000e-02) hf "w.{}" stacked sharding <split = 1>
+module @partitioned attributes {graph.mesh = #graph.mesh<tensor = 2, data = 1, partitioned = true>} {
+  graph.parameter @w : tensor<2x3x4xf32> init(normal, 2.000000e-02) hf "w.{}" stacked sharding #graph.sharding<split = 1>
+}
