@@ -21,8 +21,7 @@ int selectDevice(comm::Communicator &group) {
   return device;
 }
 
-NcclGroup::NcclGroup(comm::Communicator &host)
-    : host_(host), nccl_(nullptr) {
+NcclGroup::NcclGroup(comm::Communicator &host) : host_(host), nccl_(nullptr) {
   // Every rank loads NCCL before any rank waits in the broadcast, so a
   // rank without it fails here, and the group's failure notices end the
   // others (Communicator.h).
@@ -53,29 +52,35 @@ void NcclGroup::abort() {
 void NcclGroup::check(ncclResult_t r, const std::string &what) {
   if (r == ncclSuccess || r == ncclInProgress)
     return;
-  throw comm::CollectiveError(fmt::format("{}NCCL {} failed: {}",
-                                          host_.prefix(), what,
-                                          nccl_->getErrorString(r)));
+  throw comm::CollectiveError(fmt::format(
+      "{}NCCL {} failed: {}", host_.prefix(), what, nccl_->getErrorString(r)));
 }
 
 void NcclGroup::allReduce(const float *in, float *out, int64_t count,
                           cudaStream_t stream, const std::string &what) {
   check(nccl_->allReduce(in, out, static_cast<size_t>(count), ncclFloat32,
-                      ncclSum, comm_, stream),
+                         ncclSum, comm_, stream),
+        what);
+}
+
+void NcclGroup::allReduceMax(const float *in, float *out, int64_t count,
+                             cudaStream_t stream, const std::string &what) {
+  check(nccl_->allReduce(in, out, static_cast<size_t>(count), ncclFloat32,
+                         ncclMax, comm_, stream),
         what);
 }
 
 void NcclGroup::reduceScatter(const float *in, float *out, int64_t shard,
                               cudaStream_t stream, const std::string &what) {
   check(nccl_->reduceScatter(in, out, static_cast<size_t>(shard), ncclFloat32,
-                          ncclSum, comm_, stream),
+                             ncclSum, comm_, stream),
         what);
 }
 
 void NcclGroup::allGather(const float *in, float *out, int64_t shard,
                           cudaStream_t stream, const std::string &what) {
-  check(nccl_->allGather(in, out, static_cast<size_t>(shard), ncclFloat32, comm_,
-                      stream),
+  check(nccl_->allGather(in, out, static_cast<size_t>(shard), ncclFloat32,
+                         comm_, stream),
         what);
 }
 
@@ -100,13 +105,13 @@ void NcclGroup::synchronize(cudaStream_t stream, const std::string &what) {
     nccl_->commGetAsyncError(comm_, &async);
     if (async != ncclSuccess && async != ncclInProgress) {
       abort();
-      throw comm::CollectiveError(fmt::format(
-          "{}NCCL failed in {}: {}", host_.prefix(), what,
-          nccl_->getErrorString(async)));
+      throw comm::CollectiveError(fmt::format("{}NCCL failed in {}: {}",
+                                              host_.prefix(), what,
+                                              nccl_->getErrorString(async)));
     }
-    double waited = std::chrono::duration<double>(
-                        std::chrono::steady_clock::now() - start)
-                        .count();
+    double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     if (waited > host_.timeoutSeconds()) {
       abort();
       throw comm::CollectiveError(fmt::format(

@@ -1,9 +1,10 @@
 // The CUDA backend's replica group: an NCCL communicator over the ranks of
-// the host group (comm::Communicator, MPI), which carries its ncclUniqueId
-// from rank 0 to the others. The collective kernels (all_reduce,
-// reduce_scatter, all_gather) run as NCCL calls on device buffers on the
-// compute stream. One GPU per process: selectDevice picks it from the local
-// rank before anything else touches the device.
+// the host group (comm::Communicator, MPI: the whole job, or one of the
+// mesh's groups), which carries its ncclUniqueId from the group's rank 0 to
+// the others. Every rank of the job makes its groups in the same order. The
+// collective kernels (all_reduce, reduce_scatter, all_gather) run as NCCL calls
+// on device buffers on the compute stream. One GPU per process: selectDevice
+// picks it from the local rank before anything else touches the device.
 //
 // NCCL itself is opened when the first group is made (NcclLibrary.h).
 //
@@ -35,6 +36,9 @@ public:
 
   void allReduce(const float *in, float *out, int64_t count,
                  cudaStream_t stream, const std::string &what);
+  // The element-wise maximum over the group.
+  void allReduceMax(const float *in, float *out, int64_t count,
+                    cudaStream_t stream, const std::string &what);
   // `in` holds size() * shard elements.
   void reduceScatter(const float *in, float *out, int64_t shard,
                      cudaStream_t stream, const std::string &what);

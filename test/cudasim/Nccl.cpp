@@ -2,6 +2,14 @@
 // carried by MPI between the simulated ranks when the device reaches them.
 // Misuse NCCL would reject (a unique id that was not broadcast, a buffer
 // outside device memory, a rank past the count) stops the process.
+//
+// Communicators over part of the job (the mesh's tensor and data groups):
+// ncclCommInitRank splits MPI_COMM_WORLD by the unique id's nonce, so the
+// ranks that share an id form one MPI communicator. MPI_Comm_split is
+// collective over the world, so every rank of the job must create its
+// communicators in the same order (as ferry does: one per group, in the
+// mesh's order); a real NCCL has no such rule, but ferry keeps it anyway
+// so that collectives of different groups are issued in one order.
 #include "Sim.h"
 #include "nccl.h"
 
@@ -111,10 +119,23 @@ ncclResult_t ncclCommInitRank(ncclComm_t *out, int nranks, ncclUniqueId id,
       fail("the simulated NCCL carries collectives over MPI, which is not "
            "initialised");
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != nranks)
+    if (nranks > size)
       fail("ncclCommInitRank with " + std::to_string(nranks) +
            " ranks in an MPI job of " + std::to_string(size));
-    MPI_Comm_dup(MPI_COMM_WORLD, &c->mpi);
+    uint64_t nonce = 0;
+    std::memcpy(&nonce, id.internal + 64, sizeof nonce);
+    MPI_Comm_split(MPI_COMM_WORLD, static_cast<int>(nonce & 0x3fffffff), rank,
+                   &c->mpi);
+    int members = 0, position = 0;
+    MPI_Comm_size(c->mpi, &members);
+    MPI_Comm_rank(c->mpi, &position);
+    if (members != nranks || position != rank)
+      fail("ncclCommInitRank: " + std::to_string(members) +
+           " ranks share this unique id (rank " + std::to_string(position) +
+           " among them), but the call says rank " + std::to_string(rank) +
+           " of " + std::to_string(nranks) +
+           " (was the id broadcast within the group, and do all ranks "
+           "create their communicators in the same order?)");
 #else
     fail("the simulated NCCL needs MPI for more than one rank");
 #endif
@@ -150,13 +171,14 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *error) {
 ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count,
                            ncclDataType_t type, ncclRedOp_t op,
                            ncclComm_t comm, cudaStream_t stream) {
-  if (type != ncclFloat32 || op != ncclSum)
+  if (type != ncclFloat32 || (op != ncclSum && op != ncclMax))
     return ncclInvalidArgument;
   return enqueueCollective(comm, stream, "ncclAllReduce", send, count * 4,
                            recv, count * 4, [=] {
 #ifdef FERRY_HAVE_MPI
     MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv,
-                  static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm->mpi);
+                  static_cast<int>(count), MPI_FLOAT,
+                  op == ncclMax ? MPI_MAX : MPI_SUM, comm->mpi);
 #endif
   });
 }

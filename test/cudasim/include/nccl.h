@@ -21,7 +21,7 @@ typedef enum {
 } ncclResult_t;
 
 typedef enum { ncclFloat32 = 7, ncclFloat = 7 } ncclDataType_t;
-typedef enum { ncclSum = 0 } ncclRedOp_t;
+typedef enum { ncclSum = 0, ncclMax = 2 } ncclRedOp_t; // NCCL's values
 
 #define NCCL_UNIQUE_ID_BYTES 128
 typedef struct {
