@@ -7,7 +7,8 @@
 // gradient, a sum scattered into shards, and the shards gathered back.
 // Tensor parallelism adds the tensor group's before autodiff, with
 // Megatron's conjugate pairs (f: graph.copy_to_group, g: graph.all_reduce),
-// so their gradient rules (GraphGradients.cpp) state each pair's other half.
+// so their gradient rules (GraphCollectives.cpp) state each pair's other
+// half.
 // None is Pure: every rank must run the same collectives in the same order,
 // so no pass may drop, merge or move them. Included from GraphOps.td.
 //
@@ -27,10 +28,14 @@ def Graph_AllReduceOp : Graph_Op<"all_reduce",
     (Megatron's g). `reduction max` takes the element-wise maximum instead
     (a cross-entropy's row maxima when its classes are split).
 
-    Gradient: the sum's is the result's gradient itself (g's backward is
-    the identity: the result is replicated, so every rank's gradient of it
-    is the same); the maximum has none (it is used as a stabiliser whose
-    derivative cancels, and autodiff reports it on a loss path).
+    Gradient: over the tensor group, the sum's is the result's gradient
+    itself (g's backward is the identity: every rank computes the same loss
+    from the replicated result, so every rank's gradient of it is the
+    same). Over the data group there is none (each replica's loss differs;
+    data-parallel sums are inserted after autodiff), nor for the maximum:
+    autodiff reports either on a loss path (a cross-entropy split over
+    classes will take its row maxima through an op that stops the
+    gradient).
 
     ```mlir
     %g = graph.all_reduce %partial replicas 2 : tensor<128x128xf32>

@@ -27,12 +27,26 @@ LogicalResult checkReplicas(Operation *op, int64_t replicas) {
   return success();
 }
 
+// In a module with a mesh, the group's size is the mesh's along its axis.
+LogicalResult checkGroup(Operation *op, int64_t replicas, MeshAxis group) {
+  if (failed(checkReplicas(op, replicas)))
+    return failure();
+  MeshAttr mesh = meshOf(op);
+  if (!mesh)
+    return success();
+  int64_t size = group == MeshAxis::tensor ? mesh.getTensor() : mesh.getData();
+  if (replicas != size)
+    return op->emitOpError()
+           << "runs over the " << stringifyMeshAxis(group) << " group of "
+           << size << " ranks (the module's graph.mesh), but says replicas "
+           << replicas;
+  return success();
+}
+
 // `shard` must be the one-dimensional shard of `whole` over `replicas`.
 LogicalResult checkShard(Operation *op, RankedTensorType shard,
                          RankedTensorType whole, int64_t replicas,
                          StringRef shardName) {
-  if (failed(checkReplicas(op, replicas)))
-    return failure();
   if (shard.getElementType() != whole.getElementType())
     return op->emitOpError()
            << "the shard's element type " << shard.getElementType()
@@ -54,20 +68,26 @@ LogicalResult AllReduceOp::verify() {
   if (getReduction() != ReduceKind::sum && getReduction() != ReduceKind::max)
     return emitOpError() << "reduces by sum or max, found "
                          << stringifyReduceKind(getReduction());
-  return checkReplicas(*this, static_cast<int64_t>(getReplicas()));
+  return checkGroup(*this, static_cast<int64_t>(getReplicas()), getGroup());
 }
 
 LogicalResult CopyToGroupOp::verify() {
-  return checkReplicas(*this, static_cast<int64_t>(getReplicas()));
+  return checkGroup(*this, static_cast<int64_t>(getReplicas()), getGroup());
 }
 
 LogicalResult ReduceScatterOp::verify() {
+  if (failed(
+          checkGroup(*this, static_cast<int64_t>(getReplicas()), getGroup())))
+    return failure();
   return checkShard(*this, cast<RankedTensorType>(getResult().getType()),
                     cast<RankedTensorType>(getInput().getType()),
                     static_cast<int64_t>(getReplicas()), "result");
 }
 
 LogicalResult AllGatherOp::verify() {
+  if (failed(
+          checkGroup(*this, static_cast<int64_t>(getReplicas()), getGroup())))
+    return failure();
   return checkShard(*this, cast<RankedTensorType>(getInput().getType()),
                     cast<RankedTensorType>(getResult().getType()),
                     static_cast<int64_t>(getReplicas()), "input");
@@ -80,6 +100,14 @@ LogicalResult AllReduceOp::buildGradients(OpBuilder &, ValueRange resultGrads,
                          << stringifyReduceKind(getReduction())
                          << ": a maximum over the group may only feed "
                             "values whose gradient does not depend on it";
+  // g's identity backward holds where every rank of the group computes the
+  // same loss from the sum: the tensor group. Each data-parallel replica
+  // has a loss of its own, and their sums come after autodiff.
+  if (getGroup() != MeshAxis::tensor)
+    return emitOpError() << "over the data group has no gradient rule: "
+                            "each replica's loss differs, so data-parallel "
+                            "sums belong after autodiff "
+                            "(ferry-insert-collectives)";
   grads.assign(1, resultGrads[0]);
   return success();
 }

@@ -8,7 +8,10 @@
 // Collectives never hang: each waits at most timeoutSeconds() for the other
 // ranks, and a rank that fails tells the others (notifyFailure) before it
 // takes the job down, so every rank reports what happened and exits
-// non-zero. `what` names the collective in those messages.
+// non-zero. `what` names the collective in those messages. A collective
+// that throws may still be in flight: its buffers must stay valid until its
+// group is destroyed or the job aborted (ferry aborts the job on any
+// collective error).
 #pragma once
 
 #include "runtime/Error.h"
@@ -41,7 +44,8 @@ public:
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  // Rank among the group's processes on this machine (picks the GPU).
+  // Rank among the job's processes on this machine (picks the GPU), for a
+  // subgroup too.
   virtual int localRank() const = 0;
   // "single process", "MPI (Open MPI v4.1.4)".
   virtual std::string kind() const = 0;

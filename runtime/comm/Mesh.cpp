@@ -10,6 +10,17 @@ namespace ferry::comm {
 
 Mesh openMesh(Communicator &job, int tensorParallel) {
   int size = job.size();
+  // Every rank must split the same way (the splits block until all ranks
+  // call them): a timed collective first agrees on T, so that every rank
+  // stops with the same message, or none does.
+  float bounds[2] = {static_cast<float>(tensorParallel),
+                     -static_cast<float>(tensorParallel)};
+  job.allReduceMax(bounds, bounds, 2, "the mesh's agreement on T");
+  if (bounds[0] != -bounds[1])
+    throw RuntimeError(fmt::format(
+        "{}the ranks disagree on execution.tensor_parallel (from {:g} to "
+        "{:g}): start every rank with the same config and options",
+        job.prefix(), -bounds[1], bounds[0]));
   if (tensorParallel < 1 || size % tensorParallel != 0)
     throw RuntimeError(fmt::format(
         "{}execution.tensor_parallel is {} but {} processes were started: "

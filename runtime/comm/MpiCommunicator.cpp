@@ -38,8 +38,10 @@ constexpr int kNoticeBytes = 2048;
 // last group is gone).
 struct Job {
   MPI_Comm world = MPI_COMM_NULL;
-  int rank = 0, size = 1;
-  bool ownsMpi = false, aborted = false;
+  int rank = 0, size = 1, localRank = 0;
+  // leaked: a group was destroyed with a collective still in flight, so
+  // MPI_Finalize (which would wait for it) is skipped.
+  bool ownsMpi = false, aborted = false, leaked = false;
   std::string notice;
   MPI_Request noticeRequest = MPI_REQUEST_NULL;
 
@@ -61,6 +63,11 @@ struct Job {
     MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
     MPI_Comm_rank(world, &rank);
     MPI_Comm_size(world, &size);
+    MPI_Comm node;
+    MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
+                        &node);
+    MPI_Comm_rank(node, &localRank);
+    MPI_Comm_free(&node);
     notice.assign(kNoticeBytes, '\0');
     MPI_Irecv(notice.data(), kNoticeBytes, MPI_CHAR, MPI_ANY_SOURCE,
               kFailureTag, world, &noticeRequest);
@@ -73,7 +80,7 @@ struct Job {
       MPI_Request_free(&noticeRequest);
     }
     MPI_Comm_free(&world);
-    if (ownsMpi)
+    if (ownsMpi && !leaked)
       MPI_Finalize();
   }
   Job(const Job &) = delete;
@@ -94,7 +101,6 @@ public:
     MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL,
                         &node);
     int nodeSize = 0;
-    MPI_Comm_rank(node, &localRank_);
     MPI_Comm_size(node, &nodeSize);
     onOneNode_ = nodeSize == size_;
     MPI_Comm_free(&node);
@@ -110,10 +116,14 @@ public:
       return;
     // A collective abandoned by a throw (a timeout, another rank's failure)
     // may still be in flight: the communicator is freed only once it has
-    // completed (Open MPI must not progress it on a freed communicator),
-    // and is left allocated if it does not within the timeout.
+    // completed (Open MPI must not progress it on a freed communicator).
+    // If it does not complete within a few seconds, the communicator is
+    // left allocated and the job is not finalised (MPI_Finalize would wait
+    // for it). ferry itself aborts the job on any collective error, so
+    // this concerns tests that go on after one (Communicator.h).
     auto until = std::chrono::steady_clock::now() +
-                 std::chrono::duration<double>(timeoutSeconds_);
+                 std::chrono::duration<double>(
+                     std::min(timeoutSeconds_, kAbandonedWaitSeconds));
     for (;;) {
       int done = 1;
       if (!abandoned_.empty())
@@ -123,15 +133,20 @@ public:
         MPI_Comm_free(&comm_);
         return;
       }
-      if (std::chrono::steady_clock::now() > until)
+      if (std::chrono::steady_clock::now() > until) {
+        job_->leaked = true;
         return;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   }
 
+  static constexpr double kAbandonedWaitSeconds = 5;
+
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  int localRank() const override { return localRank_; }
+  // The job's: it picks the GPU, whatever group this is.
+  int localRank() const override { return job_->localRank; }
   std::string kind() const override { return kind_; }
 
   // MPI counts are ints: larger buffers go in pieces of kPiece elements
@@ -178,7 +193,10 @@ public:
       return;
     }
     // Piece by piece: each rank's part of the piece, gathered contiguous.
-    std::vector<float> piece(static_cast<size_t>(kPiece * size_));
+    // A member, so that a collective abandoned by a throw never writes
+    // into freed memory.
+    std::vector<float> &piece = floatPiece_;
+    piece.resize(static_cast<size_t>(kPiece * size_));
     for (int64_t at = 0; at < count; at += kPiece) {
       int64_t n = std::min(kPiece, count - at);
       for (int r = 0; r < size_; ++r)
@@ -201,7 +219,8 @@ public:
       wait(r, what);
       return;
     }
-    std::vector<char> piece(static_cast<size_t>(kPiece * size_));
+    std::vector<char> &piece = bytePiece_; // a member, as above
+    piece.resize(static_cast<size_t>(kPiece * size_));
     auto *src = static_cast<const char *>(in);
     auto *dst = static_cast<char *>(out);
     for (int64_t at = 0; at < bytes; at += kPiece) {
@@ -340,10 +359,12 @@ private:
   std::shared_ptr<Job> job_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   std::string name_;
-  int rank_ = 0, size_ = 1, localRank_ = 0;
+  int rank_ = 0, size_ = 1;
   bool onOneNode_ = true;
   std::string kind_;
   std::vector<MPI_Request> abandoned_; // collectives left by a throw
+  std::vector<float> floatPiece_;      // chunked collectives' staging
+  std::vector<char> bytePiece_;
 };
 
 } // namespace

@@ -96,6 +96,16 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
   std::memcpy(id->internal, kMagic, sizeof kMagic);
   uint64_t nonce = std::random_device{}();
   std::memcpy(id->internal + 64, &nonce, sizeof nonce);
+  // The maker's rank in the MPI job: the communicator's colour, distinct
+  // for the groups made at once (each is made by its own rank 0).
+  int32_t maker = 0;
+#ifdef FERRY_HAVE_MPI
+  int initialised = 0;
+  MPI_Initialized(&initialised);
+  if (initialised)
+    MPI_Comm_rank(MPI_COMM_WORLD, &maker);
+#endif
+  std::memcpy(id->internal + 72, &maker, sizeof maker);
   return ncclSuccess;
 }
 
@@ -111,21 +121,20 @@ ncclResult_t ncclCommInitRank(ncclComm_t *out, int nranks, ncclUniqueId id,
   c->rank = rank;
   c->nranks = nranks;
   c->id = id;
-  if (nranks > 1) {
 #ifdef FERRY_HAVE_MPI
-    int initialised = 0, size = 0;
-    MPI_Initialized(&initialised);
-    if (!initialised)
-      fail("the simulated NCCL carries collectives over MPI, which is not "
-           "initialised");
+  int initialised = 0;
+  MPI_Initialized(&initialised);
+  // Under MPI every communicator splits the job, one rank or many, so that
+  // every rank takes part in every split.
+  if (initialised) {
+    int size = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (nranks > size)
       fail("ncclCommInitRank with " + std::to_string(nranks) +
            " ranks in an MPI job of " + std::to_string(size));
-    uint64_t nonce = 0;
-    std::memcpy(&nonce, id.internal + 64, sizeof nonce);
-    MPI_Comm_split(MPI_COMM_WORLD, static_cast<int>(nonce & 0x3fffffff), rank,
-                   &c->mpi);
+    int32_t maker = 0;
+    std::memcpy(&maker, id.internal + 72, sizeof maker);
+    MPI_Comm_split(MPI_COMM_WORLD, maker, rank, &c->mpi);
     int members = 0, position = 0;
     MPI_Comm_size(c->mpi, &members);
     MPI_Comm_rank(c->mpi, &position);
@@ -136,10 +145,14 @@ ncclResult_t ncclCommInitRank(ncclComm_t *out, int nranks, ncclUniqueId id,
            " of " + std::to_string(nranks) +
            " (was the id broadcast within the group, and do all ranks "
            "create their communicators in the same order?)");
+  } else if (nranks > 1) {
+    fail("the simulated NCCL carries collectives over MPI, which is not "
+         "initialised");
+  }
 #else
+  if (nranks > 1)
     fail("the simulated NCCL needs MPI for more than one rank");
 #endif
-  }
   *out = c;
   return ncclSuccess;
 }

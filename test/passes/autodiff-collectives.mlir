@@ -66,6 +66,36 @@ func.func @forward() -> tensor<f32> {
 
 // -----
 
+// And back: a reduce-scatter's gradient is the all-gather of the result's.
+// CHECK-LABEL: func.func @forward_grad() -> tensor<f32>
+// CHECK: [[W:%.*]] = graph.parameter_ref @w : tensor<2x4xf32>
+// CHECK: graph.reduce_scatter [[W]] replicas 2 over tensor : tensor<2x4xf32> -> tensor<4xf32>
+// CHECK: [[DS:%.*]] = graph.broadcast
+// CHECK-NEXT: [[DW:%.*]] = graph.all_gather [[DS]] replicas 2 over tensor : tensor<4xf32> -> tensor<2x4xf32>
+// CHECK-NEXT: graph.accumulate [[DW]] into @grad.w
+graph.parameter @w : tensor<2x4xf32> init(normal, 2.000000e-02) hf "w"
+func.func @forward() -> tensor<f32> {
+  %w = graph.parameter_ref @w : tensor<2x4xf32>
+  %s = graph.reduce_scatter %w replicas 2 over tensor : tensor<2x4xf32> -> tensor<4xf32>
+  %r = graph.reduce sum %s dims [0] : tensor<4xf32> -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// A data-parallel sum has no gradient rule: each replica's loss differs,
+// and those sums come after autodiff.
+graph.parameter @d : tensor<4xf32> init(normal, 2.000000e-02) hf "d"
+func.func @forward() -> tensor<f32> {
+  %d = graph.parameter_ref @d : tensor<4xf32>
+  // expected-error @+1 {{over the data group has no gradient rule}}
+  %x = graph.all_reduce %d replicas 2 : tensor<4xf32>
+  %r = graph.reduce sum %x dims [0] : tensor<4xf32> -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
 // A maximum over the group has no gradient: on a loss path it is an error.
 graph.parameter @m : tensor<4xf32> init(normal, 2.000000e-02) hf "m"
 func.func @forward() -> tensor<f32> {

@@ -194,6 +194,77 @@ TEST(Communicator, MeshRefusesARankCountThatIsNotAMultiple) {
   }
 }
 
+TEST(Communicator, MeshRefusesRanksThatDisagreeOnT) {
+  if (group->size() < 2)
+    GTEST_SKIP() << "needs several ranks";
+  try {
+    ferry::comm::openMesh(*group, group->rank() == 0 ? 1 : 2);
+    FAIL() << "expected an error";
+  } catch (const ferry::RuntimeError &e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "the ranks disagree on execution.tensor_parallel (from 1 "
+                  "to 2)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+namespace {
+// One rank whose groups say they span machines: the placement check's
+// message, which one machine cannot produce for real.
+class SpreadOut : public Communicator {
+public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  int localRank() const override { return 0; }
+  std::string kind() const override { return "test"; }
+  void allReduceSum(const float *in, float *out, int64_t n,
+                    const std::string &) override {
+    std::copy_n(in, n, out);
+  }
+  void allReduceSum(const double *in, double *out, int64_t n,
+                    const std::string &) override {
+    std::copy_n(in, n, out);
+  }
+  void allReduceMax(const float *in, float *out, int64_t n,
+                    const std::string &) override {
+    std::copy_n(in, n, out);
+  }
+  void reduceScatterSum(const float *in, float *out, int64_t n,
+                        const std::string &) override {
+    std::copy_n(in, n, out);
+  }
+  void allGather(const void *in, void *out, int64_t bytes,
+                 const std::string &) override {
+    std::copy_n(static_cast<const char *>(in), bytes, static_cast<char *>(out));
+  }
+  void broadcast(void *, int64_t, int, const std::string &) override {}
+  std::unique_ptr<Communicator> split(int, int, const std::string &) override {
+    return std::make_unique<SpreadOut>();
+  }
+  bool onOneNode() const override { return false; }
+  void notifyFailure(const std::string &) override {}
+  void abortJob(int) override {}
+};
+} // namespace
+
+TEST(Communicator, MeshRefusesATensorGroupAcrossMachines) {
+  SpreadOut job;
+  try {
+    ferry::comm::openMesh(job, 1);
+    FAIL() << "expected an error";
+  } catch (const ferry::RuntimeError &e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "execution.tensor_parallel is 1, and ranks 0..0 (tensor "
+                  "group 0) run on more than one machine"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("--map-by ppr:K:node"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Communicator, DetectLaunchReadsTheLaunchersEnvironment) {
   // Under mpirun too: the launcher's variables are set aside and restored
   // (the group is open already, so nothing else reads them meanwhile).
@@ -231,7 +302,9 @@ TEST(Communicator, DetectLaunchReadsTheLaunchersEnvironment) {
 TEST(Communicator, ZLastAFailureNoticeReachesASubgroupWait) {
   if (group->size() < 2)
     GTEST_SKIP() << "needs several ranks";
-  std::unique_ptr<Communicator> all = group->split(0, group->rank(), "all");
+  // Ordered from the last rank down, so the subgroup's ranks are not the
+  // job's.
+  std::unique_ptr<Communicator> all = group->split(0, -group->rank(), "all");
   // The abandoned collective's buffers outlive the test (the group's
   // destructor waits for the collective to complete).
   static double mine = 1, sum = 0;

@@ -27,8 +27,12 @@ void ReplicaRun::fail(const std::exception &e) {
   std::string message = e.what();
   if (!prefix.empty() && message.rfind(prefix, 0) == 0)
     message = message.substr(prefix.size());
-  std::fprintf(stderr, "ferry: error: %s%s\n", prefix.c_str(),
-               message.c_str());
+  // A subgroup's message names the job's rank and its own ("rank 3/4
+  // (tensor 1/2): ..."): printed as it is.
+  else if (!prefix.empty() &&
+           message.rfind(prefix.substr(0, prefix.size() - 2) + " (", 0) == 0)
+    prefix.clear();
+  std::fprintf(stderr, "ferry: error: %s%s\n", prefix.c_str(), message.c_str());
   std::fflush(stderr);
   if (group && group->size() > 1) {
     // A rank alone cannot finish a collective step: tell the others why
@@ -50,10 +54,9 @@ void ReplicaRun::checkSameRun(const ExecutableFile &exe, const Config &config,
                               int64_t steps) {
   if (group->size() == 1)
     return;
-  std::string mine =
-      fmt::format("executable {:016x}, config {:016x}, steps {}",
-                  exe.checksum(),
-                  std::hash<std::string>{}(config.canonicalText()), steps);
+  std::string mine = fmt::format(
+      "executable {:016x}, config {:016x}, steps {}", exe.checksum(),
+      std::hash<std::string>{}(config.canonicalText()), steps);
   std::vector<std::string> all =
       comm::gatherText(*group, mine, "the start-up comparison of the ranks");
   std::string differ;

@@ -25,10 +25,10 @@ LogicalResult checkLowered(Operation *op, graph::MeshAxis group,
            << "over the tensor group is not lowered to kernels yet "
               "(docs/parallelism.md)";
   if (reduction != graph::ReduceKind::sum)
-    return op->emitOpError() << "reduction "
-                             << graph::stringifyReduceKind(reduction)
-                             << " is not lowered to kernels yet "
-                                "(docs/parallelism.md)";
+    return op->emitOpError()
+           << "reduction " << graph::stringifyReduceKind(reduction)
+           << " is not lowered to kernels yet "
+              "(docs/parallelism.md)";
   return success();
 }
 

@@ -69,3 +69,25 @@ func.func @f(%g: tensor<4xf32>) -> tensor<2x2xf32> {
   %r = "graph.copy_to_group"(%g) {replicas = 2 : i64} : (tensor<4xf32>) -> tensor<2x2xf32>
   return %r : tensor<2x2xf32>
 }
+
+// -----
+
+// Tests that in a module with a mesh, a collective's group size is the
+// mesh's along its axis.
+module attributes {graph.mesh = #graph.mesh<tensor = 2, data = 4>} {
+  func.func @f(%g: tensor<4xf32>) -> tensor<4xf32> {
+    // expected-error @+1 {{runs over the tensor group of 2 ranks (the module's graph.mesh), but says replicas 4}}
+    %r = graph.all_reduce %g replicas 4 over tensor : tensor<4xf32>
+    return %r : tensor<4xf32>
+  }
+}
+
+// -----
+
+module attributes {graph.mesh = #graph.mesh<tensor = 2, data = 4>} {
+  func.func @f(%g: tensor<4xf32>) -> tensor<2xf32> {
+    // expected-error @+1 {{runs over the data group of 4 ranks (the module's graph.mesh), but says replicas 2}}
+    %r = graph.reduce_scatter %g replicas 2 : tensor<4xf32> -> tensor<2xf32>
+    return %r : tensor<2xf32>
+  }
+}
