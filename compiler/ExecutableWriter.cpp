@@ -155,6 +155,14 @@ std::vector<uint8_t> ferry::serializeExecutable(ModuleOp module,
         static_cast<int32_t>(
             s->hasAttr("shard_replicas")
                 ? s->getAttrOfType<IntegerAttr>("shard_replicas").getInt()
+                : 0),
+        static_cast<int32_t>(
+            s->hasAttr("split_dim")
+                ? s->getAttrOfType<IntegerAttr>("split_dim").getInt()
+                : 0),
+        static_cast<int32_t>(
+            s->hasAttr("split_parts")
+                ? s->getAttrOfType<IntegerAttr>("split_parts").getInt()
                 : 0)));
   }
   std::vector<flatbuffers::Offset<fxe::Program>> programs;

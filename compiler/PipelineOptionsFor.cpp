@@ -1,5 +1,6 @@
 // The pipelines' options for a config (PipelineOptionsFor.h).
 #include "compiler/PipelineOptionsFor.h"
+#include "training/config/TensorSharding.h"
 
 using namespace ferry;
 
@@ -18,6 +19,10 @@ ferry::pipelineOptionsFor(const Config &config,
   o.recompute = e.recompute == "layer";
   o.phased = e.mode == "phased";
   o.replicas = e.data_parallel;
+  o.tensorParallel = e.tensor_parallel;
+  if (e.tensor_parallel > 1)
+    for (const ShardingRule &rule : tensorShardingRules(config))
+      o.tensorSharding.push_back(formatShardingRule(rule));
   o.rts = e.replicated_tensor_sharding;
   o.rtsMinElements = e.rts_min_elements;
   o.deviceBudget = config.deviceBudget();

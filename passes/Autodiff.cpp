@@ -250,9 +250,13 @@ VariableOp Autodiff::declareVariable(StringRef name, RankedTensorType type,
 }
 
 VariableOp Autodiff::gradVariable(ParameterOp param) {
-  return declareVariable(
+  VariableOp var = declareVariable(
       ("grad." + param.getSymName()).str(), param.getTensorType(),
       ("grad." + param.getHfName()).str(), param.getStacked());
+  // A split parameter's gradient is split alike (tensor parallelism).
+  if (ShardingAttr sharding = param.getShardingAttr())
+    var.setShardingAttr(sharding);
+  return var;
 }
 
 LogicalResult Autodiff::accumulateParameterGrad(Operation *read, Value grad,

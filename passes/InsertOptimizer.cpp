@@ -71,6 +71,31 @@ private:
   DictionaryAttr dict;
 };
 
+// The global norm of every gradient. Under tensor parallelism a split
+// parameter's gradient holds only this rank's part: the norm of the split
+// ones is the norm of the tensor group's part norms (all-gathered, so each
+// element counts once), and the replicated ones, equal on every rank of the
+// group, count once.
+Value globalNorm(OpBuilder &b, Location loc,
+                 MutableArrayRef<ParameterOp> params, ArrayRef<Value> grads) {
+  auto f32 = RankedTensorType::get({}, b.getF32Type());
+  SmallVector<Value> whole, split;
+  for (size_t i = 0; i < params.size(); ++i)
+    (params[i].getShardingAttr() ? split : whole).push_back(grads[i]);
+  if (split.empty())
+    return GlobalNormOp::create(b, loc, f32, whole);
+  int64_t parts = meshOf(params.front()).getTensor();
+  Value mine = GlobalNormOp::create(b, loc, f32, split);
+  Value one = ReshapeOp::create(
+      b, loc, RankedTensorType::get({1}, b.getF32Type()), mine);
+  Value all = AllGatherOp::create(
+      b, loc, RankedTensorType::get({parts}, b.getF32Type()), one,
+      b.getI64IntegerAttr(parts),
+      MeshAxisAttr::get(b.getContext(), MeshAxis::tensor));
+  whole.push_back(GlobalNormOp::create(b, loc, f32, ValueRange{all}));
+  return GlobalNormOp::create(b, loc, f32, whole);
+}
+
 void InsertOptimizerPass::runOnOperation() {
   ModuleOp module = getOperation();
   SymbolTable symbols(module);
@@ -116,11 +141,13 @@ void InsertOptimizerPass::runOnOperation() {
   auto f32Scalar = RankedTensorType::get({}, b.getF32Type());
   auto firstFunc = *module.getOps<func::FuncOp>().begin();
   auto declare = [&](StringRef name, RankedTensorType type, StringRef hf,
-                     bool stacked) -> StringRef {
+                     bool stacked, ShardingAttr sharding) -> StringRef {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(firstFunc);
     auto var = VariableOp::create(b, loc, name, type, InitKind::zeros,
                                   FloatAttr(), hf, stacked, false);
+    if (sharding)
+      var.setShardingAttr(sharding);
     symbols.insert(var);
     return var.getSymName();
   };
@@ -190,13 +217,13 @@ void InsertOptimizerPass::runOnOperation() {
       break; // named results: only those
     StringRef m = named ? named.getValue() : defaultNames[k];
     std::string name = ("metric." + m).str();
-    metrics.push_back({k, declare(name, f32Scalar, name, false)});
+    metrics.push_back({k, declare(name, f32Scalar, name, false, {})});
     ferry::graph::StoreOp::create(b, loc, zeros(f32Scalar),
                                   metrics.back().second, Value());
   }
   StringRef normVar =
-      declare("metric.grad_norm", f32Scalar, "metric.grad_norm", false);
-  StringRef lrVar = declare("metric.lr", f32Scalar, "metric.lr", false);
+      declare("metric.grad_norm", f32Scalar, "metric.grad_norm", false, {});
+  StringRef lrVar = declare("metric.lr", f32Scalar, "metric.lr", false, {});
 
   SmallVector<StringRef> inputVars(inputs.size());
   for (auto [k, in] : llvm::enumerate(inputs)) {
@@ -205,7 +232,7 @@ void InsertOptimizerPass::runOnOperation() {
     if (!in.second || in.second.getRank() == 0) {
       if (in.second) {
         std::string name = ("input." + in.first).str();
-        inputVars[k] = declare(name, in.second, name, false);
+        inputVars[k] = declare(name, in.second, name, false, {});
       }
       continue;
     }
@@ -214,7 +241,7 @@ void InsertOptimizerPass::runOnOperation() {
     std::string name = ("input." + in.first).str();
     inputVars[k] =
         declare(name, RankedTensorType::get(shape, in.second.getElementType()),
-                name + ".{}", true);
+                name + ".{}", true, {});
   }
 
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
@@ -274,7 +301,7 @@ void InsertOptimizerPass::runOnOperation() {
     gradValues.push_back(
         ParameterRefOp::create(b, loc, p.getTensorType(), gradName));
   }
-  Value norm = GlobalNormOp::create(b, loc, f32Scalar, gradValues);
+  Value norm = globalNorm(b, loc, params, gradValues);
   // fp16 loss scaling (ferry-autodiff seeded the backward with
   // @input.loss_scale): the gradients hold s times their values. The norm
   // reported and used for clipping is the true one; the updates divide the
@@ -293,12 +320,12 @@ void InsertOptimizerPass::runOnOperation() {
   ferry::graph::StoreOp::create(b, loc, rate, lrVar, Value());
   for (ParameterOp p : params) {
     std::string name = p.getSymName().str();
-    StringRef m =
-        declare("adam_m." + name, p.getTensorType(),
-                ("optimizer.m." + p.getHfName()).str(), p.getStacked());
-    StringRef v =
-        declare("adam_v." + name, p.getTensorType(),
-                ("optimizer.v." + p.getHfName()).str(), p.getStacked());
+    StringRef m = declare("adam_m." + name, p.getTensorType(),
+                          ("optimizer.m." + p.getHfName()).str(),
+                          p.getStacked(), p.getShardingAttr());
+    StringRef v = declare("adam_v." + name, p.getTensorType(),
+                          ("optimizer.v." + p.getHfName()).str(),
+                          p.getStacked(), p.getShardingAttr());
     OptimizerUpdateOp::create(
         b, loc, FlatSymbolRefAttr::get(ctx, p.getSymName()),
         FlatSymbolRefAttr::get(ctx, "grad." + name),

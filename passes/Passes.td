@@ -17,6 +17,73 @@ include "mlir/Pass/PassBase.td"
 // Training: graph IR of the model -> graph IR of a training step
 //===----------------------------------------------------------------------===//
 
+def ShardParametersPass : Pass<"ferry-shard-parameters", "mlir::ModuleOp"> {
+  let summary = "Puts the module on a device mesh and marks how each "
+                "parameter is split over its tensor axis";
+  let description = [{
+    First in the training pipeline when `execution.tensor_parallel` > 1.
+    Sets the module's `graph.mesh` (`tensor-parallel` x `data-parallel`)
+    and gives each `graph.parameter` the sharding of the last rule whose
+    pattern matches its name: `PATTERN=split(D)` splits dimension D of one
+    layer's entry (dimension D + 1 of a stacked declaration),
+    `PATTERN=replicated` leaves it whole. The rules are the config's
+    (training/config/TensorSharding.h: Megatron's layout for BERT, then
+    `execution.tensor_sharding`). A rule that matches no parameter, a
+    dimension the tensor lacks and a size the tensor group does not divide
+    are the user's errors, each naming the rule and the parameter.
+
+    ```mlir
+    // before
+    graph.parameter @layer.ffn.intermediate.weight : tensor<2x512x128xf32> init(normal, 2.000000e-02) hf "..." stacked
+    // after, with tensor-parallel=2 shardings=layer.ffn.intermediate.*=split(0)
+    module attributes {graph.mesh = #graph.mesh<tensor = 2, data = 1>} {
+      graph.parameter @layer.ffn.intermediate.weight : tensor<2x512x128xf32> init(normal, 2.000000e-02) hf "..." stacked sharding <split = 1>
+    ```
+  }];
+  let options = [
+    Option<"tensorParallel", "tensor-parallel", "int64_t", /*default=*/"1",
+           "ranks of a tensor-parallel group (execution.tensor_parallel)">,
+    Option<"dataParallel", "data-parallel", "int64_t", /*default=*/"1",
+           "data-parallel replicas (execution.data_parallel)">,
+    ListOption<"shardings", "shardings", "std::string",
+               "PATTERN=split(D) or PATTERN=replicated; a later match wins">,
+  ];
+  let dependentDialects = ["ferry::graph::GraphDialect"];
+}
+
+def PartitionTensorsPass : Pass<"ferry-partition-tensors", "mlir::ModuleOp"> {
+  let summary = "Gives every split value this rank's shape and inserts the "
+                "tensor group's collectives (Megatron's f and g)";
+  let description = [{
+    After `ferry-shard-parameters`, before autodiff, on a module whose
+    `graph.mesh` has `tensor` > 1. Propagates the declarations' splits
+    forward through each entry function and the functions it calls (the
+    layer loop's body included): element-wise ops, bias adds, the softmax
+    over the keys and batched matmuls keep a split; reshapes and transposes
+    move it. A matmul of a replicated input and a weight split along its
+    output dimension (column-parallel) reads its input through
+    `graph.copy_to_group` (f) and yields its columns; one whose operands are
+    both split along the contracted dimension (row-parallel) yields a
+    partial sum, all-reduced over the tensor group at once (g), so a bias
+    after it is added to the sum. Every split value and declaration takes
+    this rank's shape, and the mesh is marked `partitioned`. A split value
+    reaching an op without a rule (a layer norm, a dropout, a function
+    result, a loop-carried value) is an error.
+
+    ```mlir
+    // before: W1 [512, 128] split 0, W2 [128, 512] split 1, T = 2
+    %h = graph.matmul %x, %w1 {transpose_rhs} : tensor<8x128xf32>, tensor<512x128xf32> -> tensor<8x512xf32>
+    %y = graph.matmul %h, %w2 {transpose_rhs} : tensor<8x512xf32>, tensor<128x512xf32> -> tensor<8x128xf32>
+    // after
+    %f = graph.copy_to_group %x replicas 2 over tensor : tensor<8x128xf32>
+    %h = graph.matmul %f, %w1 {transpose_rhs} : tensor<8x128xf32>, tensor<256x128xf32> -> tensor<8x256xf32>
+    %p = graph.matmul %h, %w2 {transpose_rhs} : tensor<8x256xf32>, tensor<128x256xf32> -> tensor<8x128xf32>
+    %y = graph.all_reduce %p replicas 2 over tensor : tensor<8x128xf32>
+    ```
+  }];
+  let dependentDialects = ["ferry::graph::GraphDialect"];
+}
+
 def AutodiffPass : Pass<"ferry-autodiff", "mlir::ModuleOp"> {
   let summary = "Reverse-mode autodiff of the entry function w.r.t. every "
                 "graph.parameter";

@@ -24,6 +24,20 @@ void ferry::buildGraphCleanupPipeline(mlir::OpPassManager &pm) {
 
 void ferry::buildTrainingPipeline(mlir::OpPassManager &pm,
                                   const PipelineOptions &options) {
+  // execution.tensor_parallel > 1. First: the mesh and the parameters'
+  // splits (Megatron's layout, then execution.tensor_sharding), then every
+  // split value at this rank's shape with f and g where shardings meet, on
+  // the model as the builder wrote it, so autodiff derives the backward's
+  // collectives and recomputation reissues the forward's.
+  if (options.tensorParallel > 1) {
+    ShardParametersPassOptions shard;
+    shard.tensorParallel = options.tensorParallel;
+    shard.dataParallel = options.replicas;
+    shard.shardings.assign(options.tensorSharding.begin(),
+                           options.tensorSharding.end());
+    pm.addPass(createShardParametersPass(shard));
+    pm.addPass(createPartitionTensorsPass());
+  }
   // execution.fusion (bf16 or fp32 products). First, before autodiff:
   // graph.attention's own gradient recomputes the probabilities from each
   // row's logsumexp, so neither direction stores [batch, heads, seq, seq]
@@ -163,17 +177,17 @@ namespace {
 // 'builtin.module(ferry-compile{...})'` replays what `ferry compile` runs
 // (its --dump-ir manifest gives the options).
 struct PipelineFlags : public mlir::PassPipelineOptions<PipelineFlags> {
-#define FERRY_PIPELINE_OPTION(TYPE, FIELD, FLAG, DEFAULT, DESCRIPTION, ...)   \
+#define FERRY_PIPELINE_OPTION(TYPE, FIELD, FLAG, DEFAULT, DESCRIPTION, ...)    \
   Option<TYPE> FIELD{*this, FLAG, llvm::cl::desc(DESCRIPTION),                 \
                      llvm::cl::init(DEFAULT), ##__VA_ARGS__};
-#define FERRY_PIPELINE_LIST_OPTION(FIELD, FLAG, DESCRIPTION)                  \
+#define FERRY_PIPELINE_LIST_OPTION(FIELD, FLAG, DESCRIPTION)                   \
   ListOption<std::string> FIELD{*this, FLAG, llvm::cl::desc(DESCRIPTION)};
 #include "passes/PipelineOptions.def"
 
   ferry::PipelineOptions options() const {
     ferry::PipelineOptions o;
 #define FERRY_PIPELINE_OPTION(TYPE, FIELD, ...) o.FIELD = FIELD;
-#define FERRY_PIPELINE_LIST_OPTION(FIELD, FLAG, DESCRIPTION)                  \
+#define FERRY_PIPELINE_LIST_OPTION(FIELD, FLAG, DESCRIPTION)                   \
   o.FIELD.assign(FIELD.begin(), FIELD.end());
 #include "passes/PipelineOptions.def"
     return o;

@@ -180,6 +180,7 @@ void SelectKernelsPass::runOnOperation() {
     int64_t offset = 0;
     DenseI64ArrayAttr shardOf; // replicated tensor sharding: whole shape
     IntegerAttr shardReplicas; // and replicas
+    int64_t splitDim = 0, splitParts = 0; // tensor parallelism's split
   };
   std::vector<Declared> declared;
   std::vector<StateInfo> states;
@@ -217,6 +218,21 @@ void SelectKernelsPass::runOnOperation() {
         op.getAttrOfType<DenseI64ArrayAttr>(ferry::graph::attrs::kShardOf);
     s.shardReplicas =
         op.getAttrOfType<IntegerAttr>(ferry::graph::attrs::kShardReplicas);
+    // Tensor parallelism (ferry-partition-tensors): this rank's part of
+    // which dimension, for the runtime's initialisation and checkpoints.
+    ShardingAttr sharding =
+        param ? param.getShardingAttr() : var.getShardingAttr();
+    if (sharding && sharding.isSplit()) {
+      MeshAttr mesh = meshOf(module);
+      if (!mesh || !mesh.getPartitioned()) {
+        op.emitOpError() << "is split over the tensor group, but the module "
+                            "is not partitioned; run ferry-partition-tensors "
+                            "first";
+        return signalPassFailure();
+      }
+      s.splitDim = sharding.getSplit();
+      s.splitParts = mesh.getTensor();
+    }
     s.offset = offset;
     offset = alignUp(offset + byteSize(t));
     states.push_back(StateInfo{s.name, s.role, byteSize(t), false});
@@ -245,6 +261,10 @@ void SelectKernelsPass::runOnOperation() {
     if (s.shardOf && s.shardReplicas) {
       op->setAttr("shard_of", s.shardOf);
       op->setAttr("shard_replicas", s.shardReplicas);
+    }
+    if (s.splitParts > 0) {
+      op->setAttr("split_dim", b.getI64IntegerAttr(s.splitDim));
+      op->setAttr("split_parts", b.getI64IntegerAttr(s.splitParts));
     }
   }
   KernelPatterns patterns;

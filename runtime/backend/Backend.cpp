@@ -24,6 +24,12 @@ Backend::Backend(const fxe::Executable &executable, comm::Communicator *group)
 
 Backend::~Backend() = default;
 
+int Backend::tensorRank() const { return tensor_ ? tensor_->rank() : 0; }
+
+bool Backend::firstOfMesh() const {
+  return group_->rank() == 0 && tensorRank() == 0;
+}
+
 const fxe::State *Backend::state(const std::string &name) const {
   for (const fxe::State *s : *exe_.states())
     if (s->name()->str() == name)
@@ -32,7 +38,36 @@ const fxe::State *Backend::state(const std::string &name) const {
 }
 
 void ferry::initialStateValues(const fxe::State *s, uint64_t seed, void *out,
-                               int rank) {
+                               int rank, int tensorRank) {
+  if (std::optional<SplitLayout> split = splitLayoutOf(s)) {
+    // This tensor rank's part: each element takes the value of its place
+    // in the whole tensor, keyed as below, so a split run starts from the
+    // weights one process would.
+    float *data = static_cast<float *>(out);
+    if (s->init() != fxe::Init_Normal) {
+      std::fill(data, data + split->elements,
+                s->init() == fxe::Init_Ones ? 1.0f : 0.0f);
+      return;
+    }
+    const std::vector<int64_t> &whole = split->wholeShape;
+    int64_t all = 1;
+    for (int64_t d : whole)
+      all *= d;
+    int64_t entry = s->stacked() ? all / whole.front() : all;
+    int64_t width = whole.size() > 1 ? all / whole.front() : 1;
+    uint32_t purpose = random::purposeHash(s->name()->str());
+    auto std = static_cast<float>(s->init_std());
+    for (int64_t e = 0; e < split->elements; ++e) {
+      int64_t w = split->wholeIndex(e, tensorRank);
+      bool padded = s->init_rows() > 0 && !s->stacked() &&
+                    w / width >= s->init_rows(); // the padded vocabulary
+      data[e] = padded ? 0.0f
+                       : std * random::normal(seed, purpose,
+                                              static_cast<uint32_t>(w / entry),
+                                              static_cast<uint64_t>(w % entry));
+    }
+    return;
+  }
   if (std::optional<ShardLayout> shard = shardLayoutOf(s)) {
     // This replica's shard of each entry: element e of the entry is shard
     // element e - rank * shard; the whole tensor's values, keyed as below.

@@ -54,6 +54,16 @@ public:
   // (N-1)/N of the whole tensor).
   uint64_t collectiveBytes() const { return collectiveBytes_; }
   comm::Communicator &group() const { return *group_; }
+  // Tensor parallelism: this rank's tensor-parallel group, over which the
+  // executable's group-1 collectives run and whose rank picks the part of
+  // each split state; null without tensor parallelism. Set it before
+  // initialiseStates; it must outlive the backend.
+  void setTensorGroup(comm::Communicator *tensor) { tensor_ = tensor; }
+  comm::Communicator *tensorGroup() const { return tensor_; }
+  int tensorRank() const;
+  // Rank 0 of the data group and of the tensor group: the rank that writes
+  // for the whole job (checkpoints).
+  bool firstOfMesh() const;
   virtual void setProfiling(bool on) = 0;
   // Replay each program as a CUDA graph captured on its first run
   // (execution.cuda_graphs; backends without graphs ignore it).
@@ -80,6 +90,7 @@ protected:
   const fxe::Executable &exe_;
   comm::Communicator *group_;
   std::unique_ptr<comm::Communicator> ownGroup_; // when none was given
+  comm::Communicator *tensor_ = nullptr;
   uint64_t collectiveBytes_ = 0;
 };
 
@@ -87,9 +98,10 @@ protected:
 // (seed, name, layer entry, element), zeros, ones; padded vocabulary rows 0):
 // the same on every backend.
 // A sharded state (replicated tensor sharding) gets replica `rank`'s shard
-// of the whole tensor's values.
+// of the whole tensor's values, a split one (tensor parallelism) tensor
+// rank `tensorRank`'s part.
 void initialStateValues(const fxe::State *s, uint64_t seed, void *out,
-                        int rank = 0);
+                        int rank = 0, int tensorRank = 0);
 
 // Replays instructions [begin, end) of a program: loops set their counter
 // (and parity) registers and run their bodies; every kernel instruction goes

@@ -7,8 +7,23 @@
 
 namespace ferry {
 
+comm::Communicator &Collectives::group(int64_t group) const {
+  if (group == 0)
+    return data_;
+  if (!tensor_)
+    throw RuntimeError(fmt::format(
+        "{}the executable was compiled for tensor parallelism (its "
+        "collectives run over a tensor-parallel group), but this run has "
+        "none; train it with `mpirun -np N ferry train` (N = "
+        "execution.tensor_parallel x execution.data_parallel) and the config "
+        "it was compiled from",
+        data_.prefix()));
+  return *tensor_;
+}
+
 std::string Collectives::begin(const char *kernel, int64_t count, int64_t shard,
-                               int64_t replicas, const void *x, const void *out,
+                               int64_t replicas, int64_t groupIndex,
+                               const void *x, const void *out,
                                const void *workspace) const {
   const bool allReduce = shard == 0;
   if (allReduce) {
@@ -27,13 +42,21 @@ std::string Collectives::begin(const char *kernel, int64_t count, int64_t shard,
         "recompile it",
         kernel, count, shard, replicas));
   }
-  int64_t n = group_.size();
-  if (replicas != n)
+  comm::Communicator &g = group(groupIndex);
+  int64_t n = g.size();
+  if (replicas != n && groupIndex == 0)
     throw RuntimeError(fmt::format(
         "{}the executable was compiled for execution.data_parallel {}, but "
         "this run has {} process{}; start it with `mpirun -np {}` or "
         "recompile with --set execution.data_parallel={}",
-        group_.prefix(), replicas, n, n == 1 ? "" : "es", replicas, n));
+        g.prefix(), replicas, n, n == 1 ? "" : "es", replicas, n));
+  if (replicas != n)
+    throw RuntimeError(fmt::format(
+        "{}the executable was compiled for execution.tensor_parallel {}, but "
+        "this run's tensor-parallel groups have {} rank{}; train it with the "
+        "config it was compiled from, or recompile with --set "
+        "execution.tensor_parallel={}",
+        g.prefix(), replicas, n, n == 1 ? "" : "s", n));
   // The bytes a ring moves per replica: an all-reduce twice its tensor.
   double whole = static_cast<double>(allReduce ? count : shard * replicas);
   double factor = allReduce ? 2.0 : 1.0;

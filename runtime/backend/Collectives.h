@@ -1,6 +1,7 @@
 // What the collective kernels' bodies (dialects/rt/kernels/Collective.td)
-// share on every backend: the checks of a call against the replica group,
-// the count of the bytes it moves, and its name in timeout messages. A
+// share on every backend: the group a call names (0 the data-parallel
+// replicas, 1 the tensor-parallel group), the checks of the call against
+// it, the count of the bytes it moves, and its name in timeout messages. A
 // backend hands one to the bodies through its kernel context, for the
 // running program.
 #pragma once
@@ -15,11 +16,15 @@ namespace ferry {
 class Collectives {
 public:
   // `bytes` counts what the program's collectives move (the backend's
-  // collectiveBytes); `program` names the running program.
-  Collectives(comm::Communicator &group, uint64_t &bytes, const char *program)
-      : group_(group), bytes_(bytes), program_(program) {}
+  // collectiveBytes); `program` names the running program. `tensor` is
+  // null without tensor parallelism.
+  Collectives(comm::Communicator &data, comm::Communicator *tensor,
+              uint64_t &bytes, const char *program)
+      : data_(data), tensor_(tensor), bytes_(bytes), program_(program) {}
 
-  comm::Communicator &group() const { return group_; }
+  // The group a call names; throws RuntimeError for the tensor group in a
+  // run without one (how to start the run).
+  comm::Communicator &group(int64_t group) const;
 
   // Checks a collective call before it runs and counts its bytes: the
   // replica count against the group's size (the message says how to start
@@ -28,11 +33,12 @@ public:
   // `shard` is 0 for an all-reduce. Returns the call's name in messages:
   // "all_reduce of 4096 elements in train_step".
   std::string begin(const char *kernel, int64_t count, int64_t shard,
-                    int64_t replicas, const void *x, const void *out,
-                    const void *workspace) const;
+                    int64_t replicas, int64_t group, const void *x,
+                    const void *out, const void *workspace) const;
 
 private:
-  comm::Communicator &group_;
+  comm::Communicator &data_;
+  comm::Communicator *tensor_;
   uint64_t &bytes_;
   const char *program_;
 };

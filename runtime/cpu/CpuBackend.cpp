@@ -130,7 +130,7 @@ void CpuBackend::write(const fxe::State *s, int64_t offset, const void *src,
 
 void CpuBackend::initialiseStates(uint64_t seed) {
   for (const fxe::State *s : *exe_.states())
-    initialStateValues(s, seed, data(s), group_->rank());
+    initialStateValues(s, seed, data(s), group_->rank(), tensorRank());
 }
 
 void CpuBackend::run(const std::string &name,
@@ -356,7 +356,7 @@ void CpuBackend::execute(const fxe::Instr &in,
     finish.staging = &bf16_;
   }
   // Its typed body (CpuKernelContext.h), in the file of its op family.
-  const Collectives collectives(*group_, collectiveBytes_,
+  const Collectives collectives(*group_, tensor_, collectiveBytes_,
                                 current_->name()->c_str());
   cpu::KernelContext context{&collectives};
   if (!kernels::dispatchKernel(context, static_cast<Kernel>(in.kernel()),

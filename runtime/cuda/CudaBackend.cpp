@@ -139,7 +139,7 @@ public:
   void initialiseStates(uint64_t seed) override {
     for (const fxe::State *s : *exe_.states()) {
       std::vector<char> values(static_cast<size_t>(s->bytes()));
-      initialStateValues(s, seed, values.data(), group_->rank());
+      initialStateValues(s, seed, values.data(), group_->rank(), tensorRank());
       write(s, 0, values.data(), s->bytes());
     }
   }
@@ -567,7 +567,7 @@ private:
                 const std::vector<char *> &buf, cudaStream_t s) {
     // Its typed body (CudaKernelContext.h), in the file of its op family.
     const CudaCall call(*this, in, registers, buf);
-    const Collectives collectives(*group_, collectiveBytes_,
+    const Collectives collectives(*group_, tensor_, collectiveBytes_,
                                   current_->name()->c_str());
     cuda::KernelContext context{s,        scratch_,     &call,      lt_.get(),
                                 &cublas_, &collectives, nccl_.get()};

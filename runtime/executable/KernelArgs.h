@@ -884,14 +884,21 @@ struct FillI32Args {
   Buffer<int32_t> dst;
 };
 
-// all_reduce: out = the sum over the replica group of each replica's x (x may
+// all_reduce: out = the sum (or maximum) over a group of each rank's x (x may
 // be out, or disjoint from it; not partly overlapping): data-parallel gradients
-// and metrics.
+// and metrics, tensor-parallel partial sums.
 struct AllReduceArgs {
   // elements
   int64_t count = 0;
-  // the replica group's size (the runtime refuses another)
+  // the group's size (the runtime refuses another)
   int64_t replicas = 0;
+  // the mesh group: 0 the data-parallel replicas (absent), 1 the
+  // tensor-parallel group
+  int64_t group = 0; // 0 when absent
+  bool has_group = false;
+  // 0 the sum (absent), 1 the maximum
+  int64_t reduction = 0; // 0 when absent
+  bool has_reduction = false;
   // this replica's values
   Buffer<const float> x;
   // their sum
@@ -906,8 +913,12 @@ struct ReduceScatterArgs {
   int64_t count = 0;
   // elements of a shard: ceil(count / replicas)
   int64_t shard = 0;
-  // the replica group's size (the runtime refuses another)
+  // the group's size (the runtime refuses another)
   int64_t replicas = 0;
+  // the mesh group: 0 the data-parallel replicas (absent), 1 the
+  // tensor-parallel group
+  int64_t group = 0; // 0 when absent
+  bool has_group = false;
   // this replica's whole tensor
   Buffer<const float> x;
   // this replica's shard of the sum
@@ -923,8 +934,12 @@ struct AllGatherArgs {
   int64_t count = 0;
   // elements of a shard: ceil(count / replicas)
   int64_t shard = 0;
-  // the replica group's size (the runtime refuses another)
+  // the group's size (the runtime refuses another)
   int64_t replicas = 0;
+  // the mesh group: 0 the data-parallel replicas (absent), 1 the
+  // tensor-parallel group
+  int64_t group = 0; // 0 when absent
+  bool has_group = false;
   // this replica's shard
   Buffer<const float> x;
   // the whole tensor
@@ -1612,6 +1627,10 @@ template <class Call> AllReduceArgs decodeAllReduce(const Call &call) {
   AllReduceArgs a;
   a.count = call.integer(0);
   a.replicas = call.integer(1);
+  a.has_group = call.integerCount() > 2;
+  a.group = call.integer(2);
+  a.has_reduction = call.integerCount() > 3;
+  a.reduction = call.integer(3);
   a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
   a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
   return a;
@@ -1621,6 +1640,8 @@ template <class Call> ReduceScatterArgs decodeReduceScatter(const Call &call) {
   a.count = call.integer(0);
   a.shard = call.integer(1);
   a.replicas = call.integer(2);
+  a.has_group = call.integerCount() > 3;
+  a.group = call.integer(3);
   a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
   a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
   a.workspace = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
@@ -1631,6 +1652,8 @@ template <class Call> AllGatherArgs decodeAllGather(const Call &call) {
   a.count = call.integer(0);
   a.shard = call.integer(1);
   a.replicas = call.integer(2);
+  a.has_group = call.integerCount() > 3;
+  a.group = call.integer(3);
   a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
   a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
   a.workspace = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};

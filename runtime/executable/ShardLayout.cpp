@@ -1,4 +1,4 @@
-// Checks and derives a sharded state's layout (ShardLayout.h).
+// Checks and derives a sharded or split state's layout (ShardLayout.h).
 #include "runtime/executable/ShardLayout.h"
 
 #include "runtime/Error.h"
@@ -6,7 +6,8 @@
 #include <fmt/format.h>
 
 std::optional<ferry::ShardLayout> ferry::shardLayoutOf(const fxe::State *s) {
-  if (s->shard_replicas() <= 1 && (!s->shard_of() || s->shard_of()->size() == 0))
+  if (s->shard_replicas() <= 1 &&
+      (!s->shard_of() || s->shard_of()->size() == 0))
     return std::nullopt;
   auto bad = [&](const char *why) {
     return RuntimeError(fmt::format(
@@ -30,5 +31,44 @@ std::optional<ferry::ShardLayout> ferry::shardLayoutOf(const fxe::State *s) {
   if (__builtin_mul_overflow(l.layers * l.shard, int64_t{4}, &bytes) ||
       bytes != s->bytes())
     throw bad("its bytes are not the shards of its whole shape");
+  return l;
+}
+
+std::optional<ferry::SplitLayout> ferry::splitLayoutOf(const fxe::State *s) {
+  if (s->split_parts() == 0)
+    return std::nullopt;
+  auto bad = [&](const char *why) {
+    return RuntimeError(fmt::format(
+        "state {} is split inconsistently ({}); the executable is damaged: "
+        "recompile it",
+        s->name()->str(), why));
+  };
+  SplitLayout l;
+  l.parts = s->split_parts();
+  l.dim = s->split_dim();
+  int64_t rank = s->shape() ? s->shape()->size() : 0;
+  if (l.parts < 2 || l.dim < (s->stacked() ? 1 : 0) || l.dim >= rank)
+    throw bad("a split needs 2 or more parts of a dimension it has, never "
+              "the layer dimension");
+  if (s->shard_replicas() > 1)
+    throw bad("a state is split or sharded, not both");
+  if (s->dtype() != fxe::DType_F32)
+    throw bad("only fp32 states are split");
+  l.wholeShape.assign(s->shape()->begin(), s->shape()->end());
+  int64_t elements = 1, inner = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t d = l.wholeShape[i];
+    if (d < 1 || __builtin_mul_overflow(elements, d, &elements))
+      throw bad("a bad shape");
+    if (i > l.dim)
+      inner *= d;
+  }
+  l.elements = elements;
+  l.block = l.wholeShape[l.dim] * inner;
+  if (__builtin_mul_overflow(l.wholeShape[l.dim], l.parts,
+                             &l.wholeShape[l.dim]))
+    throw bad("a bad shape");
+  if (elements * 4 != s->bytes())
+    throw bad("its bytes are not its shape's");
   return l;
 }

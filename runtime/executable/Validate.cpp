@@ -58,6 +58,7 @@ void ferry::validateExecutable(const fxe::Executable &exe_,
           "layout; the executable is damaged: recompile it",
           s->name()->str(), s->offset(), s->bytes()));
     shardLayoutOf(s); // throws for inconsistent shard fields
+    splitLayoutOf(s); // and split fields
   }
   // Check every instruction once, so a damaged or foreign program fails here
   // with its position rather than in a kernel.

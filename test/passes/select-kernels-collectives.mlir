@@ -1,9 +1,11 @@
-// RUN: ferry-opt %s --ferry-select-kernels='programs=forward' | FileCheck %s
+// RUN: ferry-opt %s --split-input-file --ferry-select-kernels='programs=forward' | FileCheck %s
 
 // Tests ferry-select-kernels on the collectives: Megatron's f
 // (graph.copy_to_group) is a view of its input's buffer and emits no kernel
 // (gelu reads the input state itself); an all-reduce over the data group by
-// sum is the all_reduce kernel with its element count and group size.
+// sum is the all_reduce kernel with its element count and group size (no
+// group or reduction: the data group's encoding is what it was before
+// tensor parallelism).
 // CHECK-LABEL: rt.program @forward
 // CHECK: %[[X:.*]] = rt.state_ref @arg.forward.x
 // CHECK-NOT: rt.copy
@@ -16,4 +18,21 @@ func.func @forward(%x: tensor<4xf32> {graph.input = "x"}) -> (tensor<4xf32> {gra
   %g = graph.gelu %f : tensor<4xf32>
   %s = graph.all_reduce %g replicas 2 : tensor<4xf32>
   return %s : tensor<4xf32>
+}
+
+// -----
+
+// Tests the tensor group's collectives: group 1, and an all-reduce's
+// maximum as reduction 1.
+// CHECK-LABEL: rt.program @forward
+// CHECK: rt.all_reduce x(%{{.*}}) out(%{{.*}}) {count = array<i64: 4>, group = array<i64: 1>, replicas = array<i64: 2>}
+// CHECK: rt.all_reduce x(%{{.*}}) out(%{{.*}}) {count = array<i64: 4>, group = array<i64: 1>, reduction = array<i64: 1>, replicas = array<i64: 2>}
+// CHECK: rt.all_gather x(%{{.*}}) out(%{{.*}}) {count = array<i64: 8>, group = array<i64: 1>, replicas = array<i64: 2>, shard = array<i64: 4>}
+// CHECK: rt.reduce_scatter x(%{{.*}}) out(%{{.*}}) {count = array<i64: 8>, group = array<i64: 1>, replicas = array<i64: 2>, shard = array<i64: 4>}
+func.func @forward(%x: tensor<4xf32> {graph.input = "x"}) -> (tensor<4xf32> {graph.output = "y"}) {
+  %s = graph.all_reduce %x replicas 2 over tensor : tensor<4xf32>
+  %m = graph.all_reduce %s replicas 2 over tensor reduction max : tensor<4xf32>
+  %g = graph.all_gather %m replicas 2 over tensor : tensor<4xf32> -> tensor<8xf32>
+  %r = graph.reduce_scatter %g replicas 2 over tensor : tensor<8xf32> -> tensor<4xf32>
+  return %r : tensor<4xf32>
 }

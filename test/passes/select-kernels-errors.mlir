@@ -160,30 +160,3 @@ func.func @forward() -> tensor<4xf32> {
   %s = graph.add %a, %a : tensor<4xf32>
   return %s : tensor<4xf32>
 }
-
-// -----
-
-// Tests that collectives over the tensor group are not lowered yet.
-func.func @forward(%x: tensor<4xf32> {graph.input = "x"}) -> (tensor<4xf32> {graph.output = "y"}) {
-  // expected-error @+1 {{over the tensor group is not lowered to kernels yet}}
-  %s = graph.all_reduce %x replicas 2 over tensor : tensor<4xf32>
-  return %s : tensor<4xf32>
-}
-
-// -----
-
-// Tests that a maximum over a group is not lowered yet.
-func.func @forward(%x: tensor<4xf32> {graph.input = "x"}) -> (tensor<4xf32> {graph.output = "y"}) {
-  // expected-error @+1 {{reduction max is not lowered to kernels yet}}
-  %s = graph.all_reduce %x replicas 2 reduction max : tensor<4xf32>
-  return %s : tensor<4xf32>
-}
-
-// -----
-
-// Tests that a gather over the tensor group is not lowered yet either.
-func.func @forward(%x: tensor<2xf32> {graph.input = "x"}) -> (tensor<4xf32> {graph.output = "y"}) {
-  // expected-error @+1 {{over the tensor group is not lowered to kernels yet}}
-  %s = graph.all_gather %x replicas 2 over tensor : tensor<2xf32> -> tensor<4xf32>
-  return %s : tensor<4xf32>
-}

@@ -2,6 +2,7 @@
 // kind of bad input fails with a message that names where, what and the fix.
 #include "training/config/Config.h"
 #include "runtime/ByteSize.h"
+#include "training/config/TensorSharding.h"
 
 #include <gtest/gtest.h>
 
@@ -577,4 +578,89 @@ TEST(Config, KeyStagesAreTheDocumentedOnes) {
   EXPECT_EQ(ferry::keyStage("data.path"), ferry::KeyStage::Run);
   EXPECT_EQ(ferry::keyStage("training.steps"), ferry::KeyStage::RunAnyTime);
   EXPECT_FALSE(ferry::keyStage("model.hiden_size").has_value());
+}
+
+// Tensor parallelism (TensorSharding.h): T must divide the heads and the
+// FFN size, the message naming the nearest valid T; what it does not
+// compose with yet is refused by key; execution.tensor_sharding's syntax is
+// checked when the config loads.
+TEST(Config, TensorParallelMustDivideTheHeadsAndTheFfn) {
+  std::vector<std::string> tp = {"model.attention_dropout=0"};
+  auto withT = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), tp.begin(), tp.end());
+    return errorOf(kFull, more);
+  };
+  EXPECT_EQ(withT({"execution.tensor_parallel=2"}), "");
+  EXPECT_EQ(withT({"execution.tensor_parallel=3"}),
+            "--set execution.tensor_parallel=3: model.num_heads 4 is not "
+            "divisible by execution.tensor_parallel 3 (each rank takes an "
+            "equal part of the heads and of the FFN); the nearest valid "
+            "tensor_parallel is 2 or 4");
+  EXPECT_NE(withT({"model.ffn_size=254", "execution.tensor_parallel=4"})
+                .find("model.ffn_size 254 is not divisible by "
+                      "execution.tensor_parallel 4"),
+            std::string::npos);
+  EXPECT_NE(withT({"model.ffn_size=254", "execution.tensor_parallel=4"})
+                .find("the nearest valid tensor_parallel is 2"),
+            std::string::npos);
+}
+
+TEST(Config, TensorParallelRefusesWhatItDoesNotComposeWithYet) {
+  EXPECT_EQ(errorOf(kFull, {"execution.tensor_parallel=2"}),
+            "--set execution.tensor_parallel=2: execution.tensor_parallel 2 "
+            "with dropout on the split attention probabilities is not built "
+            "yet (docs/parallelism.md#status); set model.attention_dropout: 0, "
+            "or execution.tensor_parallel: 1");
+  EXPECT_NE(
+      errorOf(kFull, {"model.attention_dropout=0",
+                      "execution.tensor_parallel=2", "execution.mode=phased"})
+          .find("with phased execution is not built yet"),
+      std::string::npos);
+  EXPECT_NE(errorOf(kFull,
+                    {"model.attention_dropout=0", "execution.tensor_parallel=2",
+                     "training.optimizer.name=lamb"})
+                .find("LAMB's per-tensor norms over split tensors"),
+            std::string::npos);
+}
+
+TEST(Config, TensorShardingSyntaxIsCheckedOnLoad) {
+  EXPECT_EQ(errorOfOverride("execution.tensor_sharding=layer.ffn.*=replicated, "
+                            "layer.attention.query.weight=split(1)"),
+            "");
+  EXPECT_EQ(
+      errorOfOverride("execution.tensor_sharding=layer.ffn.*:replicated"),
+      "--set execution.tensor_sharding=layer.ffn.*:replicated: "
+      "execution.tensor_sharding entry 'layer.ffn.*:replicated' has no '='; "
+      "write PATTERN=split(D) or PATTERN=replicated, entries separated by "
+      "commas (e.g. \"layer.ffn.*=replicated, "
+      "layer.attention.query.weight=split(0)\")");
+  EXPECT_NE(errorOfOverride("execution.tensor_sharding=w=split(-1)")
+                .find("splits dimension '-1', which is not a dimension"),
+            std::string::npos);
+  EXPECT_NE(errorOfOverride("execution.tensor_sharding=w=sharded")
+                .find("has the sharding 'sharded'"),
+            std::string::npos);
+}
+
+TEST(Config, TensorShardingRulesAreMegatronsThenTheOverrides) {
+  Config c = parseConfig(kFull, "test.yaml",
+                         {"execution.tensor_sharding=layer.ffn.*=replicated"});
+  std::vector<std::string> rules;
+  for (const ferry::ShardingRule &r : ferry::tensorShardingRules(c))
+    rules.push_back(ferry::formatShardingRule(r));
+  EXPECT_EQ(rules,
+            (std::vector<std::string>{"layer.attention.query.*=split(0)",
+                                      "layer.attention.key.*=split(0)",
+                                      "layer.attention.value.*=split(0)",
+                                      "layer.ffn.intermediate.*=split(0)",
+                                      "layer.attention.output.weight=split(1)",
+                                      "layer.ffn.output.weight=split(1)",
+                                      "layer.ffn.*=replicated"}));
+  EXPECT_TRUE(
+      ferry::globMatches("layer.ffn.*.weight", "layer.ffn.output.weight"));
+  EXPECT_TRUE(ferry::globMatches("layer.?fn.*", "layer.ffn.output.bias"));
+  EXPECT_FALSE(
+      ferry::globMatches("layer.ffn.*.weight", "layer.ffn.output.bias"));
+  EXPECT_FALSE(ferry::globMatches("ffn", "layer.ffn"));
+  EXPECT_TRUE(ferry::globMatches("*", ""));
 }

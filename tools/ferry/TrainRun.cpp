@@ -6,8 +6,8 @@
 #include "tools/ferry/LoadExecutable.h"
 #include "tools/ferry/RunApi.h"
 
-#include "training/train/Trainer.h"
 #include "tools/ferry/ReplicaRun.h"
+#include "training/train/Trainer.h"
 
 #include <fmt/format.h>
 
@@ -18,6 +18,22 @@
 #include <vector>
 
 namespace ferry::cli {
+namespace {
+
+// " x 2 replicas over MPI (...)", or with tensor parallelism " x 2
+// replicas x 2 tensor-parallel ranks over MPI (...)".
+std::string meshText(const Config &config, const comm::Communicator &job) {
+  int64_t tensor = config.execution.tensor_parallel;
+  int64_t replicas = config.execution.data_parallel;
+  std::string text =
+      fmt::format(" x {} replica{}", replicas, replicas == 1 ? "" : "s");
+  if (tensor > 1)
+    text += fmt::format(" x {} tensor-parallel ranks", tensor);
+  return text + " over " + job.kind();
+}
+
+} // namespace
+
 int runTrain(const TrainOptionsCli &opts) {
   std::vector<std::string> overrides = opts.overrides;
   if (!opts.data.empty())
@@ -72,11 +88,7 @@ int runTrain(const TrainOptionsCli &opts) {
                  static_cast<long long>(config.training.global_batch_size),
                  static_cast<long long>(config.execution.micro_batch_size),
                  static_cast<long long>(config.gradientAccumulation()),
-                 group->size() > 1
-                     ? fmt::format(" x {} replicas over {}", group->size(),
-                                   group->kind())
-                           .c_str()
-                     : "",
+                 group->size() > 1 ? meshText(config, *group).c_str() : "",
                  static_cast<long long>(steps), loaded->compileMs);
     if (!config.checkpoint.init.empty())
       trainer->initFromCheckpoint(config.checkpoint.init, out);
@@ -114,7 +126,7 @@ int runTrain(const TrainOptionsCli &opts) {
                    formatByteSize(backend.hostLinkBytes()).c_str(),
                    formatByteSize(backend.hostBytes()).c_str());
     if (group->size() > 1)
-      std::fprintf(out, "collectives: %s sent per replica\n",
+      std::fprintf(out, "collectives: %s sent per rank\n",
                    formatByteSize(backend.collectiveBytes()).c_str());
     if (opts.profile)
       std::fputs(trainer->backend().profileReport().c_str(), out);

@@ -5,9 +5,9 @@
 #include "runtime/Progress.h"
 
 #include "runtime/AtomicFile.h"
-#include "training/checkpoint/TrainerJson.h"
 #include "runtime/comm/Communicator.h"
 #include "runtime/executable/ShardLayout.h"
+#include "training/checkpoint/TrainerJson.h"
 
 #include <fmt/format.h>
 
@@ -55,11 +55,13 @@ std::vector<Slot> slotsOf(const fxe::Executable &exe, fxe::Role role) {
           "state {} is not fp32; checkpoints hold fp32 parameters and "
           "optimizer state",
           s->name()->str()));
-    // A sharded state is named and shaped as its whole tensor.
+    // A sharded or split state is named and shaped as its whole tensor.
     std::optional<ShardLayout> shard = shardLayoutOf(s);
+    std::optional<SplitLayout> split = splitLayoutOf(s);
     std::vector<int64_t> shape =
-        shard ? shard->wholeShape
-              : std::vector<int64_t>(s->shape()->begin(), s->shape()->end());
+        shard   ? shard->wholeShape
+        : split ? split->wholeShape
+                : std::vector<int64_t>(s->shape()->begin(), s->shape()->end());
     std::string hf = s->hf_name()->str();
     if (s->stacked()) {
       int64_t layers = shape.front();
@@ -121,6 +123,48 @@ std::vector<float> gatherWhole(Backend &backend, const fxe::State *s,
   return whole;
 }
 
+// The tensor group of a split state, checked against its parts.
+comm::Communicator &tensorGroupOf(Backend &backend, const fxe::State *s,
+                                  const SplitLayout &l) {
+  comm::Communicator *group = backend.tensorGroup();
+  int64_t ranks = group ? group->size() : 1;
+  if (ranks != l.parts)
+    throw CheckpointError(fmt::format(
+        "state {} is split over {} tensor-parallel ranks, but this run has {}",
+        s->name()->str(), l.parts, ranks));
+  return *group;
+}
+
+// The whole tensor of a split state, gathered from the tensor group's
+// parts: a collective, so every rank of the group calls it for the same
+// states in one order. Only the mesh's first rank keeps it.
+std::vector<float> gatherSplit(Backend &backend, const fxe::State *s,
+                               const SplitLayout &l) {
+  comm::Communicator &group = tensorGroupOf(backend, s, l);
+  std::vector<float> mine(static_cast<size_t>(l.elements));
+  backend.read(s, 0, mine.data(), l.elements * 4);
+  std::vector<float> all(mine.size() * static_cast<size_t>(l.parts));
+  group.allGather(mine.data(), all.data(), l.elements * 4,
+                  "the gather of " + s->name()->str() + " for a checkpoint");
+  if (!backend.firstOfMesh())
+    return {};
+  std::vector<float> whole(all.size());
+  for (int64_t r = 0; r < l.parts; ++r)
+    for (int64_t e = 0; e < l.elements; ++e)
+      whole[l.wholeIndex(e, r)] = all[r * l.elements + e];
+  return whole;
+}
+
+// Writes a split state's whole values: this rank keeps its part.
+void scatterSplit(Backend &backend, const fxe::State *s, const SplitLayout &l,
+                  const std::vector<float> &whole) {
+  int rank = tensorGroupOf(backend, s, l).rank();
+  std::vector<float> mine(static_cast<size_t>(l.elements));
+  for (int64_t e = 0; e < l.elements; ++e)
+    mine[e] = whole[l.wholeIndex(e, rank)];
+  backend.write(s, 0, mine.data(), s->bytes());
+}
+
 // Writes a sharded state's whole values: this replica keeps its shard.
 void scatterWhole(Backend &backend, const fxe::State *s, const ShardLayout &l,
                   const std::vector<float> &whole) {
@@ -141,14 +185,17 @@ std::vector<Tensor> ckpt::exportStates(const fxe::Executable &exe,
                                        Backend &backend, fxe::Role role) {
   std::vector<Tensor> tensors;
   std::map<const fxe::State *, std::vector<float>> gathered;
-  // Only rank 0 writes: the others take part in each gather, then drop it,
-  // so no other rank holds the whole model at once.
-  const bool keep = backend.group().rank() == 0;
+  // Only the mesh's first rank writes: the others take part in each
+  // gather, then drop it, so no other rank holds the whole model at once.
+  const bool keep = backend.firstOfMesh();
   if (!keep) {
     for (const fxe::State *s : *exe.states())
-      if (s->role() == role)
+      if (s->role() == role) {
         if (std::optional<ShardLayout> l = shardLayoutOf(s))
           gatherWhole(backend, s, *l);
+        if (std::optional<SplitLayout> l = splitLayoutOf(s))
+          gatherSplit(backend, s, *l);
+      }
     return tensors;
   }
   for (const Slot &slot : slotsOf(exe, role)) {
@@ -160,6 +207,13 @@ std::vector<Tensor> ckpt::exportStates(const fxe::Executable &exe,
       auto it = gathered.find(slot.state);
       if (it == gathered.end())
         it = gathered.emplace(slot.state, gatherWhole(backend, slot.state, *l))
+                 .first;
+      std::copy_n(it->second.begin() + slot.offsetElements, values.size(),
+                  values.begin());
+    } else if (std::optional<SplitLayout> l = splitLayoutOf(slot.state)) {
+      auto it = gathered.find(slot.state);
+      if (it == gathered.end())
+        it = gathered.emplace(slot.state, gatherSplit(backend, slot.state, *l))
                  .first;
       std::copy_n(it->second.begin() + slot.offsetElements, values.size(),
                   values.begin());
@@ -267,10 +321,14 @@ ImportReport ckpt::importStates(const fxe::Executable &exe, Backend &backend,
     int64_t allRows = slot.shape.empty() ? 1 : slot.shape.front();
     values.resize(static_cast<size_t>(rows * width)); // extra rows dropped
     values.resize(static_cast<size_t>(allRows * width), 0.0f); // padding: 0
-    if (std::optional<ShardLayout> l = shardLayoutOf(slot.state)) {
-      // Collected whole, scattered to this replica's shard below.
+    std::optional<ShardLayout> shard = shardLayoutOf(slot.state);
+    std::optional<SplitLayout> split = splitLayoutOf(slot.state);
+    if (shard || split) {
+      // Collected whole, scattered to this rank's shard or part below.
       std::vector<float> &whole = wholes[slot.state];
-      whole.resize(static_cast<size_t>(l->layers * l->entry), 0.0f);
+      whole.resize(static_cast<size_t>(shard ? shard->layers * shard->entry
+                                             : split->elements * split->parts),
+                   0.0f);
       std::copy(values.begin(), values.end(),
                 whole.begin() + slot.offsetElements);
     } else {
@@ -313,8 +371,12 @@ ImportReport ckpt::importStates(const fxe::Executable &exe, Backend &backend,
         "initialisation, as Hugging Face's BertForPreTraining.from_pretrained "
         "gives them: {}",
         fmt::join(freshHeads, ", ")));
-  for (auto &[state, whole] : wholes)
-    scatterWhole(backend, state, *shardLayoutOf(state), whole);
+  for (auto &[state, whole] : wholes) {
+    if (std::optional<ShardLayout> l = shardLayoutOf(state))
+      scatterWhole(backend, state, *l, whole);
+    else
+      scatterSplit(backend, state, *splitLayoutOf(state), whole);
+  }
   for (const Tensor &t : file.tensors)
     if (!used.count(t.name))
       report.unused.push_back(t.name);
@@ -369,7 +431,7 @@ std::string ckpt::saveCheckpoint(const std::string &dir,
   std::vector<Tensor> model = exportStates(exe, backend, fxe::Role_Parameter);
   std::vector<Tensor> optimizer =
       exportStates(exe, backend, fxe::Role_OptimizerState);
-  if (backend.group().rank() != 0)
+  if (!backend.firstOfMesh())
     return "";
   fs::path root(dir);
   std::error_code ec;

@@ -117,6 +117,13 @@ struct ExecutionConfig {
   // first run (false: launch every kernel from the host, every step).
   bool cuda_graphs = true;
   int64_t data_parallel = 0;
+  // Tensor (Megatron) parallelism: each layer's matmuls split over T ranks
+  // of one machine; T x data_parallel processes (docs/parallelism.md).
+  int64_t tensor_parallel = 1;
+  // Overrides of the default tensor sharding: "PATTERN=SHARDING, ...",
+  // PATTERN a glob over parameter names, SHARDING split(D) or replicated
+  // (TensorSharding.h).
+  std::string tensor_sharding;
   bool replicated_tensor_sharding = false;
   // Sharding: a tensor (one layer's entry of a stacked one) with fewer
   // elements stays replicated.

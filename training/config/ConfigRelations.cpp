@@ -2,6 +2,7 @@
 // on each size, relations between keys, and the largest tensors the model
 // would declare. Split from Config.cpp, which reads and types the keys.
 #include "training/config/ConfigInternal.h"
+#include "training/config/TensorSharding.h"
 
 #include <cmath>
 #include <string>
@@ -93,6 +94,63 @@ void validateRelations(Config &c, const RawValues &raw) {
         ": model.hidden_size " + std::to_string(m.hidden_size) +
         " is not divisible by model.num_heads " + std::to_string(m.num_heads) +
         "; choose a number of heads that divides the hidden size");
+  const ExecutionConfig &tp = c.execution;
+  if (tp.tensor_parallel > 1) {
+    const ExecutionConfig &e = tp;
+    // Megatron's layout splits the heads and the FFN's inner dimension.
+    const char *what = m.num_heads % e.tensor_parallel != 0  ? "model.num_heads"
+                       : m.ffn_size % e.tensor_parallel != 0 ? "model.ffn_size"
+                                                             : nullptr;
+    if (what)
+      throw ConfigError(
+          where({"execution.tensor_parallel", what}) + ": " + what + " " +
+          std::to_string(what == std::string("model.num_heads") ? m.num_heads
+                                                                : m.ffn_size) +
+          " is not divisible by execution.tensor_parallel " +
+          std::to_string(e.tensor_parallel) +
+          " (each rank takes an equal part of the heads and of the FFN); the "
+          "nearest valid tensor_parallel is " +
+          nearestValidTensorParallel(m, e.tensor_parallel));
+    // What tensor parallelism does not compose with yet (docs/parallelism.md
+    // lists what is built); refused here rather than miscompiled.
+    struct NotYet {
+      bool on;
+      const char *key, *what, *fix;
+    };
+    const NotYet notYet[] = {
+        {e.mode == "phased", "execution.mode", "phased execution",
+         "execution.mode: resident"},
+        {e.replicated_tensor_sharding, "execution.replicated_tensor_sharding",
+         "replicated tensor sharding", "replicated_tensor_sharding: false"},
+        {e.recompute != "none", "execution.recompute", "recomputation",
+         "execution.recompute: none"},
+        {m.squad(), "model.task", "the SQuAD head", "model.task: pretraining"},
+        {m.packed(), "model.max_sequences_per_pack", "packed rows",
+         "model.max_sequences_per_pack: 1"},
+        {m.attention_dropout > 0, "model.attention_dropout",
+         "dropout on the split attention probabilities",
+         "model.attention_dropout: 0"},
+        {e.backend == "cuda", "execution.backend", "the CUDA backend",
+         "execution.backend: cpu"},
+        {c.training.optimizer.name == "lamb", "training.optimizer.name",
+         "LAMB's per-tensor norms over split tensors",
+         "training.optimizer.name: adamw"},
+        {c.training.precision == "fp16" || c.training.precision == "bf16",
+         "training.precision", "reduced precision", "training.precision: fp32"},
+    };
+    for (const NotYet &n : notYet)
+      if (n.on)
+        throw ConfigError(where({"execution.tensor_parallel", n.key}) +
+                          ": execution.tensor_parallel " +
+                          std::to_string(e.tensor_parallel) + " with " +
+                          n.what +
+                          " is not built yet (docs/parallelism.md#status); "
+                          "set " +
+                          n.fix + ", or execution.tensor_parallel: 1");
+  }
+  // Its syntax, checked now; which parameters it names, when compiled.
+  parseTensorShardingOrThrow(tp.tensor_sharding,
+                             where({"execution.tensor_sharding"}));
   if (m.seq_length > m.max_positions)
     throw ConfigError(where({"model.seq_length", "model.max_positions"}) +
                       ": model.seq_length " + std::to_string(m.seq_length) +
@@ -151,12 +209,14 @@ void validateRelations(Config &c, const RawValues &raw) {
       throw ConfigError(where({"execution.target", k.key}) +
                         ": execution.target: custom needs " + k.key +
                         " (the device's memory and its practical rates); "
-                        "set it, e.g. --set " + k.key + "=" + k.example +
+                        "set it, e.g. --set " +
+                        k.key + "=" + k.example +
                         ", or name a known target (h100, h200)");
     if (e.target != "custom" && k.given)
       throw ConfigError(where({"execution.target", k.key}) + ": " + k.key +
                         " describes a custom target, but execution.target "
-                        "is " + e.target +
+                        "is " +
+                        e.target +
                         "; set execution.target: custom, or remove " + k.key);
   }
   int64_t global = c.training.global_batch_size;

@@ -28,9 +28,18 @@ using namespace ferry;
 
 void ferry::checkReplicaCount(const Config &config,
                               const comm::Communicator &group) {
-  int64_t want = config.execution.data_parallel;
+  int64_t tensor = config.execution.tensor_parallel;
+  int64_t want = config.execution.data_parallel * tensor;
   if (want == group.size())
     return;
+  if (tensor > 1)
+    throw RuntimeError(fmt::format(
+        "{}execution.tensor_parallel {} x execution.data_parallel {} needs {} "
+        "processes, but {} {} started; start `mpirun -np {}`, or set "
+        "data_parallel (or tensor_parallel) so that their product is {} (a "
+        "compiled executable must be recompiled for it)",
+        group.prefix(), tensor, config.execution.data_parallel, want,
+        group.size(), group.size() == 1 ? "was" : "were", want, group.size()));
   if (group.size() == 1)
     throw RuntimeError(fmt::format(
         "execution.data_parallel is {} but ferry runs as one process; start "
@@ -53,10 +62,17 @@ Trainer::Trainer(const ExecutableFile &executable, const Config &config,
     group_ = ownGroup_.get();
   }
   checkReplicaCount(config_, *group_);
+  data_ = group_;
+  if (config_.execution.tensor_parallel > 1) {
+    mesh_ = comm::openMesh(*group_,
+                           static_cast<int>(config_.execution.tensor_parallel));
+    data_ = mesh_.data.get();
+  }
   if (!source_)
-    source_ = std::make_unique<PretrainingBatches>(config_, *group_);
+    source_ = std::make_unique<PretrainingBatches>(config_, *data_);
   backend_ =
-      createBackend(exe_.root(), config_.execution.device_memory_limit, group_);
+      createBackend(exe_.root(), config_.execution.device_memory_limit, data_);
+  backend_->setTensorGroup(mesh_.tensor.get());
   backend_->setGraphReplay(config_.execution.cuda_graphs);
   backend_->initialiseStates(static_cast<uint64_t>(config_.training.seed));
   for (const fxe::Program *prog : *exe_.root().programs())
@@ -126,7 +142,7 @@ void Trainer::resume(const std::string &dir, std::FILE *out) {
 
 StepMetrics Trainer::step(int64_t s) {
   auto start = std::chrono::steady_clock::now();
-  GlobalBatch batch = source_->feed(s, *backend_, *group_);
+  GlobalBatch batch = source_->feed(s, *backend_, *data_);
   if (lossScale_.enabled())
     writeInput(*backend_, "input.loss_scale",
                std::vector<float>{static_cast<float>(lossScale_.scale())});
@@ -134,7 +150,7 @@ StepMetrics Trainer::step(int64_t s) {
   // updates do not count: the schedule and bias corrections follow them).
   std::vector<int64_t> inputs = {s - skipped_};
   if (replicaInput_)
-    inputs.push_back(group_->rank());
+    inputs.push_back(data_->rank());
   backend_->run("train_step", inputs);
   StepMetrics m;
   m.seconds =
@@ -218,15 +234,15 @@ EvalMetrics Trainer::evaluate(const std::string &path, int64_t samples,
   // Each replica evaluates its rows of each global batch (the program sums
   // the metrics over the replicas); the last batch is padded with rows that
   // count for nothing.
-  const int64_t rows = global / group_->size();
+  const int64_t rows = global / data_->size();
   for (int64_t first = 0; first < total; first += global) {
     progress.update(static_cast<double>(first));
-    int64_t mine = first + group_->rank() * rows;
+    int64_t mine = first + data_->rank() * rows;
     int64_t count = std::clamp<int64_t>(total - mine, 0, rows);
     loader.readInOrder(std::min(mine, total), count, rows, batch);
     double sums[2] = {batch.countedSlots(), batch.realSequences()};
-    group_->allReduceSum(sums, sums, 2,
-                         "the sums of counted slots and sequences");
+    data_->allReduceSum(sums, sums, 2,
+                        "the sums of counted slots and sequences");
     double counted = sums[0];
     // mlm_count (and nsp_count) 1: @eval_step then sums the per-slot (and
     // per-sequence) cross-entropies.

@@ -10,6 +10,7 @@
 
 #include "runtime/backend/Backend.h"
 #include "runtime/comm/Communicator.h"
+#include "runtime/comm/Mesh.h"
 #include "training/config/Config.h"
 #include "training/metrics/MetricsWriter.h"
 #include "training/train/BatchSource.h"
@@ -51,8 +52,9 @@ struct RunResult {
   std::string lastCheckpoint; // step directory written last ("" = none)
 };
 
-// Throws RuntimeError, before any work, when execution.data_parallel differs
-// from the group's size (naming both and how to start the run).
+// Throws RuntimeError, before any work, when execution.tensor_parallel x
+// execution.data_parallel differs from the group's size (naming both and
+// how to start the run).
 void checkReplicaCount(const Config &config, const comm::Communicator &group);
 
 // With replicas (execution.data_parallel > 1), every process of the group
@@ -62,8 +64,11 @@ void checkReplicaCount(const Config &config, const comm::Communicator &group);
 // writes metrics and writes checkpoints (the others pass no output).
 class Trainer {
 public:
-  // `group`: the replica group (null: this process alone); it must outlive
-  // the trainer and have execution.data_parallel ranks. `source`: the
+  // `group`: the job's processes (null: this process alone); it must
+  // outlive the trainer and have execution.tensor_parallel x
+  // execution.data_parallel ranks. With tensor parallelism the trainer
+  // splits it into the mesh (comm/Mesh.h): the data group shards the
+  // batches, the tensor group runs the layers' collectives. `source`: the
   // task's batches (null: pretraining's, from config.data).
   Trainer(const ExecutableFile &executable, const Config &config,
           comm::Communicator *group = nullptr,
@@ -103,9 +108,11 @@ private:
   int agreedStopSignal();
   bool isRankZero() const { return group_->rank() == 0; }
 
-  bool replicaInput_ = false; // train_step takes its replica's rank
-  comm::Communicator *group_ = nullptr;
+  bool replicaInput_ = false;           // train_step takes its replica's rank
+  comm::Communicator *group_ = nullptr; // the job
   std::unique_ptr<comm::Communicator> ownGroup_; // when none was given
+  comm::Mesh mesh_;                              // tensor parallelism's groups
+  comm::Communicator *data_ = nullptr;           // the data-parallel replicas
   int64_t stepsDone_ = 0;
   DynamicLossScale lossScale_; // fp16 only
   int64_t skipped_ = 0;        // updates skipped on overflow

@@ -13,15 +13,19 @@ include "dialects/rt/kernels/RtKernelBase.td"
 
 def Rt_AllReduceOp : RtKernel<"all_reduce", 46, "Collective"> {
   let kernelEnum = "AllReduce";
-  let doc = "out = the sum over the replica group of each replica's x (x may be out, or disjoint from it; not partly overlapping): data-parallel gradients and metrics";
+  let doc = "out = the sum (or maximum) over a group of each rank's x (x may be out, or disjoint from it; not partly overlapping): data-parallel gradients and metrics, tensor-parallel partial sums";
   let ints = [
     RtInt<"count", "elements">,
-    RtInt<"replicas", "the replica group's size (the runtime refuses another)">];
+    RtInt<"replicas", "the group's size (the runtime refuses another)">,
+    RtInt<"group", "the mesh group: 0 the data-parallel replicas (absent), 1 the tensor-parallel group", RtOptional>,
+    RtInt<"reduction", "0 the sum (absent), 1 the maximum", RtOptional>];
   let buffers = [
     RtBuffer<"x", RtIn, RtF32, "count", "this replica's values">,
     RtBuffer<"out", RtOut, RtF32, "count", "their sum">];
   let checks = [
-    RtCheck<"replicas >= 1", "no replicas">];
+    RtCheck<"replicas >= 1", "no replicas">,
+    RtCheck<"group >= 0 && group <= 1", "a group that is neither 0 (data) nor 1 (tensor)">,
+    RtCheck<"reduction >= 0 && reduction <= 1", "a reduction that is neither 0 (sum) nor 1 (maximum)">];
 }
 
 def Rt_ReduceScatterOp : RtKernel<"reduce_scatter", 47, "Collective"> {
@@ -30,13 +34,15 @@ def Rt_ReduceScatterOp : RtKernel<"reduce_scatter", 47, "Collective"> {
   let ints = [
     RtInt<"count", "elements of x">,
     RtInt<"shard", "elements of a shard: ceil(count / replicas)">,
-    RtInt<"replicas", "the replica group's size (the runtime refuses another)">];
+    RtInt<"replicas", "the group's size (the runtime refuses another)">,
+    RtInt<"group", "the mesh group: 0 the data-parallel replicas (absent), 1 the tensor-parallel group", RtOptional>];
   let buffers = [
     RtBuffer<"x", RtIn, RtF32, "count", "this replica's whole tensor">,
     RtBuffer<"out", RtOut, RtF32, "shard", "this replica's shard of the sum">,
     RtBuffer<"workspace", RtOut, RtF32, "replicas * shard", "x padded, when count < replicas * shard", RtOptional>];
   let checks = [
-    RtCheck<"replicas >= 1 && shard * replicas >= count && (shard - 1) * replicas < count", "a shard that is not ceil(count / replicas)">];
+    RtCheck<"replicas >= 1 && shard * replicas >= count && (shard - 1) * replicas < count", "a shard that is not ceil(count / replicas)">,
+    RtCheck<"group >= 0 && group <= 1", "a group that is neither 0 (data) nor 1 (tensor)">];
   let disjoint = [
     RtDisjoint<"out", "x">,
     RtDisjoint<"workspace", "x">,
@@ -49,13 +55,15 @@ def Rt_AllGatherOp : RtKernel<"all_gather", 48, "Collective"> {
   let ints = [
     RtInt<"count", "elements of out">,
     RtInt<"shard", "elements of a shard: ceil(count / replicas)">,
-    RtInt<"replicas", "the replica group's size (the runtime refuses another)">];
+    RtInt<"replicas", "the group's size (the runtime refuses another)">,
+    RtInt<"group", "the mesh group: 0 the data-parallel replicas (absent), 1 the tensor-parallel group", RtOptional>];
   let buffers = [
     RtBuffer<"x", RtIn, RtF32, "shard", "this replica's shard">,
     RtBuffer<"out", RtOut, RtF32, "count", "the whole tensor">,
     RtBuffer<"workspace", RtOut, RtF32, "replicas * shard", "the gathered shards, when count < replicas * shard", RtOptional>];
   let checks = [
-    RtCheck<"replicas >= 1 && shard * replicas >= count && (shard - 1) * replicas < count", "a shard that is not ceil(count / replicas)">];
+    RtCheck<"replicas >= 1 && shard * replicas >= count && (shard - 1) * replicas < count", "a shard that is not ceil(count / replicas)">,
+    RtCheck<"group >= 0 && group <= 1", "a group that is neither 0 (data) nor 1 (tensor)">];
   let disjoint = [
     RtDisjoint<"out", "x">,
     RtDisjoint<"workspace", "x">,

@@ -3,7 +3,8 @@
 // graph.all_reduce, reduce_scatter and all_gather -> the Collective kernels
 // (dialects/rt/kernels/Collective.td). When the shards do not divide the
 // whole tensor, its side is padded to replicas * shard elements in a
-// planned workspace.
+// planned workspace. A collective names its group (data or tensor) and an
+// all-reduce its reduction (sum or maximum).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,31 +16,24 @@ using namespace ferry::lowering;
 
 namespace {
 
-// The executable's collectives run over the data-parallel group by sum
-// (Collective.td); the tensor group and the maximum come with tensor
-// parallelism's runtime (docs/parallelism.md).
-LogicalResult checkLowered(Operation *op, graph::MeshAxis group,
-                           graph::ReduceKind reduction) {
-  if (group != graph::MeshAxis::data)
-    return op->emitOpError()
-           << "over the tensor group is not lowered to kernels yet "
-              "(docs/parallelism.md)";
-  if (reduction != graph::ReduceKind::sum)
-    return op->emitOpError()
-           << "reduction " << graph::stringifyReduceKind(reduction)
-           << " is not lowered to kernels yet "
-              "(docs/parallelism.md)";
-  return success();
+// The kernels' encoding of a group (Collective.td): absent for the data
+// group, so data-parallel executables stay as they were.
+template <class KernelOp>
+void setGroup(KernelOp k, graph::MeshAxis group, KernelSelection &s) {
+  if (group == graph::MeshAxis::tensor)
+    k.setGroupAttr(s.i(1));
 }
 
 struct AllReducePattern : OpKernelPattern<graph::AllReduceOp> {
   LogicalResult selectOp(graph::AllReduceOp op, const LoweredOperands &operands,
                          KernelSelection &s) const override {
-    if (failed(checkLowered(op, op.getGroup(), op.getReduction())))
-      return failure();
     auto k = s.emit<rt::AllReduceOp>(operands.all());
     k.setCountAttr(s.i(numElements(op->getResult(0).getType())));
     k.setReplicasAttr(s.i(static_cast<int64_t>(op.getReplicas())));
+    setGroup(k, op.getGroup(), s);
+    // The verifier allows a sum or a maximum.
+    if (op.getReduction() == graph::ReduceKind::max)
+      k.setReductionAttr(s.i(1));
     return success();
   }
 };
@@ -49,8 +43,6 @@ template <class GraphOp, class KernelOp>
 struct ShardPattern : OpKernelPattern<GraphOp> {
   LogicalResult selectOp(GraphOp op, const LoweredOperands &operands,
                          KernelSelection &s) const override {
-    if (failed(checkLowered(op, op.getGroup(), graph::ReduceKind::sum)))
-      return failure();
     constexpr bool scatter = std::is_same_v<GraphOp, graph::ReduceScatterOp>;
     auto replicas = static_cast<int64_t>(op.getReplicas());
     Value whole = scatter ? op->getOperand(0) : op->getResult(0);
@@ -67,6 +59,7 @@ struct ShardPattern : OpKernelPattern<GraphOp> {
     k.setCountAttr(s.i(count));
     k.setShardAttr(s.i(shardCount));
     k.setReplicasAttr(s.i(replicas));
+    setGroup(k, op.getGroup(), s);
     return success();
   }
 };

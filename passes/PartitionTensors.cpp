@@ -1,0 +1,372 @@
+//===- PartitionTensors.cpp - this rank's part of a tensor-parallel model -===//
+//
+// ferry-partition-tensors (execution.tensor_parallel > 1), right after
+// ferry-shard-parameters and before autodiff. The module holds the whole
+// model and its parameters' splits (#graph.sharding on the declarations);
+// this pass propagates the splits forward through every function an entry
+// reaches (into called functions, the layer loop's body included), gives
+// each split value this rank's shape, and inserts the collectives where
+// shardings meet (Megatron's conjugate operators):
+//
+// * a replicated value entering a matmul whose weight is split along its
+//   output dimension (column-parallel) passes through graph.copy_to_group
+//   (f: identity forward, all-reduce backward), one per value; the result
+//   is split along its last dimension;
+// * a matmul whose operands are both split along the contracted dimension
+//   (row-parallel) gives each rank a partial sum: it is all-reduced over the
+//   tensor group at once (g: all-reduce forward, identity backward), so the
+//   bias after it is added once, to the sum;
+// * element-wise ops, bias adds, the softmax over the keys and matmuls over
+//   a split batch dimension (the attention heads) keep the split; reshapes
+//   and transposes move it to the dimension its elements land in.
+//
+// Autodiff then derives the backward's collectives from f and g. A split
+// value reaching an op without a rule here (a layer norm, a dropout, a
+// function's result, a loop's carried value) is an error naming the op and
+// the split: the layout would need a collective ferry does not insert.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialects/graph/GraphAttributes.h"
+#include "dialects/graph/GraphOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+
+namespace ferry {
+#define GEN_PASS_DEF_PARTITIONTENSORSPASS
+#include "passes/Passes.h.inc"
+} // namespace ferry
+
+using namespace mlir;
+using namespace ferry::graph;
+
+namespace {
+
+constexpr int64_t kReplicated = -1;
+
+struct PartitionTensorsPass
+    : public ferry::impl::PartitionTensorsPassBase<PartitionTensorsPass> {
+  using PartitionTensorsPassBase::PartitionTensorsPassBase;
+  StringRef getName() const override { return getArgument(); }
+  void runOnOperation() override;
+};
+
+class Partitioner {
+public:
+  Partitioner(ModuleOp module, int64_t parts)
+      : module(module), parts(parts), builder(module.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  ModuleOp module;
+  int64_t parts;
+  OpBuilder builder;
+  llvm::StringMap<int64_t> declSplit; // sharded declarations: split dim
+  DenseMap<Value, int64_t> split;     // split values (absent: replicated)
+  DenseMap<Value, Value> entering;    // replicated value -> its f
+  DenseMap<Operation *, SmallVector<int64_t>> done; // functions: arg splits
+
+  int64_t splitOf(Value v) const {
+    auto it = split.find(v);
+    return it == split.end() ? kReplicated : it->second;
+  }
+  std::string describe(Value v) const {
+    int64_t d = splitOf(v);
+    return d == kReplicated ? std::string("replicated")
+                            : "split along dimension " + std::to_string(d);
+  }
+  // Marks `v` split along `dim` and gives it this rank's shape.
+  void setSplit(Value v, int64_t dim);
+  Value copyToGroup(Value v);
+  InFlightDiagnostic noRule(Operation *op, Value operand);
+
+  LogicalResult partitionFunction(func::FuncOp f, ArrayRef<int64_t> args);
+  LogicalResult partitionBlock(Block &block);
+  LogicalResult partitionOp(Operation *op);
+  LogicalResult partitionMatmul(MatmulOp op);
+  LogicalResult partitionReshape(ReshapeOp op);
+};
+
+RankedTensorType localType(RankedTensorType type, int64_t dim, int64_t parts) {
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] /= parts;
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+void Partitioner::setSplit(Value v, int64_t dim) {
+  split[v] = dim;
+  v.setType(localType(cast<RankedTensorType>(v.getType()), dim, parts));
+}
+
+Value Partitioner::copyToGroup(Value v) {
+  auto it = entering.find(v);
+  if (it != entering.end())
+    return it->second;
+  OpBuilder::InsertionGuard guard(builder);
+  if (Operation *def = v.getDefiningOp())
+    builder.setInsertionPointAfter(def);
+  else
+    builder.setInsertionPointToStart(cast<BlockArgument>(v).getOwner());
+  Value f = CopyToGroupOp::create(
+      builder, v.getLoc(), v.getType(), v, builder.getI64IntegerAttr(parts),
+      MeshAxisAttr::get(builder.getContext(), MeshAxis::tensor));
+  entering[v] = f;
+  return f;
+}
+
+InFlightDiagnostic Partitioner::noRule(Operation *op, Value operand) {
+  return op->emitOpError()
+         << "has an operand " << describe(operand)
+         << " over the tensor group, and ferry-partition-tensors has no rule "
+            "for it here; make the parameters it comes from replicated "
+            "(execution.tensor_sharding)";
+}
+
+LogicalResult Partitioner::run() {
+  for (ParameterOp decl : module.getOps<ParameterOp>())
+    if (ShardingAttr s = decl.getShardingAttr())
+      declSplit[decl.getSymName()] = s.getSplit();
+  for (func::FuncOp f : module.getOps<func::FuncOp>())
+    if (f->hasAttr(attrs::kEntry) && !f.isDeclaration()) {
+      SmallVector<int64_t> args(f.getNumArguments(), kReplicated);
+      if (failed(partitionFunction(f, args)))
+        return failure();
+    }
+  // The declarations take this rank's shape last: the reads above checked
+  // theirs against the whole one.
+  for (ParameterOp decl : module.getOps<ParameterOp>())
+    if (ShardingAttr s = decl.getShardingAttr())
+      decl.setTypeAttr(
+          TypeAttr::get(localType(decl.getTensorType(), s.getSplit(), parts)));
+  MeshAttr mesh = meshOf(module);
+  module->setAttr(attrs::kMesh,
+                  MeshAttr::get(module.getContext(), mesh.getTensor(),
+                                mesh.getData(), /*partitioned=*/true));
+  return success();
+}
+
+LogicalResult Partitioner::partitionFunction(func::FuncOp f,
+                                             ArrayRef<int64_t> args) {
+  auto seen = done.find(f);
+  if (seen != done.end()) {
+    if (ArrayRef<int64_t>(seen->second) == args)
+      return success();
+    return f.emitOpError() << "is called with arguments split differently at "
+                              "two calls; ferry-partition-tensors partitions "
+                              "a function once";
+  }
+  done[f] = SmallVector<int64_t>(args);
+  Block &entry = f.getBody().front();
+  for (auto [arg, dim] : llvm::zip(entry.getArguments(), args))
+    if (dim != kReplicated)
+      setSplit(arg, dim);
+  if (failed(partitionBlock(entry)))
+    return failure();
+  auto ret = cast<func::ReturnOp>(f.getBody().back().getTerminator());
+  for (Value v : ret.getOperands())
+    if (splitOf(v) != kReplicated)
+      return ret.emitOpError()
+             << "returns a value " << describe(v)
+             << " over the tensor group; ferry-partition-tensors keeps "
+                "function results replicated (a row-parallel matmul's "
+                "all-reduce makes them so)";
+  f.setType(FunctionType::get(f.getContext(), entry.getArgumentTypes(),
+                              ret.getOperandTypes()));
+  return success();
+}
+
+LogicalResult Partitioner::partitionBlock(Block &block) {
+  for (Operation &op : llvm::make_early_inc_range(block))
+    if (failed(partitionOp(&op)))
+      return failure();
+  return success();
+}
+
+LogicalResult Partitioner::partitionOp(Operation *op) {
+  // Reads of a split declaration: this rank's part.
+  if (auto ref = dyn_cast<ParameterRefOp>(op)) {
+    auto it = declSplit.find(ref.getName());
+    if (it != declSplit.end())
+      setSplit(ref.getResult(), it->second);
+    return success();
+  }
+  if (auto slice = dyn_cast<ParameterSliceOp>(op)) {
+    auto it = declSplit.find(slice.getName());
+    if (it != declSplit.end())
+      setSplit(slice.getResult(), it->second - 1);
+    return success();
+  }
+  if (auto call = dyn_cast<func::CallOp>(op)) {
+    auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+    if (!callee || callee.isDeclaration())
+      return call.emitOpError() << "calls a function without a body, which "
+                                   "ferry-partition-tensors cannot follow";
+    SmallVector<int64_t> args;
+    for (Value v : call.getOperands())
+      args.push_back(splitOf(v));
+    return partitionFunction(callee, args);
+  }
+  if (auto loop = dyn_cast<scf::ForOp>(op)) {
+    for (Value init : loop.getInitArgs())
+      if (splitOf(init) != kReplicated)
+        return noRule(op, init);
+    if (failed(partitionBlock(*loop.getBody())))
+      return failure();
+    for (Value v : loop.getBody()->getTerminator()->getOperands())
+      if (splitOf(v) != kReplicated)
+        return noRule(loop.getBody()->getTerminator(), v);
+    return success();
+  }
+  if (op->getNumRegions() != 0)
+    return op->emitOpError()
+           << "has regions, which ferry-partition-tensors does not enter";
+  Value firstSplit;
+  for (Value v : op->getOperands())
+    if (splitOf(v) != kReplicated) {
+      firstSplit = v;
+      break;
+    }
+  // Matmuls may start a split from a replicated operand and a split weight;
+  // every other op only carries one along.
+  if (auto matmul = dyn_cast<MatmulOp>(op))
+    return firstSplit ? partitionMatmul(matmul) : success();
+  if (!firstSplit)
+    return success();
+  if (isa<func::ReturnOp, scf::YieldOp>(op))
+    return success(); // checked by the function and loop rules
+  int64_t dim = splitOf(firstSplit);
+  if (auto dropout = dyn_cast<DropoutOp>(op)) {
+    // Probability 0 is a copy. A real dropout needs each element's index in
+    // the whole tensor for its key (so masks equal one process's), which
+    // the kernels do not take yet.
+    if (dropout.getProbability().convertToDouble() != 0.0 ||
+        splitOf(dropout.getInput()) == kReplicated)
+      return noRule(op, firstSplit);
+    setSplit(dropout.getResult(), dim);
+    return success();
+  }
+  if (op->hasTrait<OpTrait::Elementwise>() ||
+      isa<BiasAddOp, SoftmaxOp, ReshapeOp, TransposeOp>(op)) {
+    if (auto reshape = dyn_cast<ReshapeOp>(op))
+      return partitionReshape(reshape);
+    if (auto transpose = dyn_cast<TransposeOp>(op)) {
+      ArrayRef<int64_t> perm = transpose.getPermutation();
+      setSplit(transpose.getResult(),
+               std::find(perm.begin(), perm.end(), dim) - perm.begin());
+      return success();
+    }
+    if (auto bias = dyn_cast<BiasAddOp>(op)) {
+      int64_t last = bias.getInput().getType().getRank() - 1;
+      int64_t in = splitOf(bias.getInput()), b = splitOf(bias.getBias());
+      if (!(in == last && b == 0) && !(in != last && b == kReplicated))
+        return noRule(op, b == kReplicated ? bias.getInput() : bias.getBias());
+      setSplit(bias.getResult(), in);
+      return success();
+    }
+    if (auto softmax = dyn_cast<SoftmaxOp>(op)) {
+      int64_t rank = softmax.getInput().getType().getRank();
+      // The mask is [batch, keys]: the split must be of another dimension.
+      if (splitOf(softmax.getInput()) == kReplicated || dim == 0 ||
+          dim == rank - 1 || splitOf(softmax.getMask()) != kReplicated)
+        return noRule(op, firstSplit);
+      setSplit(softmax.getResult(), dim);
+      return success();
+    }
+    for (Value v : op->getOperands())
+      if (splitOf(v) != dim)
+        return noRule(op, splitOf(v) == kReplicated ? v : firstSplit);
+    for (Value r : op->getResults())
+      setSplit(r, dim);
+    return success();
+  }
+  return noRule(op, firstSplit);
+}
+
+LogicalResult Partitioner::partitionMatmul(MatmulOp op) {
+  int64_t rl = op.getLhs().getType().getRank();
+  int64_t rr = op.getRhs().getType().getRank();
+  int64_t lhsK = op.getTransposeLhs() ? rl - 2 : rl - 1;
+  int64_t rhsK = op.getTransposeRhs() ? rr - 1 : rr - 2;
+  int64_t rhsN = op.getTransposeRhs() ? rr - 2 : rr - 1;
+  int64_t sl = splitOf(op.getLhs()), sr = splitOf(op.getRhs());
+  int64_t rank = op.getResult().getType().getRank();
+  if (sl == kReplicated && sr == rhsN) {
+    // Column-parallel: every rank computes its columns from the whole input.
+    op.getLhsMutable().assign(copyToGroup(op.getLhs()));
+    setSplit(op.getResult(), rank - 1);
+    return success();
+  }
+  if (sl == lhsK && sr == rhsK) {
+    // Row-parallel: a partial sum on each rank, summed at once.
+    builder.setInsertionPointAfter(op);
+    auto sum = AllReduceOp::create(
+        builder, op.getLoc(), op.getResult().getType(), op.getResult(),
+        builder.getI64IntegerAttr(parts),
+        MeshAxisAttr::get(builder.getContext(), MeshAxis::tensor), nullptr);
+    op.getResult().replaceAllUsesExcept(sum.getResult(), sum);
+    return success();
+  }
+  if (rl == rr && sl == sr && sl != kReplicated && sl < rl - 2) {
+    // A split batch dimension (the attention heads): each rank its own.
+    setSplit(op.getResult(), sl);
+    return success();
+  }
+  return op.emitOpError()
+         << "multiplies a left operand " << describe(op.getLhs())
+         << " by a right operand " << describe(op.getRhs())
+         << " over the tensor group; ferry-partition-tensors splits a matmul "
+            "by its weight's output dimension (column-parallel), its "
+            "contracted dimension on both sides (row-parallel) or a batch "
+            "dimension of both; make the parameters involved replicated or "
+            "split them so (execution.tensor_sharding)";
+}
+
+// A reshape keeps the row-major order, so the block of elements rank t
+// holds stays one block: split dimension d of the input lands on the first
+// output dimension j with as many elements before it (prod(out[:j]) ==
+// prod(in[:d])) whose size the tensor group divides.
+LogicalResult Partitioner::partitionReshape(ReshapeOp op) {
+  auto in = cast<RankedTensorType>(op.getInput().getType());
+  auto out = cast<RankedTensorType>(op.getResult().getType());
+  int64_t d = splitOf(op.getInput());
+  // The input's type is already this rank's: its whole outer size is the
+  // same (the dimensions before d are not split).
+  int64_t outer = 1;
+  for (int64_t i = 0; i < d; ++i)
+    outer *= in.getDimSize(i);
+  int64_t before = 1;
+  for (int64_t j = 0; j < out.getRank(); ++j) {
+    if (before == outer && out.getDimSize(j) % parts == 0) {
+      setSplit(op.getResult(), j);
+      return success();
+    }
+    before *= out.getDimSize(j);
+    if (before > outer)
+      break;
+  }
+  return op.emitOpError() << "reshapes a value split along dimension " << d
+                          << " into " << out
+                          << ", where its parts are not one dimension's; "
+                             "ferry-partition-tensors cannot follow the split";
+}
+
+void PartitionTensorsPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MeshAttr mesh = meshOf(module);
+  if (!mesh || mesh.getTensor() == 1)
+    return; // nothing is split
+  if (mesh.getPartitioned()) {
+    module.emitError() << "is partitioned already (its graph.mesh says "
+                          "partitioned = true)";
+    return signalPassFailure();
+  }
+  if (failed(Partitioner(module, mesh.getTensor()).run()))
+    return signalPassFailure();
+}
+
+} // namespace
