@@ -71,31 +71,6 @@ private:
   DictionaryAttr dict;
 };
 
-// The global norm of every gradient. Under tensor parallelism a split
-// parameter's gradient holds only this rank's part: the norm of the split
-// ones is the norm of the tensor group's part norms (all-gathered, so each
-// element counts once), and the replicated ones, equal on every rank of the
-// group, count once.
-Value globalNorm(OpBuilder &b, Location loc,
-                 MutableArrayRef<ParameterOp> params, ArrayRef<Value> grads) {
-  auto f32 = RankedTensorType::get({}, b.getF32Type());
-  SmallVector<Value> whole, split;
-  for (size_t i = 0; i < params.size(); ++i)
-    (params[i].getShardingAttr() ? split : whole).push_back(grads[i]);
-  if (split.empty())
-    return GlobalNormOp::create(b, loc, f32, whole);
-  int64_t parts = meshOf(params.front()).getTensor();
-  Value mine = GlobalNormOp::create(b, loc, f32, split);
-  Value one = ReshapeOp::create(
-      b, loc, RankedTensorType::get({1}, b.getF32Type()), mine);
-  Value all = AllGatherOp::create(
-      b, loc, RankedTensorType::get({parts}, b.getF32Type()), one,
-      b.getI64IntegerAttr(parts),
-      MeshAxisAttr::get(b.getContext(), MeshAxis::tensor));
-  whole.push_back(GlobalNormOp::create(b, loc, f32, ValueRange{all}));
-  return GlobalNormOp::create(b, loc, f32, whole);
-}
-
 void InsertOptimizerPass::runOnOperation() {
   ModuleOp module = getOperation();
   SymbolTable symbols(module);
@@ -301,7 +276,7 @@ void InsertOptimizerPass::runOnOperation() {
     gradValues.push_back(
         ParameterRefOp::create(b, loc, p.getTensorType(), gradName));
   }
-  Value norm = globalNorm(b, loc, params, gradValues);
+  Value norm = GlobalNormOp::create(b, loc, f32Scalar, gradValues);
   // fp16 loss scaling (ferry-autodiff seeded the backward with
   // @input.loss_scale): the gradients hold s times their values. The norm
   // reported and used for clipping is the true one; the updates divide the

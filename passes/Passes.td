@@ -291,6 +291,31 @@ def PhasedExecutionPass : Pass<"ferry-phased-execution", "mlir::ModuleOp"> {
 // Replicas
 //===----------------------------------------------------------------------===//
 
+def CompleteSplitNormsPass : Pass<"ferry-complete-split-norms", "mlir::ModuleOp"> {
+  let summary = "Takes the norms of split gradients over the tensor group";
+  let description = [{
+    On a partitioned module (`execution.tensor_parallel` > 1), after the
+    phase schedule and before the data-parallel sums. A gradient split over
+    the tensor group holds this rank's part, so each `graph.global_norm`
+    that reads split gradients is rewritten: their norm on this rank, the
+    group's part norms all-gathered, and the norm of those, so every
+    element counts once; the replicated gradients it reads (equal on every
+    rank of the group) count once.
+
+    ```mlir
+    // before: @grad.w split, @grad.b replicated
+    %n = graph.global_norm %gw, %gb : tensor<2x4xf32>, tensor<4xf32> -> tensor<f32>
+    // after
+    %mine = graph.global_norm %gw : tensor<2x4xf32> -> tensor<f32>
+    %one = graph.reshape %mine : tensor<f32> -> tensor<1xf32>
+    %all = graph.all_gather %one replicas 2 over tensor : tensor<1xf32> -> tensor<2xf32>
+    %split = graph.global_norm %all : tensor<2xf32> -> tensor<f32>
+    %n = graph.global_norm %gb, %split : tensor<4xf32>, tensor<f32> -> tensor<f32>
+    ```
+  }];
+  let dependentDialects = ["ferry::graph::GraphDialect"];
+}
+
 def InsertCollectivesPass : Pass<"ferry-insert-collectives", "mlir::ModuleOp"> {
   let summary = "Sums gradients and metrics over the data-parallel replicas";
   let description = [{

@@ -79,6 +79,11 @@ void ferry::buildTrainingPipeline(mlir::OpPassManager &pm,
   // buffer, per-phase gradient norms and one optimizer phase per layer.
   if (options.phased)
     pm.addPass(createPhasedExecutionPass());
+  // execution.tensor_parallel > 1. Split gradients' norms over the tensor
+  // group, where the phase schedule takes them; before the data-parallel
+  // sums, which then sum those gradients where the new norms read them.
+  if (options.tensorParallel > 1)
+    pm.addPass(createCompleteSplitNormsPass());
   // execution.data_parallel > 1. Last: it sums each gradient where its norm
   // is taken, which the phase schedule decides, and the metrics at the end
   // of the entry functions the passes above built.

@@ -613,13 +613,18 @@ TEST(Config, TensorParallelRefusesWhatItDoesNotComposeWithYet) {
             "or execution.tensor_parallel: 1");
   EXPECT_NE(
       errorOf(kFull, {"model.attention_dropout=0",
-                      "execution.tensor_parallel=2", "execution.mode=phased"})
-          .find("with phased execution is not built yet"),
+                      "execution.tensor_parallel=2", "training.precision=bf16"})
+          .find("with reduced precision is not built yet"),
       std::string::npos);
+  EXPECT_EQ(errorOf(kFull,
+                    {"model.attention_dropout=0", "execution.tensor_parallel=2",
+                     "execution.mode=phased", "execution.recompute=layer",
+                     "training.optimizer.name=lamb"}),
+            "");
   EXPECT_NE(errorOf(kFull,
                     {"model.attention_dropout=0", "execution.tensor_parallel=2",
-                     "training.optimizer.name=lamb"})
-                .find("LAMB's per-tensor norms over split tensors"),
+                     "execution.replicated_tensor_sharding=true"})
+                .find("with replicated tensor sharding is not built yet"),
             std::string::npos);
 }
 

@@ -118,12 +118,8 @@ void validateRelations(Config &c, const RawValues &raw) {
       const char *key, *what, *fix;
     };
     const NotYet notYet[] = {
-        {e.mode == "phased", "execution.mode", "phased execution",
-         "execution.mode: resident"},
         {e.replicated_tensor_sharding, "execution.replicated_tensor_sharding",
          "replicated tensor sharding", "replicated_tensor_sharding: false"},
-        {e.recompute != "none", "execution.recompute", "recomputation",
-         "execution.recompute: none"},
         {m.squad(), "model.task", "the SQuAD head", "model.task: pretraining"},
         {m.packed(), "model.max_sequences_per_pack", "packed rows",
          "model.max_sequences_per_pack: 1"},
@@ -132,9 +128,6 @@ void validateRelations(Config &c, const RawValues &raw) {
          "model.attention_dropout: 0"},
         {e.backend == "cuda", "execution.backend", "the CUDA backend",
          "execution.backend: cpu"},
-        {c.training.optimizer.name == "lamb", "training.optimizer.name",
-         "LAMB's per-tensor norms over split tensors",
-         "training.optimizer.name: adamw"},
         {c.training.precision == "fp16" || c.training.precision == "bf16",
          "training.precision", "reduced precision", "training.precision: fp32"},
     };

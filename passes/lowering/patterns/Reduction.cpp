@@ -111,9 +111,15 @@ struct OptimizerUpdatePattern : OpKernelPattern<graph::OptimizerUpdateOp> {
     const SmallVector<BufferRange> &ins =
         operands.ins; // lr, norm, [loss scale]
     std::optional<uint64_t> shards = up.getShardReplicas();
-    if (up.getOptimizer() == "lamb" && shards && *shards > 1) {
-      // Shards of N replicas: LAMB's two passes around an all-reduce of each
-      // segment's sums of w^2 and u^2.
+    // Tensor parallelism: a split parameter's part on each rank of the
+    // tensor group.
+    graph::ShardingAttr split = param.getShardingAttr();
+    int64_t parts =
+        split && split.isSplit() ? graph::meshOf(param).getTensor() : 1;
+    if (up.getOptimizer() == "lamb" && ((shards && *shards > 1) || parts > 1)) {
+      // Shards of N replicas or parts of T ranks: LAMB's two passes around
+      // an all-reduce of each segment's sums of w^2 and u^2 over the group
+      // that holds the rest of the tensor.
       BufferRange sums =
           s.temp(RankedTensorType::get({2 * segments},
                                        Float32Type::get(up.getContext())),
@@ -128,9 +134,17 @@ struct OptimizerUpdatePattern : OpKernelPattern<graph::OptimizerUpdateOp> {
       }
       setHyperParameters(s.emit<rt::LambMomentsOp>(first), up, s, count,
                          segments, *step);
-      auto sum = s.emit<rt::AllReduceOp>({sums, sums});
-      sum.setCountAttr(s.i(2 * segments));
-      sum.setReplicasAttr(s.i(static_cast<int64_t>(*shards)));
+      if (shards && *shards > 1) {
+        auto sum = s.emit<rt::AllReduceOp>({sums, sums});
+        sum.setCountAttr(s.i(2 * segments));
+        sum.setReplicasAttr(s.i(static_cast<int64_t>(*shards)));
+      }
+      if (parts > 1) {
+        auto sum = s.emit<rt::AllReduceOp>({sums, sums});
+        sum.setCountAttr(s.i(2 * segments));
+        sum.setReplicasAttr(s.i(parts));
+        sum.setGroupAttr(s.i(1));
+      }
       setHyperParameters(s.emit<rt::LambApplyOp>(second), up, s, count,
                          segments, *step);
       return success();
