@@ -47,6 +47,8 @@ public:
   }
   const std::string &path() const { return path_; }
   uint64_t checksum() const { return checksum_; }
+  // The executable's bytes, as fromPayload takes them.
+  const std::vector<uint8_t> &payload() const { return payload_; }
   size_t payloadBytes() const { return payload_.size(); }
 
 private:

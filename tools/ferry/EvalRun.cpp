@@ -5,9 +5,9 @@
 #include "tools/ferry/RunApi.h"
 
 #include "runtime/AtomicFile.h"
+#include "tools/ferry/ReplicaRun.h"
 #include "training/checkpoint/Safetensors.h"
 #include "training/train/Trainer.h"
-#include "tools/ferry/ReplicaRun.h"
 
 #include <fmt/format.h>
 
@@ -42,10 +42,12 @@ int runEval(const EvalOptionsCli &opts) {
       overrides.push_back("execution.replicated_tensor_sharding=false");
     }
     loaded = loadExecutable(
-        opts.input, overrides, opts.compile, [&](const Config &c) {
+        opts.input, overrides, opts.compile,
+        [&](const Config &c) {
           checkReplicaCount(c, *group);
           group->setTimeoutSeconds(c.execution.collective_timeout_seconds);
-        });
+        },
+        group);
     if (!loaded) {
       replicas.failPrinted("the executable could not be built (see its "
                            "messages)");

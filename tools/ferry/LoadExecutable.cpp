@@ -2,6 +2,9 @@
 // `ferry eval`.
 #include "tools/ferry/LoadExecutable.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -79,11 +82,51 @@ bool stopAfterCompile(const CompileFlags &flags, const std::string &input,
   return true;
 }
 
+#ifdef FERRY_HAVE_COMPILE_CACHE
+namespace {
+
+// Rank 0's executable to every other rank of `job`: its size and checksum,
+// then its bytes. The others wait as long as rank 0 compiles (a compile is
+// not a stalled collective; a failed one reaches them as its failure
+// notice) and check what they receive.
+std::optional<ExecutableFile> shareExecutable(comm::Communicator &job,
+                                              std::optional<ExecutableFile> exe,
+                                              const std::string &input) {
+  double timeout = job.timeoutSeconds();
+  job.setTimeoutSeconds(std::max(timeout, 7 * 24 * 3600.0));
+  uint64_t header[2] = {0, 0}; // bytes, checksum
+  if (job.rank() == 0) {
+    header[0] = exe->payload().size();
+    header[1] = exe->checksum();
+  }
+  job.broadcast(header, sizeof header, 0, "the wait for rank 0's compile");
+  job.setTimeoutSeconds(timeout);
+  std::vector<uint8_t> bytes(job.rank() == 0 ? 0 : header[0]);
+  uint8_t *data = job.rank() == 0 ? const_cast<uint8_t *>(exe->payload().data())
+                                  : bytes.data();
+  job.broadcast(data, static_cast<int64_t>(header[0]), 0,
+                "the executable from rank 0");
+  if (job.rank() == 0)
+    return exe;
+  ExecutableFile received =
+      ExecutableFile::fromPayload(std::move(bytes), input + " (from rank 0)");
+  if (received.checksum() != header[1])
+    throw RuntimeError(fmt::format(
+        "{}the executable received from rank 0 has checksum {:016x}, but "
+        "rank 0 sent {:016x}; the transfer was damaged: start the run again",
+        job.prefix(), received.checksum(), header[1]));
+  return received;
+}
+
+} // namespace
+#endif
+
 std::optional<LoadedExecutable>
 loadExecutable(const std::string &input,
                const std::vector<std::string> &overrides,
                const CompileFlags &flags,
-               const std::function<void(const Config &)> &checkConfig) {
+               const std::function<void(const Config &)> &checkConfig,
+               comm::Communicator *job) {
   LoadedExecutable out;
   auto start = std::chrono::steady_clock::now();
   if (endsWith(input, ".fxe")) {
@@ -114,6 +157,15 @@ loadExecutable(const std::string &input,
                  "instead (FILE.fxe)\n");
     return std::nullopt;
 #else
+    // One executable for every rank: rank 0 compiles it and sends it.
+    const bool shared = job && job->size() > 1 && !flags.compileOnly;
+    if (shared && job->rank() != 0) {
+      out.exe = shareExecutable(*job, std::nullopt, input);
+      out.compileMs = std::chrono::duration<double, std::milli>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+      return out;
+    }
     CompileRequest request;
     request.useCache = !flags.noCache;
     request.explain = flags.explainCache;
@@ -127,6 +179,8 @@ loadExecutable(const std::string &input,
       return std::nullopt;
     out.cacheHit = compiled.hit;
     out.exe = ExecutableFile::fromPayload(std::move(compiled.payload), input);
+    if (shared)
+      out.exe = shareExecutable(*job, std::move(out.exe), input);
 #endif
   }
   out.compileMs = std::chrono::duration<double, std::milli>(

@@ -2,8 +2,10 @@
 // a compiled executable (FILE.fxe) with the overrides it can still take.
 #pragma once
 
-#include "training/config/Config.h"
+#include "runtime/comm/Communicator.h"
+
 #include "runtime/executable/ExecutableFile.h"
+#include "training/config/Config.h"
 
 #include <CLI/CLI.hpp>
 
@@ -50,11 +52,16 @@ bool stopAfterCompile(const CompileFlags &flags, const std::string &input,
 // cannot take, a ferry built without the compiler given a config). Throws
 // ConfigError / ExecutableError for the caller to print.
 // `checkConfig`, when given, sees the config before anything is compiled
-// (and may throw).
+// (and may throw). `job`, the processes of a run (null or one: this one
+// alone): every rank calls it; rank 0 compiles a config (or hits the
+// cache) and sends the executable to the others, which check it (format,
+// size, checksum) and that its checksum is the one rank 0 sent (SPMD: one
+// executable for every rank).
 std::optional<LoadedExecutable>
 loadExecutable(const std::string &input,
                const std::vector<std::string> &overrides,
                const CompileFlags &flags = {},
-               const std::function<void(const Config &)> &checkConfig = {});
+               const std::function<void(const Config &)> &checkConfig = {},
+               comm::Communicator *job = nullptr);
 
 } // namespace ferry::cli

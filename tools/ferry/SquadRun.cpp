@@ -115,11 +115,13 @@ int runSquadTrain(const SquadOptionsCli &o) {
         fmt::format("training.lr_schedule.warmup_steps={}",
                     static_cast<int64_t>(std::llround(
                         o.warmupProportion * static_cast<double>(steps)))));
-    loaded =
-        loadExecutable(o.input, overrides, o.compile, [&](const Config &c) {
+    loaded = loadExecutable(
+        o.input, overrides, o.compile,
+        [&](const Config &c) {
           checkReplicaCount(c, group);
           group.setTimeoutSeconds(c.execution.collective_timeout_seconds);
-        });
+        },
+        &group);
     if (!loaded) { // the error is printed
       replicas.failPrinted("the executable could not be built");
       return 1;

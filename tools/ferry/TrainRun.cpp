@@ -53,10 +53,12 @@ int runTrain(const TrainOptionsCli &opts) {
     comm::Communicator *group = replicas.group.get();
     std::FILE *out = replicas.out;
     loaded = loadExecutable(
-        opts.input, overrides, opts.compile, [&](const Config &c) {
+        opts.input, overrides, opts.compile,
+        [&](const Config &c) {
           checkReplicaCount(c, *group);
           group->setTimeoutSeconds(c.execution.collective_timeout_seconds);
-        });
+        },
+        group);
     if (!loaded) { // the error is printed
       replicas.failPrinted("the executable could not be built (see its "
                            "messages)");
