@@ -103,7 +103,8 @@ struct FuseAttentionChain : public OpRewritePattern<MatmulOp> {
         context.getRhs(), softmax.getMask(), seed, layer, offset,
         softmax.getSequenceIds(), dropout ? dropout.getDropoutKeys() : Value(),
         rewriter.getF64FloatAttr(scale), rewriter.getF64FloatAttr(probability),
-        rewriter.getStringAttr(purpose));
+        rewriter.getStringAttr(purpose), /*sequence_major=*/UnitAttr(),
+        dropout ? dropout.getTensorKeyStrideAttr() : IntegerAttr());
     rewriter.replaceOp(context, fused.getResult());
     // The chain, last first: each op's one use is gone.
     if (dropout)
@@ -156,7 +157,8 @@ struct AbsorbHeadTransposes : public OpRewritePattern<AttentionOp> {
         attention.getSeed(), attention.getLayer(), attention.getSampleOffset(),
         attention.getSequenceIds(), attention.getDropoutKeys(),
         attention.getScaleAttr(), attention.getProbabilityAttr(),
-        attention.getPurposeAttr(), rewriter.getUnitAttr());
+        attention.getPurposeAttr(), rewriter.getUnitAttr(),
+        attention.getTensorKeyStrideAttr());
     rewriter.replaceOp(merge, fused.getResult());
     rewriter.replaceAllUsesWith(attention.getRowLogsumexp(),
                                 fused.getRowLogsumexp());

@@ -65,7 +65,7 @@ struct FuseSoftmaxThenDropout : public OpRewritePattern<DropoutOp> {
         softmax.getInput(), softmax.getMask(), dropout.getSeed(),
         dropout.getLayer(), dropout.getSampleOffset(), softmax.getSequenceIds(),
         dropout.getDropoutKeys(), dropout.getProbabilityAttr(),
-        dropout.getPurposeAttr());
+        dropout.getPurposeAttr(), dropout.getTensorKeyStrideAttr());
     // Uses of the probabilities before the fused op stay with the softmax.
     rewriter.replaceUsesWithIf(
         softmax.getResult(), fused.getProbs(), [&](OpOperand &use) {
@@ -99,7 +99,8 @@ struct FuseDropoutThenSoftmaxGrad : public OpRewritePattern<SoftmaxGradOp> {
         rewriter, grad.getLoc(), grad.getType(), grad.getOutput(),
         dropout.getInput(), dropout.getSeed(), dropout.getLayer(),
         dropout.getSampleOffset(), dropout.getDropoutKeys(),
-        dropout.getProbabilityAttr(), dropout.getPurposeAttr());
+        dropout.getProbabilityAttr(), dropout.getPurposeAttr(),
+        dropout.getTensorKeyStrideAttr());
     rewriter.replaceOp(grad, fused.getResult());
     rewriter.eraseOp(dropout);
     return success();

@@ -18,10 +18,12 @@
 //   bias after it is added once, to the sum;
 // * element-wise ops, bias adds, the softmax over the keys and matmuls over
 //   a split batch dimension (the attention heads) keep the split; reshapes
-//   and transposes move it to the dimension its elements land in.
+//   and transposes move it to the dimension its elements land in;
+// * a dropout of a split tensor keys each element by its place in the whole
+//   one (tensor_key_stride), so masks equal one process's.
 //
 // Autodiff then derives the backward's collectives from f and g. A split
-// value reaching an op without a rule here (a layer norm, a dropout, a
+// value reaching an op without a rule here (a layer norm, a
 // function's result, a loop's carried value) is an error naming the op and
 // the split: the layout would need a collective ferry does not insert.
 //
@@ -241,12 +243,23 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     return success(); // checked by the function and loop rules
   int64_t dim = splitOf(firstSplit);
   if (auto dropout = dyn_cast<DropoutOp>(op)) {
-    // Probability 0 is a copy. A real dropout needs each element's index in
-    // the whole tensor for its key (so masks equal one process's), which
-    // the kernels do not take yet.
-    if (dropout.getProbability().convertToDouble() != 0.0 ||
-        splitOf(dropout.getInput()) == kReplicated)
+    // Each element's key is its place in the whole sample (dimension 0 is
+    // the sample), so masks equal one process's: the rank's part must be
+    // one block of the sample (every dimension between the sample's and the
+    // split one of size 1), which starts at tensor rank x the part's size.
+    auto type = cast<RankedTensorType>(dropout.getInput().getType());
+    if (splitOf(dropout.getInput()) == kReplicated || dim == 0 ||
+        dropout.getDropoutKeys())
       return noRule(op, firstSplit);
+    int64_t between = 1, part = 1;
+    for (int64_t i = 1; i < type.getRank(); ++i) {
+      if (i < dim)
+        between *= type.getDimSize(i);
+      part *= type.getDimSize(i); // this rank's shape already
+    }
+    if (between != 1)
+      return noRule(op, firstSplit);
+    dropout.setTensorKeyStrideAttr(builder.getI64IntegerAttr(part));
     setSplit(dropout.getResult(), dim);
     return success();
   }

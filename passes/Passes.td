@@ -67,7 +67,7 @@ def PartitionTensorsPass : Pass<"ferry-partition-tensors", "mlir::ModuleOp"> {
     partial sum, all-reduced over the tensor group at once (g), so a bias
     after it is added to the sum. Every split value and declaration takes
     this rank's shape, and the mesh is marked `partitioned`. A split value
-    reaching an op without a rule (a layer norm, a dropout, a function
+    reaching an op without a rule (a layer norm, a function
     result, a loop-carried value) is an error.
 
     ```mlir

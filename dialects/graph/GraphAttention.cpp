@@ -114,7 +114,8 @@ LogicalResult AttentionOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
       b, getLoc(), t, t, t, getQuery(), getKey(), getValue(), getMask(),
       getResult(), getRowLogsumexp(), resultGrads[0], getSeed(), getLayer(),
       getSampleOffset(), getSequenceIds(), getDropoutKeys(), getScaleAttr(),
-      getProbabilityAttr(), getPurposeAttr(), getSequenceMajorAttr());
+      getProbabilityAttr(), getPurposeAttr(), getSequenceMajorAttr(),
+      getTensorKeyStrideAttr());
   grads[0] = g.getQueryGrad();
   grads[1] = g.getKeyGrad();
   grads[2] = g.getValueGrad();

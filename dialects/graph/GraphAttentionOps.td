@@ -40,7 +40,8 @@ def Graph_AttentionOp : Graph_Op<"attention", [Pure, Graph_Differentiable,
                        Optional<Graph_IntTensor>:$sequence_ids,
                        Optional<Graph_IntTensor>:$dropout_keys,
                        F64Attr:$scale, F64Attr:$probability, StrAttr:$purpose,
-                       UnitAttr:$sequence_major);
+                       UnitAttr:$sequence_major,
+                       OptionalAttr<I64Attr>:$tensor_key_stride);
   let results = (outs Graph_FloatTensor:$result,
                       Graph_FloatTensor:$row_logsumexp);
   let assemblyFormat = [{
@@ -77,7 +78,8 @@ def Graph_AttentionGradOp : Graph_Op<"attention_grad", [Pure,
                        Optional<Graph_IntTensor>:$dropout_keys,
                        F64Attr:$scale,
                        F64Attr:$probability, StrAttr:$purpose,
-                       UnitAttr:$sequence_major);
+                       UnitAttr:$sequence_major,
+                       OptionalAttr<I64Attr>:$tensor_key_stride);
   let results = (outs Graph_FloatTensor:$query_grad,
                       Graph_FloatTensor:$key_grad,
                       Graph_FloatTensor:$value_grad);

@@ -197,7 +197,8 @@ LogicalResult DropoutOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
   grads.assign((*this)->getNumOperands(), Value());
   grads[0] = DropoutOp::create(b, getLoc(), resultGrads[0], getSeed(),
                                getLayer(), getSampleOffset(), getDropoutKeys(),
-                               getProbabilityAttr(), getPurposeAttr());
+                               getProbabilityAttr(), getPurposeAttr(),
+                               getTensorKeyStrideAttr());
   return success();
 }
 

@@ -408,7 +408,11 @@ def Graph_DropoutOp : Graph_Op<"dropout",
     indexes the leading (sample) dimension: masks do not depend on call order,
     micro-batch size or execution mode, and recomputation regenerates them
     exactly from the same operands. `purpose` names the dropout site; two
-    sites of one layer must differ.
+    sites of one layer must differ. `tensor_key_stride` (tensor
+    parallelism: the input is this rank's part of a tensor split along its
+    first dimension after the sample's) offsets each element's key by
+    tensor rank × stride, its place in the whole sample, so the mask equals
+    one process's.
 
     ```mlir
     %y = graph.dropout %x, %seed, %l, %offset {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<8x2x128x128xf32>
@@ -424,7 +428,8 @@ def Graph_DropoutOp : Graph_Op<"dropout",
   let arguments = (ins Graph_FloatTensor:$input, I64:$seed, Index:$layer,
                        Index:$sample_offset,
                        Optional<Graph_IntTensor>:$dropout_keys,
-                       F64Attr:$probability, StrAttr:$purpose);
+                       F64Attr:$probability, StrAttr:$purpose,
+                       OptionalAttr<I64Attr>:$tensor_key_stride);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $seed `,` $layer `,` $sample_offset (`keys` $dropout_keys^)? attr-dict `:` type($input) (`keys` type($dropout_keys)^)?

@@ -409,7 +409,8 @@ def Graph_SoftmaxDropoutOp : Graph_Op<"softmax_dropout", [Pure,
                        I64:$seed, Index:$layer, Index:$sample_offset,
                        Optional<Graph_IntTensor>:$sequence_ids,
                        Optional<Graph_IntTensor>:$dropout_keys,
-                       F64Attr:$probability, StrAttr:$purpose);
+                       F64Attr:$probability, StrAttr:$purpose,
+                       OptionalAttr<I64Attr>:$tensor_key_stride);
   let results = (outs Graph_FloatTensor:$probs, Graph_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $mask `,` $seed `,` $layer `,` $sample_offset (`sequences` $sequence_ids^)? (`keys` $dropout_keys^)? attr-dict `:` type($input) `,` type($mask) (`,` type($sequence_ids)^)? (`keys` type($dropout_keys)^)?
@@ -433,7 +434,8 @@ def Graph_DropoutSoftmaxGradOp : Graph_Op<"dropout_softmax_grad", [Pure,
   let arguments = (ins Graph_FloatTensor:$output, Graph_FloatTensor:$grad,
                        I64:$seed, Index:$layer, Index:$sample_offset,
                        Optional<Graph_IntTensor>:$dropout_keys,
-                       F64Attr:$probability, StrAttr:$purpose);
+                       F64Attr:$probability, StrAttr:$purpose,
+                       OptionalAttr<I64Attr>:$tensor_key_stride);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = [{
     $output `,` $grad `,` $seed `,` $layer `,` $sample_offset (`keys` $dropout_keys^)? attr-dict `:` type($output) (`keys` type($dropout_keys)^)?

@@ -98,7 +98,8 @@ private:
   Value dropout(Value x, Value seed, Value layer, Value offset, double p,
                 StringRef purpose) {
     return DropoutOp::create(b, loc, x, seed, layer, offset, keys,
-                             b.getF64FloatAttr(p), b.getStringAttr(purpose));
+                             b.getF64FloatAttr(p), b.getStringAttr(purpose),
+                             /*tensor_key_stride=*/IntegerAttr());
   }
   Value indexConstant(int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);

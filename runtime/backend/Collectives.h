@@ -25,6 +25,9 @@ public:
   // The group a call names; throws RuntimeError for the tensor group in a
   // run without one (how to start the run).
   comm::Communicator &group(int64_t group) const;
+  // This process's rank in the tensor-parallel group (0 without one): where
+  // its part of a split tensor lies (dropout keys).
+  int tensorRank() const { return tensor_ ? tensor_->rank() : 0; }
 
   // Checks a collective call before it runs and counts its bytes: the
   // replica count against the group's size (the message says how to start

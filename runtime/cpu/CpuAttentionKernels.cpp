@@ -16,6 +16,7 @@
 // [batch, heads, seq, dim] copies and back: the CPU's GEMMs want each
 // head's rows contiguous, and the transposes cost what the graph's head
 // split and merge did.
+#include "runtime/backend/Collectives.h"
 #include "runtime/cpu/CpuKernelContext.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/executable/KernelParams.h"
@@ -62,7 +63,7 @@ void rowKeepFactors(const AttentionShape &a, int64_t bh, int64_t i,
     }
     return;
   }
-  const uint64_t e0 = static_cast<uint64_t>((h * S + i) * S);
+  const uint64_t e0 = a.keyOffset + static_cast<uint64_t>((h * S + i) * S);
   const uint64_t first = e0 / 4;
   const int64_t skip = static_cast<int64_t>(e0 - 4 * first);
   const int64_t blocks = (skip + S + 3) / 4;
@@ -265,15 +266,24 @@ void attentionGrad(const float *q, const float *k, const float *v,
 }
 
 // The family's typed bodies (dialects/rt/kernels/Attention.td).
-void run(Context &, const kernels::AttentionArgs &a) {
-  attention(a.q.data, a.k.data, a.v.data, a.mask.data, a.out.data, a.lse.data,
-            kernels::attentionShapeOf(a));
+// Tensor parallelism: this rank's heads start at rank x tensor_key_stride
+// of each sample's probabilities.
+template <class Args> AttentionShape shapeOf(const Context &cx, const Args &a) {
+  AttentionShape shape = kernels::attentionShapeOf(a);
+  shape.keyOffset = static_cast<uint64_t>(a.tensor_key_stride) *
+                    static_cast<uint64_t>(cx.collectives->tensorRank());
+  return shape;
 }
 
-void run(Context &, const kernels::AttentionGradArgs &a) {
+void run(Context &cx, const kernels::AttentionArgs &a) {
+  attention(a.q.data, a.k.data, a.v.data, a.mask.data, a.out.data, a.lse.data,
+            shapeOf(cx, a));
+}
+
+void run(Context &cx, const kernels::AttentionGradArgs &a) {
   attentionGrad(a.q.data, a.k.data, a.v.data, a.mask.data, a.out.data,
                 a.lse.data, a.dout.data, a.dq.data, a.dk.data, a.dv.data,
-                kernels::attentionShapeOf(a));
+                shapeOf(cx, a));
 }
 
 } // namespace ferry::cpu

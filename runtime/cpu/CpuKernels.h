@@ -121,11 +121,13 @@ void attentionGrad(const float *q, const float *k, const float *v,
 // s = sampleOffset + e / perSample is kept when
 // random::dropoutKeeps(seed, purpose, layer, s, e % perSample, p).
 // p = 0 copies. Packed rows (`keys`): element e of row e / perSample takes
-// the decision keys.map gives it instead.
+// the decision keys.map gives it instead. `keyOffset` (tensor parallelism:
+// x holds a part of each sample): element e of a sample is element
+// keyOffset + e of the whole one.
 void dropout(const float *x, float *out, int64_t n, int64_t perSample,
              uint64_t seed, uint32_t purpose, uint32_t layer,
-             uint64_t sampleOffset, float p,
-             const PackedDropoutKeys &keys = {});
+             uint64_t sampleOffset, float p, const PackedDropoutKeys &keys = {},
+             uint64_t keyOffset = 0);
 
 // Permutes x (shape dims[0..rank)) into out: out dimension i is x dimension
 // perm[i]. rank <= 6.

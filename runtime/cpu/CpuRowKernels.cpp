@@ -1,6 +1,7 @@
 // The CPU backend's row kernels: layer norm and its gradient, softmax and
 // its gradient, and dropout (the Philox bits every backend draws); and the
 // family's typed bodies (dialects/rt/kernels/Row.td).
+#include "runtime/backend/Collectives.h"
 #include "runtime/cpu/CpuKernelContext.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/executable/KernelParams.h"
@@ -176,7 +177,8 @@ void softmaxGrad(const float *y, const float *dy, float *dx, int64_t rows,
 
 void dropout(const float *x, float *out, int64_t n, int64_t perSample,
              uint64_t seed, uint32_t purpose, uint32_t layer,
-             uint64_t sampleOffset, float p, const PackedDropoutKeys &keys) {
+             uint64_t sampleOffset, float p, const PackedDropoutKeys &keys,
+             uint64_t keyOffset) {
   if (n <= 0)
     return;
   if (p == 0.0f) {
@@ -189,6 +191,17 @@ void dropout(const float *x, float *out, int64_t n, int64_t perSample,
   }
   if (perSample <= 0)
     perSample = n;
+  if (keyOffset % 4 != 0) { // a part of the sample that starts mid-block
+    const float keep = 1.0f - p;
+#pragma omp parallel for schedule(static) if (worth(n))
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = random::dropoutKeeps(seed, purpose, layer,
+                                    sampleOffset + i / perSample,
+                                    keyOffset + i % perSample, p)
+                   ? x[i] / keep
+                   : 0.0f;
+    return;
+  }
   if (keys.packed()) { // each element's own key: one draw each
     const float keep = 1.0f - p;
 #pragma omp parallel for schedule(static) if (worth(n))
@@ -220,7 +233,7 @@ void dropout(const float *x, float *out, int64_t n, int64_t perSample,
       continue;
     uint32_t words[kDropoutChunk];
     // j0 is a multiple of 4: element j0 + i is word i of block j0 / 4 + i / 4.
-    philoxBlocks(key0, key1, static_cast<uint64_t>(j0) / 4,
+    philoxBlocks(key0, key1, (keyOffset + static_cast<uint64_t>(j0)) / 4,
                  static_cast<uint32_t>(sampleOffset + sampleIndex), layer,
                  (j1 - j0 + 3) / 4, words);
     const float *xs = x + base + j0;
@@ -259,30 +272,37 @@ void run(Context &, const kernels::SoftmaxGradArgs &a) {
 namespace {
 
 // A dropout kernel's (or a fused kernel's) dropout of x into out, with its
-// key and packed rows' keys from its arguments.
+// key and packed rows' keys from its arguments; `keyOffset` (tensor
+// parallelism) where this rank's part starts in each sample.
 template <class Args>
-void dropoutOf(const Args &a, const float *x, float *out) {
+void dropoutOf(const Args &a, const float *x, float *out,
+               uint64_t keyOffset = 0) {
   dropout(x, out, a.count, a.per_sample, static_cast<uint64_t>(a.seed),
           static_cast<uint32_t>(a.purpose), static_cast<uint32_t>(a.layer),
           static_cast<uint64_t>(a.sample_offset.value), static_cast<float>(a.p),
-          kernels::dropoutKeysOf(a));
+          kernels::dropoutKeysOf(a), keyOffset);
+}
+
+template <class Args> uint64_t keyOffsetOf(const Context &cx, const Args &a) {
+  return static_cast<uint64_t>(a.tensor_key_stride) *
+         static_cast<uint64_t>(cx.collectives->tensorRank());
 }
 
 } // namespace
 
-void run(Context &, const kernels::DropoutArgs &a) {
-  dropoutOf(a, a.x.data, a.out.data);
+void run(Context &cx, const kernels::DropoutArgs &a) {
+  dropoutOf(a, a.x.data, a.out.data, keyOffsetOf(cx, a));
 }
 
-void run(Context &, const kernels::SoftmaxDropoutArgs &a) {
+void run(Context &cx, const kernels::SoftmaxDropoutArgs &a) {
   softmax(a.x.data, a.mask.data, a.probs.data, a.batch, a.rows, a.cols,
           a.sequence_ids.data);
-  dropoutOf(a, a.probs.data, a.out.data);
+  dropoutOf(a, a.probs.data, a.out.data, keyOffsetOf(cx, a));
 }
 
-void run(Context &, const kernels::DropoutSoftmaxGradArgs &a) {
+void run(Context &cx, const kernels::DropoutSoftmaxGradArgs &a) {
   // dropout(dy) into dx, then the softmax's gradient in place.
-  dropoutOf(a, a.dy.data, a.dx.data);
+  dropoutOf(a, a.dy.data, a.dx.data, keyOffsetOf(cx, a));
   softmaxGrad(a.y.data, a.dx.data, a.dx.data, a.rows, a.cols);
 }
 

@@ -9,6 +9,7 @@
 namespace ferry::cuda {
 
 void run(Context &cx, const kernels::AttentionArgs &a) {
+  refuseSplitDropoutKeys(a.tensor_key_stride, "attention");
   AttentionShape shape = kernels::attentionShapeOf(a);
   shape.sampleOffset = cx.steps->stepValue(a.sample_offset);
   attention(cx.stream, a.q.data, a.k.data, a.v.data, a.mask.data, a.out.data,
@@ -18,6 +19,7 @@ void run(Context &cx, const kernels::AttentionArgs &a) {
 }
 
 void run(Context &cx, const kernels::AttentionGradArgs &a) {
+  refuseSplitDropoutKeys(a.tensor_key_stride, "attention_grad");
   AttentionShape shape = kernels::attentionShapeOf(a);
   shape.sampleOffset = cx.steps->stepValue(a.sample_offset);
   attentionGrad(

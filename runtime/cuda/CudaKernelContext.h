@@ -79,6 +79,12 @@ T *needWorkspace(const kernels::Buffer<T> &workspace, const char *kernel) {
   return workspace.data;
 }
 
+// Tensor parallelism's dropout keys (a part of each sample, keyed by its
+// place in the whole one: tensor_key_stride) are the CPU backend's alone so
+// far; the config refuses tensor parallelism on CUDA, and a call that
+// carries them anyway is refused naming the kernel.
+void refuseSplitDropoutKeys(int64_t tensorKeyStride, const char *kernel);
+
 #include "runtime/executable/KernelRuns.inc"
 
 } // namespace ferry::cuda

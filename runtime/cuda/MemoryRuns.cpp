@@ -27,6 +27,15 @@ void missingWorkspace(const char *kernel) {
       kernel));
 }
 
+void refuseSplitDropoutKeys(int64_t tensorKeyStride, const char *kernel) {
+  if (tensorKeyStride != 0)
+    throw RuntimeError(fmt::format(
+        "{} keys a tensor-parallel part of each sample (tensor_key_stride "
+        "{}), which the CUDA backend does not take yet; tensor parallelism "
+        "runs on the CPU backend",
+        kernel, tensorKeyStride));
+}
+
 namespace {
 
 // memmove on the stream, without allocating (a graph may be capturing): in

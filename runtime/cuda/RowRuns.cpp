@@ -33,6 +33,7 @@ void run(Context &cx, const kernels::SoftmaxGradArgs &a) {
 }
 
 void run(Context &cx, const kernels::DropoutArgs &a) {
+  refuseSplitDropoutKeys(a.tensor_key_stride, "dropout");
   dropout(cx.stream, a.x.data, a.out.data, a.count, a.per_sample,
           static_cast<uint64_t>(a.seed), static_cast<uint32_t>(a.purpose),
           static_cast<uint32_t>(a.layer), cx.steps->stepValue(a.sample_offset),
@@ -41,6 +42,7 @@ void run(Context &cx, const kernels::DropoutArgs &a) {
 }
 
 void run(Context &cx, const kernels::SoftmaxDropoutArgs &a) {
+  refuseSplitDropoutKeys(a.tensor_key_stride, "softmax_dropout");
   softmaxDropout(
       cx.stream, a.x.data, a.mask.data, a.probs.data, a.out.data, a.batch,
       a.rows, a.cols, a.per_sample, static_cast<uint64_t>(a.seed),
@@ -51,6 +53,7 @@ void run(Context &cx, const kernels::SoftmaxDropoutArgs &a) {
 }
 
 void run(Context &cx, const kernels::DropoutSoftmaxGradArgs &a) {
+  refuseSplitDropoutKeys(a.tensor_key_stride, "dropout_softmax_grad");
   dropoutSoftmaxGrad(
       cx.stream, a.y.data, a.dy.data, a.dx.data, a.rows, a.cols, a.per_sample,
       static_cast<uint64_t>(a.seed), static_cast<uint32_t>(a.purpose),

@@ -480,6 +480,10 @@ struct DropoutArgs {
   // packed rows: tokens a row
   int64_t key_seq = 0; // 0 when absent
   bool has_key_seq = false;
+  // tensor parallelism: x is the tensor rank's part of each sample, whose keys
+  // start at rank x this (absent: 0)
+  int64_t tensor_key_stride = 0; // 0 when absent
+  bool has_tensor_key_stride = false;
   // drop probability
   double p = 0;
   // input
@@ -745,6 +749,9 @@ struct SoftmaxDropoutArgs {
   int64_t layer = 0;
   // as dropout
   StepInt sample_offset;
+  // as dropout
+  int64_t tensor_key_stride = 0; // 0 when absent
+  bool has_tensor_key_stride = false;
   // drop probability
   double p = 0;
   // scores
@@ -780,6 +787,9 @@ struct DropoutSoftmaxGradArgs {
   int64_t layer = 0;
   // as dropout
   StepInt sample_offset;
+  // as dropout
+  int64_t tensor_key_stride = 0; // 0 when absent
+  bool has_tensor_key_stride = false;
   // drop probability
   double p = 0;
   // the forward probabilities
@@ -1049,6 +1059,10 @@ struct AttentionArgs {
   // heads, seq])
   int64_t sequence_major = 0; // 0 when absent
   bool has_sequence_major = false;
+  // as dropout: heads are the tensor rank's, the probabilities' keys start at
+  // rank x this
+  int64_t tensor_key_stride = 0; // 0 when absent
+  bool has_tensor_key_stride = false;
   // factor of q kᵀ (1 / sqrt(head_dim))
   double scale = 0;
   // the probabilities' drop probability
@@ -1098,6 +1112,9 @@ struct AttentionGradArgs {
   // as attention (dq, dk, dv too)
   int64_t sequence_major = 0; // 0 when absent
   bool has_sequence_major = false;
+  // as attention
+  int64_t tensor_key_stride = 0; // 0 when absent
+  bool has_tensor_key_stride = false;
   // as attention
   double scale = 0;
   // as attention
@@ -1390,6 +1407,8 @@ template <class Call> DropoutArgs decodeDropout(const Call &call) {
   a.key_layout = call.integer(6);
   a.has_key_seq = call.integerCount() > 7;
   a.key_seq = call.integer(7);
+  a.has_tensor_key_stride = call.integerCount() > 8;
+  a.tensor_key_stride = call.integer(8);
   a.p = call.real(0);
   a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
   a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
@@ -1547,6 +1566,8 @@ template <class Call> SoftmaxDropoutArgs decodeSoftmaxDropout(const Call &call) 
   a.purpose = call.integer(6);
   a.layer = call.integer(7);
   a.sample_offset = call.stepInteger(8);
+  a.has_tensor_key_stride = call.integerCount() > 9;
+  a.tensor_key_stride = call.integer(9);
   a.p = call.real(0);
   a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
   a.mask = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
@@ -1566,6 +1587,8 @@ template <class Call> DropoutSoftmaxGradArgs decodeDropoutSoftmaxGrad(const Call
   a.purpose = call.integer(5);
   a.layer = call.integer(6);
   a.sample_offset = call.stepInteger(7);
+  a.has_tensor_key_stride = call.integerCount() > 8;
+  a.tensor_key_stride = call.integer(8);
   a.p = call.real(0);
   a.y = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
   a.dy = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
@@ -1709,6 +1732,8 @@ template <class Call> AttentionArgs decodeAttention(const Call &call) {
   a.precision = call.integer(8);
   a.has_sequence_major = call.integerCount() > 9;
   a.sequence_major = call.integer(9);
+  a.has_tensor_key_stride = call.integerCount() > 10;
+  a.tensor_key_stride = call.integer(10);
   a.scale = call.real(0);
   a.p = call.real(1);
   a.q = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
@@ -1734,6 +1759,8 @@ template <class Call> AttentionGradArgs decodeAttentionGrad(const Call &call) {
   a.precision = call.integer(8);
   a.has_sequence_major = call.integerCount() > 9;
   a.sequence_major = call.integer(9);
+  a.has_tensor_key_stride = call.integerCount() > 10;
+  a.tensor_key_stride = call.integer(10);
   a.scale = call.real(0);
   a.p = call.real(1);
   a.q = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};

@@ -24,6 +24,9 @@ struct AttentionShape {
   uint64_t seed = 0;
   uint32_t purpose = 0, layer = 0;
   StepValue sampleOffset; // the first sample's global index
+  // Tensor parallelism: the heads are this rank's part of the sample's, and
+  // element e of the sample is element keyOffset + e of the whole one.
+  uint64_t keyOffset = 0;
   float p = 0.0f;
   float scale = 1.0f; // of q kᵀ
   int precision = 0;  // the products' inputs: 0 fp32, 1 bf16

@@ -2,8 +2,8 @@
 
 // Tests ferry-partition-tensors' errors: a split value meeting a replicated
 // one in an element-wise op, a layer norm over a split value, a dropout
-// that drops (its keys would need the element's place in the whole
-// tensor), a matmul of splits that are neither column- nor row-parallel
+// whose rank's part of a sample is not one block (split along dimension 2
+// of 5 rows: every row's part is this rank's), a matmul of splits that are neither column- nor row-parallel
 // nor a shared batch dimension, a function returning a split value, a
 // reshape that scatters the split, and a partitioned module.
 
@@ -40,13 +40,13 @@ module attributes {graph.mesh = #graph.mesh<tensor = 2, data = 1>} {
 
 module attributes {graph.mesh = #graph.mesh<tensor = 2, data = 1>} {
   graph.parameter @w : tensor<8x4xf32> init(normal, 2.000000e-02) hf "w" sharding <split = 0>
-  func.func @forward(%x: tensor<3x4xf32> {graph.input = "x"}, %seed: i64 {graph.input = "seed"}, %o: index {graph.input = "sample_offset"}) -> tensor<3x8xf32> attributes {graph.entry = "forward"} {
+  func.func @forward(%x: tensor<3x5x4xf32> {graph.input = "x"}, %seed: i64 {graph.input = "seed"}, %o: index {graph.input = "sample_offset"}) -> tensor<3x5x8xf32> attributes {graph.entry = "forward"} {
     %l = arith.constant 0 : index
     %w = graph.parameter_ref @w : tensor<8x4xf32>
-    %y = graph.matmul %x, %w {transpose_rhs} : tensor<3x4xf32>, tensor<8x4xf32> -> tensor<3x8xf32>
-    // expected-error @+1 {{'graph.dropout' op has an operand split along dimension 1 over the tensor group}}
-    %d = graph.dropout %y, %seed, %l, %o {probability = 1.000000e-01 : f64, purpose = "p"} : tensor<3x8xf32>
-    return %d : tensor<3x8xf32>
+    %y = graph.matmul %x, %w {transpose_rhs} : tensor<3x5x4xf32>, tensor<8x4xf32> -> tensor<3x5x8xf32>
+    // expected-error @+1 {{'graph.dropout' op has an operand split along dimension 2 over the tensor group}}
+    %d = graph.dropout %y, %seed, %l, %o {probability = 1.000000e-01 : f64, purpose = "p"} : tensor<3x5x8xf32>
+    return %d : tensor<3x5x8xf32>
   }
 }
 

@@ -5,7 +5,9 @@
 // column-parallel (output dimension and bias split), the second FFN matmul
 // row-parallel (input dimension split). The split follows the reshape to
 // heads and the transpose, through the batched score matmul, the scale and
-// the softmax over the keys, back through the transpose and reshape; the
+// the softmax over the keys and the dropout (each element keyed by its
+// place in the whole sample: this rank's heads start at rank x 16, the
+// part's size), back through the transpose and reshape; the
 // row-parallel result is all-reduced over the tensor group before its
 // bias; the block's input enters the split region once through f. Every
 // split value, argument and declaration takes this rank's shape, and the
@@ -28,7 +30,7 @@
 // CHECK: graph.matmul %{{.*}}, %{{.*}} {transpose_rhs} : tensor<3x1x4x4xf32>, tensor<3x1x4x4xf32> -> tensor<3x1x4x4xf32>
 // CHECK: graph.scale %{{.*}} by 5.000000e-01 : tensor<3x1x4x4xf32>
 // CHECK: graph.softmax %{{.*}}, %{{.*}} : tensor<3x1x4x4xf32>, tensor<3x4xf32>
-// CHECK: graph.dropout %{{.*}} {probability = 0.000000e+00 : f64, purpose = "probs"} : tensor<3x1x4x4xf32>
+// CHECK: graph.dropout %{{.*}} {probability = 1.000000e-01 : f64, purpose = "probs", tensor_key_stride = 16 : i64} : tensor<3x1x4x4xf32>
 // CHECK: graph.matmul %{{.*}}, %{{.*}} : tensor<3x1x4x4xf32>, tensor<3x1x4x4xf32> -> tensor<3x1x4x4xf32>
 // CHECK: graph.transpose %{{.*}} [0, 2, 1, 3] : tensor<3x1x4x4xf32> -> tensor<3x4x1x4xf32>
 // CHECK: %[[CTX:.*]] = graph.reshape %{{.*}} : tensor<3x4x1x4xf32> -> tensor<3x4x4xf32>
@@ -66,7 +68,7 @@ module attributes {graph.mesh = #graph.mesh<tensor = 2, data = 1>} {
     %sc = graph.matmul %q, %k {transpose_rhs} : tensor<3x2x4x4xf32>, tensor<3x2x4x4xf32> -> tensor<3x2x4x4xf32>
     %ss = graph.scale %sc by 5.000000e-01 : tensor<3x2x4x4xf32>
     %p = graph.softmax %ss, %mask : tensor<3x2x4x4xf32>, tensor<3x4xf32>
-    %pd = graph.dropout %p, %seed, %l, %o {probability = 0.000000e+00 : f64, purpose = "probs"} : tensor<3x2x4x4xf32>
+    %pd = graph.dropout %p, %seed, %l, %o {probability = 1.000000e-01 : f64, purpose = "probs"} : tensor<3x2x4x4xf32>
     %c0 = graph.matmul %pd, %k : tensor<3x2x4x4xf32>, tensor<3x2x4x4xf32> -> tensor<3x2x4x4xf32>
     %c1 = graph.transpose %c0 [0, 2, 1, 3] : tensor<3x2x4x4xf32> -> tensor<3x4x2x4xf32>
     %c = graph.reshape %c1 : tensor<3x4x2x4xf32> -> tensor<3x4x8xf32>

@@ -585,7 +585,7 @@ TEST(Config, KeyStagesAreTheDocumentedOnes) {
 // compose with yet is refused by key; execution.tensor_sharding's syntax is
 // checked when the config loads.
 TEST(Config, TensorParallelMustDivideTheHeadsAndTheFfn) {
-  std::vector<std::string> tp = {"model.attention_dropout=0"};
+  std::vector<std::string> tp = {};
   auto withT = [&](std::vector<std::string> more) {
     more.insert(more.begin(), tp.begin(), tp.end());
     return errorOf(kFull, more);
@@ -606,24 +606,22 @@ TEST(Config, TensorParallelMustDivideTheHeadsAndTheFfn) {
 }
 
 TEST(Config, TensorParallelRefusesWhatItDoesNotComposeWithYet) {
-  EXPECT_EQ(errorOf(kFull, {"execution.tensor_parallel=2"}),
-            "--set execution.tensor_parallel=2: execution.tensor_parallel 2 "
-            "with dropout on the split attention probabilities is not built "
-            "yet (docs/parallelism.md#status); set model.attention_dropout: 0, "
-            "or execution.tensor_parallel: 1");
+  EXPECT_EQ(
+      errorOf(kFull, {"execution.tensor_parallel=2", "execution.backend=cuda"}),
+      "--set execution.backend=cuda: execution.tensor_parallel 2 with "
+      "the CUDA backend is not built yet (docs/parallelism.md#status); "
+      "set execution.backend: cpu, or execution.tensor_parallel: 1");
   EXPECT_NE(
-      errorOf(kFull, {"model.attention_dropout=0",
-                      "execution.tensor_parallel=2", "training.precision=bf16"})
+      errorOf(kFull, {"execution.tensor_parallel=2", "training.precision=bf16"})
           .find("with reduced precision is not built yet"),
       std::string::npos);
-  EXPECT_EQ(errorOf(kFull,
-                    {"model.attention_dropout=0", "execution.tensor_parallel=2",
-                     "execution.mode=phased", "execution.recompute=layer",
-                     "training.optimizer.name=lamb"}),
-            "");
-  EXPECT_NE(errorOf(kFull,
-                    {"model.attention_dropout=0", "execution.tensor_parallel=2",
-                     "execution.replicated_tensor_sharding=true"})
+  EXPECT_EQ(
+      errorOf(kFull,
+              {"execution.tensor_parallel=2", "execution.mode=phased",
+               "execution.recompute=layer", "training.optimizer.name=lamb"}),
+      "");
+  EXPECT_NE(errorOf(kFull, {"execution.tensor_parallel=2",
+                            "execution.replicated_tensor_sharding=true"})
                 .find("with replicated tensor sharding is not built yet"),
             std::string::npos);
 }

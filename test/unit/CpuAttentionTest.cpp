@@ -193,3 +193,66 @@ TEST(CpuAttention, RangesMeetWhereTheyShareASequence) {
       EXPECT_EQ(a.rangesMeet(0, i, 1, j, 1), a.sameSequence(0, i, j))
           << i << ", " << j;
 }
+
+// Tensor parallelism: a rank holding heads [t H/T, (t+1) H/T) of every
+// sample, its dropout keys offset by keyOffset = t (H/T) S S, computes
+// exactly those heads of the whole attention, forward and backward (T = 2,
+// at a sequence length whose S S is a multiple of 4 and one whose is not:
+// the parts then start mid Philox block). Tolerance: relative 1e-6 (the
+// same sums per row; only the GEMMs' blocking may differ).
+TEST(CpuAttention, ATensorRanksHeadsEqualThoseOfTheWhole) {
+  std::mt19937 rng(13);
+  for (int64_t S : {20, 13}) {
+    const int64_t B = 2, H = 4, D = 16, T = 2, Hp = H / T;
+    AttentionShape whole;
+    whole.batch = B, whole.heads = H, whole.seq = S, whole.headDim = D;
+    whole.seed = 42, whole.purpose = 7, whole.layer = 3;
+    whole.sampleOffset = 11, whole.p = 0.2f;
+    whole.scale = 1.0f / std::sqrt(float(D));
+    size_t n = static_cast<size_t>(B * H * S * D);
+    auto q = randomFloats(n, rng), k = randomFloats(n, rng),
+         v = randomFloats(n, rng), dout = randomFloats(n, rng);
+    auto mask = test::paddingMask(B, S, 3);
+    std::vector<float> out(n), lse(static_cast<size_t>(B * H * S)), dq(n),
+        dk(n), dv(n);
+    cpu::attention(q.data(), k.data(), v.data(), mask.data(), out.data(),
+                   lse.data(), whole);
+    cpu::attentionGrad(q.data(), k.data(), v.data(), mask.data(), out.data(),
+                       lse.data(), dout.data(), dq.data(), dk.data(), dv.data(),
+                       whole);
+    for (int64_t t = 0; t < T; ++t) {
+      // Heads [t Hp, (t+1) Hp) of each sample, [B, Hp, S, D] (lse [B, Hp, S]).
+      auto heads = [&](const std::vector<float> &x, int64_t inner) {
+        std::vector<float> part;
+        for (int64_t b = 0; b < B; ++b)
+          part.insert(part.end(), x.begin() + (b * H + t * Hp) * inner,
+                      x.begin() + (b * H + (t + 1) * Hp) * inner);
+        return part;
+      };
+      AttentionShape a = whole;
+      a.heads = Hp;
+      a.keyOffset = static_cast<uint64_t>(t * Hp * S * S);
+      auto qt = heads(q, S * D), kt = heads(k, S * D), vt = heads(v, S * D),
+           dt = heads(dout, S * D);
+      size_t m = qt.size();
+      std::vector<float> o(m), l(static_cast<size_t>(B * Hp * S)), gq(m), gk(m),
+          gv(m);
+      cpu::attention(qt.data(), kt.data(), vt.data(), mask.data(), o.data(),
+                     l.data(), a);
+      cpu::attentionGrad(qt.data(), kt.data(), vt.data(), mask.data(), o.data(),
+                         l.data(), dt.data(), gq.data(), gk.data(), gv.data(),
+                         a);
+      std::string what =
+          "seq " + std::to_string(S) + ", rank " + std::to_string(t);
+      auto wanted = [&](const std::vector<float> &x, int64_t inner) {
+        std::vector<float> part = heads(x, inner);
+        return std::vector<double>(part.begin(), part.end());
+      };
+      EXPECT_LE(test::relativeError(o, wanted(out, S * D)), 1e-6) << what;
+      EXPECT_LE(test::relativeError(l, wanted(lse, S)), 1e-6) << what;
+      EXPECT_LE(test::relativeError(gq, wanted(dq, S * D)), 1e-6) << what;
+      EXPECT_LE(test::relativeError(gk, wanted(dk, S * D)), 1e-6) << what;
+      EXPECT_LE(test::relativeError(gv, wanted(dv, S * D)), 1e-6) << what;
+    }
+  }
+}

@@ -629,6 +629,30 @@ TEST(CpuKernels, DropoutMatchesPhiloxStream) {
   }
 }
 
+// Tensor parallelism: a part of every sample (elements [offset, offset +
+// len) of each), dropped with keyOffset = offset, equals that part of the
+// whole dropout, exactly: parts that start on a Philox block of four (T = 2's
+// halves) and mid-block (the element-wise path).
+TEST(CpuKernels, DropoutOfAPartOfEachSampleEqualsThatPartOfTheWhole) {
+  const int64_t perSample = 8006, samples = 3, n = samples * perSample;
+  std::vector<float> x = randn(n, 31), whole(n);
+  cpu::dropout(x.data(), whole.data(), n, perSample, 99, 3, 2, 5, 0.25f);
+  const std::pair<int64_t, int64_t> parts[] = {
+      {0, 4003}, {4003, 4003}, {4000, 4006}, {1, 2001}, {5, 7999 - 5}};
+  for (auto [offset, len] : parts) {
+    std::vector<float> part, want;
+    for (int64_t s = 0; s < samples; ++s) {
+      int64_t from = s * perSample + offset;
+      part.insert(part.end(), x.begin() + from, x.begin() + from + len);
+      want.insert(want.end(), whole.begin() + from, whole.begin() + from + len);
+    }
+    std::vector<float> got(part.size());
+    cpu::dropout(part.data(), got.data(), samples * len, len, 99, 3, 2, 5,
+                 0.25f, {}, static_cast<uint64_t>(offset));
+    EXPECT_EQ(got, want) << "offset " << offset << ", " << len << " elements";
+  }
+}
+
 TEST(CpuKernels, DropoutIndependentOfSampleSplit) {
   // Samples [0, 4) at once equal [0, 2) then [2, 4) with sampleOffset 2.
   const int64_t perSample = 20011, n = 4 * perSample, half = 2 * perSample;

@@ -24,7 +24,8 @@ def Rt_AttentionOp : RtKernel<"attention", 51, "Attention"> {
     RtInt<"layer", "as dropout">,
     RtInt<"sample_offset", "as dropout", RtRequired, /*perStep=*/1>,
     RtInt<"precision", "the products' inputs: 0 fp32, 1 bf16 (rounded; tensor cores on the GPU)">,
-    RtInt<"sequence_major", "1: q, k, v and out are [batch, seq, heads, head_dim] (lse stays [batch, heads, seq])", RtOptional>];
+    RtInt<"sequence_major", "1: q, k, v and out are [batch, seq, heads, head_dim] (lse stays [batch, heads, seq])", RtOptional>,
+    RtInt<"tensor_key_stride", "as dropout: heads are the tensor rank's, the probabilities' keys start at rank x this", RtOptional>];
   let floats = [
     RtFloat<"scale", "factor of q kᵀ (1 / sqrt(head_dim))">,
     RtFloat<"p", "the probabilities' drop probability">];
@@ -68,7 +69,8 @@ def Rt_AttentionGradOp : RtKernel<"attention_grad", 52, "Attention"> {
     RtInt<"layer", "as attention">,
     RtInt<"sample_offset", "as attention", RtRequired, /*perStep=*/1>,
     RtInt<"precision", "as attention">,
-    RtInt<"sequence_major", "as attention (dq, dk, dv too)", RtOptional>];
+    RtInt<"sequence_major", "as attention (dq, dk, dv too)", RtOptional>,
+    RtInt<"tensor_key_stride", "as attention", RtOptional>];
   let floats = [
     RtFloat<"scale", "as attention">,
     RtFloat<"p", "as attention">];

@@ -103,7 +103,8 @@ def Rt_DropoutOp : RtKernel<"dropout", 26, "Row"> {
     RtInt<"layer", "layer entry">,
     RtInt<"sample_offset", "global index of the first sample", RtRequired, /*perStep=*/1>,
     RtInt<"key_layout", "packed rows (with dropout_keys): 1 a sample is [key_seq tokens, per_sample / key_seq], 2 it is [heads, key_seq, key_seq] (the attention probabilities)", RtOptional>,
-    RtInt<"key_seq", "packed rows: tokens a row", RtOptional>];
+    RtInt<"key_seq", "packed rows: tokens a row", RtOptional>,
+    RtInt<"tensor_key_stride", "tensor parallelism: x is the tensor rank's part of each sample, whose keys start at rank x this (absent: 0)", RtOptional>];
   let floats = [
     RtFloat<"p", "drop probability">];
   let buffers = [
@@ -127,7 +128,8 @@ def Rt_SoftmaxDropoutOp : RtKernel<"softmax_dropout", 41, "Row"> {
     RtInt<"seed", "as dropout">,
     RtInt<"purpose", "as dropout">,
     RtInt<"layer", "as dropout">,
-    RtInt<"sample_offset", "as dropout", RtRequired, /*perStep=*/1>];
+    RtInt<"sample_offset", "as dropout", RtRequired, /*perStep=*/1>,
+    RtInt<"tensor_key_stride", "as dropout", RtOptional>];
   let floats = [
     RtFloat<"p", "drop probability">];
   let buffers = [
@@ -156,7 +158,8 @@ def Rt_DropoutSoftmaxGradOp : RtKernel<"dropout_softmax_grad", 42, "Row"> {
     RtInt<"seed", "as dropout">,
     RtInt<"purpose", "as dropout">,
     RtInt<"layer", "as dropout">,
-    RtInt<"sample_offset", "as dropout", RtRequired, /*perStep=*/1>];
+    RtInt<"sample_offset", "as dropout", RtRequired, /*perStep=*/1>,
+    RtInt<"tensor_key_stride", "as dropout", RtOptional>];
   let floats = [
     RtFloat<"p", "drop probability">];
   let buffers = [

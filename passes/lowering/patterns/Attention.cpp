@@ -56,6 +56,10 @@ template <class GraphOp> struct AttentionPattern : OpKernelPattern<GraphOp> {
     // leaves attention unfused: ferry-fuse-attention does not run).
     k.setPrecisionAttr(s.i(s.matmulInputs == MatmulPrecision::bf16 ? 1 : 0));
     k.setSequenceMajorAttr(s.i(sequenceMajor ? 1 : 0));
+    // Tensor parallelism: this rank's heads, keyed by their place in the
+    // whole sample.
+    if (std::optional<uint64_t> stride = op.getTensorKeyStride())
+      k.setTensorKeyStrideAttr(s.i(static_cast<int64_t>(*stride)));
     k.setScaleAttr(s.f(op.getScale()));
     k.setPAttr(s.f(op.getProbability()));
     return success();

@@ -31,9 +31,13 @@ struct AllReducePattern : OpKernelPattern<graph::AllReduceOp> {
     k.setCountAttr(s.i(numElements(op->getResult(0).getType())));
     k.setReplicasAttr(s.i(static_cast<int64_t>(op.getReplicas())));
     setGroup(k, op.getGroup(), s);
-    // The verifier allows a sum or a maximum.
-    if (op.getReduction() == graph::ReduceKind::max)
+    // The verifier allows a sum or a maximum. The integers are a list: a
+    // reduction needs the group before it.
+    if (op.getReduction() == graph::ReduceKind::max) {
+      if (op.getGroup() == graph::MeshAxis::data)
+        k.setGroupAttr(s.i(0));
       k.setReductionAttr(s.i(1));
+    }
     return success();
   }
 };

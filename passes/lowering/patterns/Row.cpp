@@ -67,6 +67,15 @@ struct DropoutPattern : OpKernelPattern<graph::DropoutOp> {
       k.setKeyLayoutAttr(s.i(probabilities ? 2 : 1));
       k.setKeySeqAttr(s.i(seq));
     }
+    // Tensor parallelism: the rank's part of each sample, keyed by its
+    // place in the whole one (the optional integers before it read 0).
+    if (std::optional<uint64_t> stride = op.getTensorKeyStride()) {
+      if (!op.getDropoutKeys()) {
+        k.setKeyLayoutAttr(s.i(0));
+        k.setKeySeqAttr(s.i(0));
+      }
+      k.setTensorKeyStrideAttr(s.i(static_cast<int64_t>(*stride)));
+    }
     return success();
   }
 };
@@ -84,6 +93,8 @@ struct SoftmaxDropoutPattern : OpKernelPattern<graph::SoftmaxDropoutOp> {
     k.setBatchAttr(s.i(shape.front()));
     k.setRowsAttr(s.i(n / (shape.front() * cols)));
     k.setColsAttr(s.i(cols));
+    if (std::optional<uint64_t> stride = op.getTensorKeyStride())
+      k.setTensorKeyStrideAttr(s.i(static_cast<int64_t>(*stride)));
     return setDropout(op, k, s);
   }
 };
@@ -101,6 +112,8 @@ struct DropoutSoftmaxGradPattern
     auto k = s.emit<rt::DropoutSoftmaxGradOp>(operands.all());
     k.setRowsAttr(s.i(numElements(op.getResult().getType()) / cols));
     k.setColsAttr(s.i(cols));
+    if (std::optional<uint64_t> stride = op.getTensorKeyStride())
+      k.setTensorKeyStrideAttr(s.i(static_cast<int64_t>(*stride)));
     return setDropout(op, k, s);
   }
 };
