@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Replica scaling on the CPU backend (a benchmark, not a test): the same
 # bert-mini step trained by one process and by N = 2 replicas under mpirun,
-# with and without replicated tensor sharding, measured in the same run.
+# with and without replicated tensor sharding, and tensor parallelism (T = 2
+# alone and T = 2 x D = 2, 4 processes on 2 cores: correctness, not speed),
+# measured in the same run.
 #
 #   bash bench/replica_scaling.sh            # STEPS=10 WARMUP=3 BATCH=32
 #
@@ -34,7 +36,8 @@ common=(configs/bert-mini.yaml --steps $((steps + warmup)) --log-every 0 --profi
   --set training.global_batch_size=$batch --set execution.micro_batch_size=$((batch / 2))
   --set training.optimizer.name=adamw --set training.lr_schedule.kind=constant)
 
-# run NAME REPLICAS [--set ...]: trains, then prints one table row.
+# run NAME PROCESSES [--set ...]: trains, then prints one table row (the
+# --set given override data_parallel = PROCESSES).
 run() {
   local name=$1 n=$2
   shift 2
@@ -50,7 +53,7 @@ path, log, warmup, name, n, threads, steps = sys.argv[1:]
 rows = [json.loads(l) for l in open(path)]
 rate = statistics.median(r["samples_per_s"] for r in rows[int(warmup):])
 text = open(log).read()
-sent = re.search(r"collectives: (.*) sent per replica", text)
+sent = re.search(r"collectives: (.*) sent per rank", text)
 seconds = share = 0.0
 for kernel in ("all_reduce", "reduce_scatter", "all_gather"):
     m = re.search(rf"^{kernel}\s+\d+\s+([0-9.]+)\s+([0-9.]+)%", text, re.M)
@@ -68,10 +71,12 @@ PY
 }
 
 echo "bert-mini, seq 128, global batch $batch, $cores cores, OMP_WAIT_POLICY=$OMP_WAIT_POLICY, median of $steps updates after $warmup"
-echo "| configuration | processes | samples/s | sent per replica per update | time in collectives (rank 0) |"
+echo "| configuration | processes | samples/s | sent per rank per update | time in collectives (rank 0) |"
 echo "|---|---|---|---|---|"
 run one-process 1
 run data-parallel 2
 run sharded 2 --set execution.replicated_tensor_sharding=true
 run sharded-phased 2 --set execution.replicated_tensor_sharding=true \
   --set execution.mode=phased --set execution.device_memory_limit=256MiB
+run tensor-parallel 2 --set execution.data_parallel=1 --set execution.tensor_parallel=2
+run tensor-x-data-parallel 4 --set execution.data_parallel=2 --set execution.tensor_parallel=2

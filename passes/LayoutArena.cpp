@@ -144,8 +144,20 @@ void LayoutArenaPass::runOnOperation() {
   int64_t params = 0;
   for (auto [i, op] : llvm::enumerate(module.getOps<rt::StateOp>())) {
     op.setOffset(static_cast<uint64_t>(stateLayout.offsets[i]));
-    if (op.getRole() == "parameter")
-      params += cast<RankedTensorType>(op.getType()).getNumElements();
+    if (op.getRole() != "parameter")
+      continue;
+    // The whole model's elements: a sharded state counts its whole shape
+    // (replicated tensor sharding), a split one all its parts (tensor
+    // parallelism).
+    int64_t elements = cast<RankedTensorType>(op.getType()).getNumElements();
+    if (auto whole = op->getAttrOfType<DenseI64ArrayAttr>("shard_of")) {
+      elements = 1;
+      for (int64_t d : whole.asArrayRef())
+        elements *= d;
+    }
+    if (auto parts = op->getAttrOfType<IntegerAttr>("split_parts"))
+      elements *= parts.getInt();
+    params += elements;
   }
   module->removeAttr(rt::attrs::kRecompute); // read by ferry-place-buffers only
   module->setAttr(
