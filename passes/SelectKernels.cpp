@@ -230,6 +230,12 @@ void SelectKernelsPass::runOnOperation() {
                             "first";
         return signalPassFailure();
       }
+      if (s.shardOf) {
+        op.emitOpError() << "is split over the tensor group and sharded over "
+                            "the data-parallel replicas; replicated tensor "
+                            "sharding of split parameters is not built";
+        return signalPassFailure();
+      }
       s.splitDim = sharding.getSplit();
       s.splitParts = mesh.getTensor();
     }

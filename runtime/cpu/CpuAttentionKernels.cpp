@@ -16,6 +16,7 @@
 // [batch, heads, seq, dim] copies and back: the CPU's GEMMs want each
 // head's rows contiguous, and the transposes cost what the graph's head
 // split and merge did.
+#include "runtime/Error.h"
 #include "runtime/backend/Collectives.h"
 #include "runtime/cpu/CpuKernelContext.h"
 #include "runtime/cpu/CpuKernels.h"
@@ -269,6 +270,10 @@ void attentionGrad(const float *q, const float *k, const float *v,
 // Tensor parallelism: this rank's heads start at rank x tensor_key_stride
 // of each sample's probabilities.
 template <class Args> AttentionShape shapeOf(const Context &cx, const Args &a) {
+  if (a.tensor_key_stride != 0 && a.dropout_keys)
+    throw RuntimeError("attention: packed rows' keys of a tensor-parallel "
+                       "rank's heads are not built (the config refuses "
+                       "packing with tensor parallelism)");
   AttentionShape shape = kernels::attentionShapeOf(a);
   shape.keyOffset = static_cast<uint64_t>(a.tensor_key_stride) *
                     static_cast<uint64_t>(cx.collectives->tensorRank());

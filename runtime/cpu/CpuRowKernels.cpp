@@ -1,6 +1,7 @@
 // The CPU backend's row kernels: layer norm and its gradient, softmax and
 // its gradient, and dropout (the Philox bits every backend draws); and the
 // family's typed bodies (dialects/rt/kernels/Row.td).
+#include "runtime/Error.h"
 #include "runtime/backend/Collectives.h"
 #include "runtime/cpu/CpuKernelContext.h"
 #include "runtime/cpu/CpuKernels.h"
@@ -284,6 +285,10 @@ void dropoutOf(const Args &a, const float *x, float *out,
 }
 
 template <class Args> uint64_t keyOffsetOf(const Context &cx, const Args &a) {
+  if (a.tensor_key_stride != 0 && a.dropout_keys)
+    throw RuntimeError("dropout: packed rows' keys of a tensor-parallel part "
+                       "of each sample are not built (the config refuses "
+                       "packing with tensor parallelism)");
   return static_cast<uint64_t>(a.tensor_key_stride) *
          static_cast<uint64_t>(cx.collectives->tensorRank());
 }

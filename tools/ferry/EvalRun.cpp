@@ -34,12 +34,14 @@ int runEval(const EvalOptionsCli &opts) {
     comm::Communicator *group = replicas.group.get();
     std::FILE *out = replicas.out;
     // Run alone, a config evaluates in this one process whatever replicas
-    // it trains with (its checkpoints do not depend on them).
+    // or tensor-parallel ranks it trains with (its checkpoints hold whole
+    // tensors).
     bool config = opts.input.size() < 4 ||
                   opts.input.compare(opts.input.size() - 4, 4, ".fxe") != 0;
     if (group->size() == 1 && config) {
       overrides.push_back("execution.data_parallel=1");
       overrides.push_back("execution.replicated_tensor_sharding=false");
+      overrides.push_back("execution.tensor_parallel=1");
     }
     loaded = loadExecutable(
         opts.input, overrides, opts.compile,

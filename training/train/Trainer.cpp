@@ -55,8 +55,8 @@ void ferry::checkReplicaCount(const Config &config,
 
 Trainer::Trainer(const ExecutableFile &executable, const Config &config,
                  comm::Communicator *group, std::unique_ptr<BatchSource> source)
-    : exe_(executable), config_(config), source_(std::move(source)),
-      group_(group), lossScale_(config) {
+    : exe_(executable), config_(config), group_(group),
+      source_(std::move(source)), lossScale_(config) {
   if (!group_) {
     ownGroup_ = comm::singleProcess();
     group_ = ownGroup_.get();

@@ -102,17 +102,19 @@ private:
 
   const ExecutableFile &exe_;
   Config config_;
+  // The groups come before the backend and the batches, which use them:
+  // they outlive both.
+  comm::Communicator *group_ = nullptr;          // the job
+  std::unique_ptr<comm::Communicator> ownGroup_; // when none was given
+  comm::Mesh mesh_;                              // tensor parallelism's groups
+  comm::Communicator *data_ = nullptr;           // the data-parallel replicas
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<BatchSource> source_;
   // Any rank's stop signal stops every rank after the same update.
   int agreedStopSignal();
   bool isRankZero() const { return group_->rank() == 0; }
 
-  bool replicaInput_ = false;           // train_step takes its replica's rank
-  comm::Communicator *group_ = nullptr; // the job
-  std::unique_ptr<comm::Communicator> ownGroup_; // when none was given
-  comm::Mesh mesh_;                              // tensor parallelism's groups
-  comm::Communicator *data_ = nullptr;           // the data-parallel replicas
+  bool replicaInput_ = false; // train_step takes its replica's rank
   int64_t stepsDone_ = 0;
   DynamicLossScale lossScale_; // fp16 only
   int64_t skipped_ = 0;        // updates skipped on overflow
