@@ -129,3 +129,19 @@ func.func @no_merge(%q: tensor<2x8x2x4xf32>, %mask: tensor<2x8xf32>) -> tensor<2
   %o = graph.matmul %p, %vt : tensor<2x2x8x8xf32>, tensor<2x2x8x4xf32> -> tensor<2x2x8x4xf32>
   return %o : tensor<2x2x8x4xf32>
 }
+
+// -----
+
+// Tensor parallelism: the dropout of a rank's heads keeps its
+// tensor_key_stride in the fused attention.
+// CHECK-LABEL: func.func @split_heads
+// CHECK-NEXT: %[[O:.*]], %{{.*}} = graph.attention {{.*}} {probability = 1.000000e-01 : f64, purpose = "attention.probs", scale = 5.000000e-01 : f64, tensor_key_stride = 64 : i64}
+// CHECK-NEXT: return %[[O]]
+func.func @split_heads(%q: tensor<2x1x8x4xf32>, %k: tensor<2x1x8x4xf32>, %v: tensor<2x1x8x4xf32>, %mask: tensor<2x8xf32>, %seed: i64, %l: index, %off: index) -> tensor<2x1x8x4xf32> {
+  %s = graph.matmul %q, %k {transpose_rhs} : tensor<2x1x8x4xf32>, tensor<2x1x8x4xf32> -> tensor<2x1x8x8xf32>
+  %t = graph.scale %s by 5.000000e-01 : tensor<2x1x8x8xf32>
+  %p = graph.softmax %t, %mask : tensor<2x1x8x8xf32>, tensor<2x8xf32>
+  %d = graph.dropout %p, %seed, %l, %off {probability = 1.000000e-01 : f64, purpose = "attention.probs", tensor_key_stride = 64 : i64} : tensor<2x1x8x8xf32>
+  %o = graph.matmul %d, %v : tensor<2x1x8x8xf32>, tensor<2x1x8x4xf32> -> tensor<2x1x8x4xf32>
+  return %o : tensor<2x1x8x4xf32>
+}

@@ -121,3 +121,19 @@ func.func @written_between(%new: tensor<2x2x4x4xf32>, %mask: tensor<2x4xf32>, %s
   %d = graph.dropout %p, %seed, %l2, %off {probability = 1.000000e-01 : f64, purpose = "attention.probs"} : tensor<2x2x4x4xf32>
   return %d : tensor<2x2x4x4xf32>
 }
+
+// -----
+
+// Tensor parallelism: a dropout of a rank's heads (tensor_key_stride) keeps
+// its stride in both fused ops.
+// CHECK-LABEL: func.func @split_heads
+// CHECK-NEXT: %[[P:.*]], %[[D:.*]] = graph.softmax_dropout {{.*}} {probability = 1.000000e-01 : f64, purpose = "attention.probs", tensor_key_stride = 16 : i64}
+// CHECK-NEXT: %[[DX:.*]] = graph.dropout_softmax_grad %[[P]], %[[D]], {{.*}} {probability = 1.000000e-01 : f64, purpose = "attention.probs", tensor_key_stride = 16 : i64}
+// CHECK-NEXT: return %[[DX]]
+func.func @split_heads(%s: tensor<2x1x4x4xf32>, %mask: tensor<2x4xf32>, %seed: i64, %l: index, %off: index) -> tensor<2x1x4x4xf32> {
+  %p = graph.softmax %s, %mask : tensor<2x1x4x4xf32>, tensor<2x4xf32>
+  %d = graph.dropout %p, %seed, %l, %off {probability = 1.000000e-01 : f64, purpose = "attention.probs", tensor_key_stride = 16 : i64} : tensor<2x1x4x4xf32>
+  %g = graph.dropout %d, %seed, %l, %off {probability = 1.000000e-01 : f64, purpose = "attention.probs", tensor_key_stride = 16 : i64} : tensor<2x1x4x4xf32>
+  %dx = graph.softmax_grad %p, %g : tensor<2x1x4x4xf32>
+  return %dx : tensor<2x1x4x4xf32>
+}
