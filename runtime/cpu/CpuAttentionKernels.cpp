@@ -16,8 +16,6 @@
 // [batch, heads, seq, dim] copies and back: the CPU's GEMMs want each
 // head's rows contiguous, and the transposes cost what the graph's head
 // split and merge did.
-#include "runtime/Error.h"
-#include "runtime/backend/Collectives.h"
 #include "runtime/cpu/CpuKernelContext.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/executable/KernelParams.h"
@@ -269,26 +267,23 @@ void attentionGrad(const float *q, const float *k, const float *v,
 // The family's typed bodies (dialects/rt/kernels/Attention.td).
 // Tensor parallelism: this rank's heads start at rank x tensor_key_stride
 // of each sample's probabilities.
-template <class Args> AttentionShape shapeOf(const Context &cx, const Args &a) {
-  if (a.tensor_key_stride != 0 && a.dropout_keys)
-    throw RuntimeError("attention: packed rows' keys of a tensor-parallel "
-                       "rank's heads are not built (the config refuses "
-                       "packing with tensor parallelism)");
+template <class Args>
+AttentionShape shapeOf(const Context &cx, const Args &a, const char *kernel) {
   AttentionShape shape = kernels::attentionShapeOf(a);
-  shape.keyOffset = static_cast<uint64_t>(a.tensor_key_stride) *
-                    static_cast<uint64_t>(cx.collectives->tensorRank());
+  shape.keyOffset = tensorKeyOffset(cx, a.tensor_key_stride,
+                                    static_cast<bool>(a.dropout_keys), kernel);
   return shape;
 }
 
 void run(Context &cx, const kernels::AttentionArgs &a) {
   attention(a.q.data, a.k.data, a.v.data, a.mask.data, a.out.data, a.lse.data,
-            shapeOf(cx, a));
+            shapeOf(cx, a, "attention"));
 }
 
 void run(Context &cx, const kernels::AttentionGradArgs &a) {
   attentionGrad(a.q.data, a.k.data, a.v.data, a.mask.data, a.out.data,
                 a.lse.data, a.dout.data, a.dq.data, a.dk.data, a.dv.data,
-                shapeOf(cx, a));
+                shapeOf(cx, a, "attention_grad"));
 }
 
 } // namespace ferry::cpu

@@ -21,6 +21,14 @@ struct KernelContext {
 };
 using Context = KernelContext;
 
+// Tensor parallelism's dropout keys: where this rank's part of each sample
+// starts among the whole sample's elements (tensor rank x the call's
+// tensor_key_stride). Throws naming `kernel` when the call also has packed
+// rows' keys, which are not built with it (the config refuses packing with
+// tensor parallelism).
+uint64_t tensorKeyOffset(const Context &cx, int64_t stride, bool packedKeys,
+                         const char *kernel);
+
 #include "runtime/executable/KernelRuns.inc"
 
 } // namespace ferry::cpu

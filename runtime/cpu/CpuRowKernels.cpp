@@ -284,30 +284,39 @@ void dropoutOf(const Args &a, const float *x, float *out,
           kernels::dropoutKeysOf(a), keyOffset);
 }
 
-template <class Args> uint64_t keyOffsetOf(const Context &cx, const Args &a) {
-  if (a.tensor_key_stride != 0 && a.dropout_keys)
-    throw RuntimeError("dropout: packed rows' keys of a tensor-parallel part "
-                       "of each sample are not built (the config refuses "
-                       "packing with tensor parallelism)");
-  return static_cast<uint64_t>(a.tensor_key_stride) *
-         static_cast<uint64_t>(cx.collectives->tensorRank());
+template <class Args>
+uint64_t keyOffsetOf(const Context &cx, const Args &a, const char *kernel) {
+  return tensorKeyOffset(cx, a.tensor_key_stride,
+                         static_cast<bool>(a.dropout_keys), kernel);
 }
 
 } // namespace
 
+uint64_t tensorKeyOffset(const Context &cx, int64_t stride, bool packedKeys,
+                         const char *kernel) {
+  if (stride != 0 && packedKeys)
+    throw RuntimeError(std::string(kernel) +
+                       ": packed rows' keys of a tensor-parallel part of "
+                       "each sample are not built (the config refuses "
+                       "packing with tensor parallelism)");
+  return static_cast<uint64_t>(stride) *
+         static_cast<uint64_t>(cx.collectives->tensorRank());
+}
+
 void run(Context &cx, const kernels::DropoutArgs &a) {
-  dropoutOf(a, a.x.data, a.out.data, keyOffsetOf(cx, a));
+  dropoutOf(a, a.x.data, a.out.data, keyOffsetOf(cx, a, "dropout"));
 }
 
 void run(Context &cx, const kernels::SoftmaxDropoutArgs &a) {
   softmax(a.x.data, a.mask.data, a.probs.data, a.batch, a.rows, a.cols,
           a.sequence_ids.data);
-  dropoutOf(a, a.probs.data, a.out.data, keyOffsetOf(cx, a));
+  dropoutOf(a, a.probs.data, a.out.data, keyOffsetOf(cx, a, "softmax_dropout"));
 }
 
 void run(Context &cx, const kernels::DropoutSoftmaxGradArgs &a) {
   // dropout(dy) into dx, then the softmax's gradient in place.
-  dropoutOf(a, a.dy.data, a.dx.data, keyOffsetOf(cx, a));
+  dropoutOf(a, a.dy.data, a.dx.data,
+            keyOffsetOf(cx, a, "dropout_softmax_grad"));
   softmaxGrad(a.y.data, a.dx.data, a.dx.data, a.rows, a.cols);
 }
 

@@ -5,16 +5,25 @@
 
 #include <fmt/format.h>
 
+namespace {
+
+// The error for a state whose layout fields disagree (`how`: "sharded",
+// "split").
+ferry::RuntimeError damaged(const ferry::fxe::State *s, const char *how,
+                            const char *why) {
+  return ferry::RuntimeError(
+      fmt::format("state {} is {} inconsistently ({}); the executable is "
+                  "damaged: recompile it",
+                  s->name()->str(), how, why));
+}
+
+} // namespace
+
 std::optional<ferry::ShardLayout> ferry::shardLayoutOf(const fxe::State *s) {
   if (s->shard_replicas() <= 1 &&
       (!s->shard_of() || s->shard_of()->size() == 0))
     return std::nullopt;
-  auto bad = [&](const char *why) {
-    return RuntimeError(fmt::format(
-        "state {} is sharded inconsistently ({}); the executable is damaged: "
-        "recompile it",
-        s->name()->str(), why));
-  };
+  auto bad = [&](const char *why) { return damaged(s, "sharded", why); };
   ShardLayout l;
   l.replicas = s->shard_replicas();
   if (l.replicas < 2 || !s->shard_of() || s->shard_of()->size() == 0)
@@ -37,12 +46,7 @@ std::optional<ferry::ShardLayout> ferry::shardLayoutOf(const fxe::State *s) {
 std::optional<ferry::SplitLayout> ferry::splitLayoutOf(const fxe::State *s) {
   if (s->split_parts() == 0)
     return std::nullopt;
-  auto bad = [&](const char *why) {
-    return RuntimeError(fmt::format(
-        "state {} is split inconsistently ({}); the executable is damaged: "
-        "recompile it",
-        s->name()->str(), why));
-  };
+  auto bad = [&](const char *why) { return damaged(s, "split", why); };
   SplitLayout l;
   l.parts = s->split_parts();
   l.dim = s->split_dim();
