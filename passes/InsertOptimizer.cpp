@@ -126,6 +126,18 @@ void InsertOptimizerPass::runOnOperation() {
     symbols.insert(var);
     return var.getSymName();
   };
+  // A parameter's moment: its type, sharding and real rows (a padded
+  // vocabulary's checkpoints hold only those, so a run resumes with another
+  // padding: another tensor_parallel).
+  auto declareMoment = [&](const std::string &name, StringRef hfPrefix,
+                           ParameterOp p) -> StringRef {
+    StringRef sym =
+        declare(name, p.getTensorType(), (hfPrefix + p.getHfName()).str(),
+                p.getStacked(), p.getShardingAttr());
+    if (Attribute rows = p->getAttr(ferry::graph::attrs::kInitRows))
+      symbols.lookup(sym)->setAttr(ferry::graph::attrs::kInitRows, rows);
+    return sym;
+  };
   auto zeros = [&](Type type) -> Value {
     auto t = cast<RankedTensorType>(type);
     return arith::ConstantOp::create(
@@ -295,12 +307,8 @@ void InsertOptimizerPass::runOnOperation() {
   ferry::graph::StoreOp::create(b, loc, rate, lrVar, Value());
   for (ParameterOp p : params) {
     std::string name = p.getSymName().str();
-    StringRef m = declare("adam_m." + name, p.getTensorType(),
-                          ("optimizer.m." + p.getHfName()).str(),
-                          p.getStacked(), p.getShardingAttr());
-    StringRef v = declare("adam_v." + name, p.getTensorType(),
-                          ("optimizer.v." + p.getHfName()).str(),
-                          p.getStacked(), p.getShardingAttr());
+    StringRef m = declareMoment("adam_m." + name, "optimizer.m.", p);
+    StringRef v = declareMoment("adam_v." + name, "optimizer.v.", p);
     OptimizerUpdateOp::create(
         b, loc, FlatSymbolRefAttr::get(ctx, p.getSymName()),
         FlatSymbolRefAttr::get(ctx, "grad." + name),

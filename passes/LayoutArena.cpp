@@ -148,15 +148,26 @@ void LayoutArenaPass::runOnOperation() {
       continue;
     // The whole model's elements: a sharded state counts its whole shape
     // (replicated tensor sharding), a split one all its parts (tensor
-    // parallelism).
-    int64_t elements = cast<RankedTensorType>(op.getType()).getNumElements();
+    // parallelism); the padded vocabulary's rows (past init_rows) are not
+    // the model's, so every layout of one model counts the same.
+    auto type = cast<RankedTensorType>(op.getType());
+    int64_t elements = type.getNumElements();
+    int64_t rows = type.getRank() > 0 ? type.getDimSize(0) : 1;
     if (auto whole = op->getAttrOfType<DenseI64ArrayAttr>("shard_of")) {
       elements = 1;
       for (int64_t d : whole.asArrayRef())
         elements *= d;
+      rows = whole.empty() ? 1 : whole[0];
     }
-    if (auto parts = op->getAttrOfType<IntegerAttr>("split_parts"))
+    if (auto parts = op->getAttrOfType<IntegerAttr>("split_parts")) {
       elements *= parts.getInt();
+      auto dim = op->getAttrOfType<IntegerAttr>("split_dim");
+      if (dim && dim.getInt() == 0)
+        rows *= parts.getInt();
+    }
+    auto initRows = op->getAttrOfType<IntegerAttr>("init_rows");
+    if (initRows && !op.getStacked() && initRows.getInt() < rows)
+      elements = elements / rows * initRows.getInt();
     params += elements;
   }
   module->removeAttr(rt::attrs::kRecompute); // read by ferry-place-buffers only

@@ -20,7 +20,13 @@
 //   a split batch dimension (the attention heads) keep the split; reshapes
 //   and transposes move it to the dimension its elements land in;
 // * a dropout of a split tensor keys each element by its place in the whole
-//   one (tensor_key_stride), so masks equal one process's.
+//   one (tensor_key_stride), so masks equal one process's;
+// * an embedding lookup in a table split along its rows (the
+//   vocabulary-parallel word embedding) gives zeros for the other ranks'
+//   ids (tensor_row_stride) and is all-reduced at once (g);
+// * the softmax cross-entropy and argmax metric of logits split along their
+//   classes (the tied MLM head) become the ops of GraphClassSplitOps.td
+//   around a max and a sum all-reduce: the logits are never gathered.
 //
 // Autodiff then derives the backward's collectives from f and g. A split
 // value reaching an op without a rule here (a layer norm, a
@@ -85,6 +91,9 @@ private:
   // Marks `v` split along `dim` and gives it this rank's shape.
   void setSplit(Value v, int64_t dim);
   Value copyToGroup(Value v);
+  // The sum (or maximum) of `v` over the tensor group, built at the
+  // builder's insertion point.
+  Value allReduce(Value v, ReduceKind kind);
   InFlightDiagnostic noRule(Operation *op, Value operand);
 
   LogicalResult partitionFunction(func::FuncOp f, ArrayRef<int64_t> args);
@@ -92,6 +101,16 @@ private:
   LogicalResult partitionOp(Operation *op);
   LogicalResult partitionMatmul(MatmulOp op);
   LogicalResult partitionReshape(ReshapeOp op);
+  LogicalResult partitionEmbedding(EmbeddingOp op);
+  // The whole rows' maxima of logits split along their classes, built once
+  // per logits value, right after it.
+  Value rowMaxOf(Value logits, uint64_t numClasses);
+  LogicalResult partitionCrossEntropy(SoftmaxCrossEntropyOp op);
+  LogicalResult partitionArgmaxCorrect(ArgmaxCorrectOp op);
+  // Whether `op`'s logits are split along their classes and its labels and
+  // weights replicated: the only split the class-split ops take.
+  template <class Op> bool splitAlongClasses(Op op) const;
+  DenseMap<Value, Value> rowMaxima; // split logits -> their rows' maxima
 };
 
 RankedTensorType localType(RankedTensorType type, int64_t dim, int64_t parts) {
@@ -119,6 +138,15 @@ Value Partitioner::copyToGroup(Value v) {
       MeshAxisAttr::get(builder.getContext(), MeshAxis::tensor));
   entering[v] = f;
   return f;
+}
+
+Value Partitioner::allReduce(Value v, ReduceKind kind) {
+  return AllReduceOp::create(
+      builder, v.getLoc(), v.getType(), v, builder.getI64IntegerAttr(parts),
+      MeshAxisAttr::get(builder.getContext(), MeshAxis::tensor),
+      kind == ReduceKind::sum
+          ? ReduceKindAttr()
+          : ReduceKindAttr::get(builder.getContext(), kind));
 }
 
 InFlightDiagnostic Partitioner::noRule(Operation *op, Value operand) {
@@ -241,6 +269,12 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     return success();
   if (isa<func::ReturnOp, scf::YieldOp>(op))
     return success(); // checked by the function and loop rules
+  if (auto embedding = dyn_cast<EmbeddingOp>(op))
+    return partitionEmbedding(embedding);
+  if (auto loss = dyn_cast<SoftmaxCrossEntropyOp>(op))
+    return partitionCrossEntropy(loss);
+  if (auto metric = dyn_cast<ArgmaxCorrectOp>(op))
+    return partitionArgmaxCorrect(metric);
   int64_t dim = splitOf(firstSplit);
   if (auto dropout = dyn_cast<DropoutOp>(op)) {
     // Each element's key is its place in the whole sample (dimension 0 is
@@ -317,11 +351,8 @@ LogicalResult Partitioner::partitionMatmul(MatmulOp op) {
   if (sl == lhsK && sr == rhsK) {
     // Row-parallel: a partial sum on each rank, summed at once.
     builder.setInsertionPointAfter(op);
-    auto sum = AllReduceOp::create(
-        builder, op.getLoc(), op.getResult().getType(), op.getResult(),
-        builder.getI64IntegerAttr(parts),
-        MeshAxisAttr::get(builder.getContext(), MeshAxis::tensor), nullptr);
-    op.getResult().replaceAllUsesExcept(sum.getResult(), sum);
+    Value sum = allReduce(op.getResult(), ReduceKind::sum);
+    op.getResult().replaceAllUsesExcept(sum, sum.getDefiningOp());
     return success();
   }
   if (rl == rr && sl == sr && sl != kReplicated && sl < rl - 2) {
@@ -366,6 +397,102 @@ LogicalResult Partitioner::partitionReshape(ReshapeOp op) {
                           << " into " << out
                           << ", where its parts are not one dimension's; "
                              "ferry-partition-tensors cannot follow the split";
+}
+
+// A table split along its rows (the vocabulary): each rank looks up the ids
+// among its rows, zeros for the others', and the sum over the group is the
+// whole table's lookup. Its gradient scatters only this rank's ids.
+LogicalResult Partitioner::partitionEmbedding(EmbeddingOp op) {
+  if (splitOf(op.getTable()) != 0 || splitOf(op.getIds()) != kReplicated)
+    return noRule(op,
+                  splitOf(op.getTable()) != 0 ? op.getTable() : op.getIds());
+  op.setTensorRowStrideAttr(builder.getI64IntegerAttr(
+      cast<RankedTensorType>(op.getTable().getType()).getDimSize(0)));
+  builder.setInsertionPointAfter(op);
+  Value sum = allReduce(op.getResult(), ReduceKind::sum);
+  op.getResult().replaceAllUsesExcept(sum, sum.getDefiningOp());
+  return success();
+}
+
+template <class Op> bool Partitioner::splitAlongClasses(Op op) const {
+  auto logits = cast<RankedTensorType>(op.getLogits().getType());
+  return splitOf(op.getLogits()) == logits.getRank() - 1 &&
+         splitOf(op.getLabels()) == kReplicated &&
+         splitOf(op.getWeights()) == kReplicated;
+}
+
+Value Partitioner::rowMaxOf(Value logits, uint64_t numClasses) {
+  auto it = rowMaxima.find(logits);
+  if (it != rowMaxima.end())
+    return it->second;
+  OpBuilder::InsertionGuard guard(builder);
+  if (Operation *def = logits.getDefiningOp())
+    builder.setInsertionPointAfter(def);
+  else
+    builder.setInsertionPointToStart(cast<BlockArgument>(logits).getOwner());
+  auto type = cast<RankedTensorType>(logits.getType());
+  auto rows =
+      RankedTensorType::get(type.getShape().drop_back(), type.getElementType());
+  Value local = ClassMaxOp::create(
+      builder, logits.getLoc(), rows, logits,
+      builder.getI64IntegerAttr(static_cast<int64_t>(numClasses)),
+      builder.getI64IntegerAttr(type.getShape().back()));
+  Value whole = allReduce(local, ReduceKind::max);
+  rowMaxima[logits] = whole;
+  return whole;
+}
+
+// Megatron's vocabulary-parallel cross-entropy: the rows' maxima (max over
+// the group), each rank's sums of exponentials and target logits (summed
+// over the group), and the loss from those; the logits are never gathered.
+LogicalResult Partitioner::partitionCrossEntropy(SoftmaxCrossEntropyOp op) {
+  if (!splitAlongClasses(op))
+    return noRule(op, splitOf(op.getLogits()) != kReplicated ? op.getLogits()
+                      : splitOf(op.getLabels()) != kReplicated
+                          ? op.getLabels()
+                          : op.getWeights());
+  Value logits = op.getLogits();
+  Value rowMax = rowMaxOf(logits, op.getNumClasses());
+  auto type = cast<RankedTensorType>(logits.getType());
+  SmallVector<int64_t> statsShape(type.getShape().drop_back());
+  statsShape.push_back(2);
+  builder.setInsertionPoint(op);
+  Value stats = ClassStatsOp::create(
+      builder, op.getLoc(),
+      RankedTensorType::get(statsShape, type.getElementType()), logits,
+      op.getLabels(), rowMax, op.getNumClassesAttr(),
+      builder.getI64IntegerAttr(type.getShape().back()));
+  Value sums = allReduce(stats, ReduceKind::sum);
+  Value loss = CrossEntropyOfStatsOp::create(builder, op.getLoc(), op.getType(),
+                                             sums, rowMax, op.getWeights());
+  op.getResult().replaceAllUsesWith(loss);
+  op.erase();
+  return success();
+}
+
+// The lowest class holding each row's maximum: minus it, maximised over the
+// group, then compared with the labels.
+LogicalResult Partitioner::partitionArgmaxCorrect(ArgmaxCorrectOp op) {
+  if (!splitAlongClasses(op))
+    return noRule(op, splitOf(op.getLogits()) != kReplicated ? op.getLogits()
+                      : splitOf(op.getLabels()) != kReplicated
+                          ? op.getLabels()
+                          : op.getWeights());
+  Value logits = op.getLogits();
+  Value rowMax = rowMaxOf(logits, op.getNumClasses());
+  auto type = cast<RankedTensorType>(logits.getType());
+  builder.setInsertionPoint(op);
+  Value negated =
+      ClassArgmaxOp::create(builder, op.getLoc(), rowMax.getType(), logits,
+                            rowMax, op.getNumClassesAttr(),
+                            builder.getI64IntegerAttr(type.getShape().back()));
+  Value lowest = allReduce(negated, ReduceKind::max);
+  Value correct =
+      IndexCorrectOp::create(builder, op.getLoc(), op.getType(), lowest,
+                             op.getLabels(), op.getWeights());
+  op.getResult().replaceAllUsesWith(correct);
+  op.erase();
+  return success();
 }
 
 void PartitionTensorsPass::runOnOperation() {

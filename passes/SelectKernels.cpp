@@ -112,6 +112,7 @@ void lowering::populateKernelPatterns(KernelPatterns &patterns) {
   populateGemmPatterns(patterns);
   populateAttentionPatterns(patterns);
   populateIndexedPatterns(patterns);
+  populateClassSplitPatterns(patterns);
   populateLayoutPatterns(patterns);
   populateReductionPatterns(patterns);
   populateCollectivePatterns(patterns);

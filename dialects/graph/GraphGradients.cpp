@@ -54,8 +54,9 @@ Value collapseRows(OpBuilder &b, Location loc, Value v) {
 LogicalResult EmbeddingOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
                                           SmallVectorImpl<Value> &grads) {
   grads.assign((*this)->getNumOperands(), Value());
-  grads[0] = EmbeddingGradOp::create(b, getLoc(), getTable().getType(),
-                                     resultGrads[0], getIds());
+  grads[0] =
+      EmbeddingGradOp::create(b, getLoc(), getTable().getType(), resultGrads[0],
+                              getIds(), getTensorRowStrideAttr());
   return success();
 }
 

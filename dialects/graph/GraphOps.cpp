@@ -223,7 +223,8 @@ LogicalResult EmbeddingOp::verify() {
     return emitOpError() << "expects a [rows, width] table, found shape "
                          << shapeString(table.getShape());
   if (failed(verifySameElementType(
-          *this, {{"table", getTable()}, {"result", getResult()}})))
+          *this, {{"table", getTable()}, {"result", getResult()}})) ||
+      failed(verifyTensorRowStride(*this, getTensorRowStride(), table)))
     return failure();
   SmallVector<int64_t> expected(tensorOf(getIds()).getShape());
   expected.push_back(table.getDimSize(1));
@@ -661,6 +662,8 @@ LogicalResult EmbeddingGradOp::verify() {
   if (table.getRank() != 2)
     return emitOpError() << "expects a [rows, width] result, found shape "
                          << shapeString(table.getShape());
+  if (failed(verifyTensorRowStride(*this, getTensorRowStride(), table)))
+    return failure();
   SmallVector<int64_t> expected(tensorOf(getIds()).getShape());
   expected.push_back(table.getDimSize(1));
   if (tensorOf(getGrad()).getShape() != ArrayRef<int64_t>(expected))

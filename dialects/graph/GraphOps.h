@@ -31,6 +31,11 @@ mlir::LogicalResult verifySequenceIds(mlir::Operation *op, mlir::Value ids,
 // [batch, seq, 2] over a [batch, seq, ...] or [batch, heads, seq, seq] input.
 mlir::LogicalResult verifyDropoutKeys(mlir::Operation *op, mlir::Value keys,
                                       mlir::RankedTensorType type);
+// Checks a vocabulary-parallel embedding's optional tensor_row_stride
+// against its table [rows, width]: absent, or the rows (GraphClassSplit.cpp).
+mlir::LogicalResult verifyTensorRowStride(mlir::Operation *op,
+                                          std::optional<uint64_t> stride,
+                                          mlir::RankedTensorType table);
 // The module's #graph.mesh (`op` is the module or inside it), or null.
 MeshAttr meshOf(mlir::Operation *op);
 // Checks a declaration's optional sharding against its type and the

@@ -180,11 +180,18 @@ def Graph_EmbeddingOp : Graph_Op<"embedding", [Pure, Graph_Differentiable]> {
     `ids` followed by the table's row width. Ids out of range are an error at
     run time.
 
+    `tensor_row_stride` (tensor parallelism: the table is this rank's part
+    of a table split along its rows) makes the table's rows the global ids
+    from tensor rank x the stride on: ids elsewhere give rows of zeros (the
+    sum over the tensor group is the whole table's lookup), and only an id
+    outside the whole table is an error.
+
     ```mlir
     %e = graph.embedding %word[%ids] : tensor<1024x128xf32>, tensor<8x128xi32> -> tensor<8x128x128xf32>
     ```
   }];
-  let arguments = (ins Graph_FloatTensor:$table, Graph_IntTensor:$ids);
+  let arguments = (ins Graph_FloatTensor:$table, Graph_IntTensor:$ids,
+                       OptionalAttr<I64Attr>:$tensor_row_stride);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = [{
     $table `[` $ids `]` attr-dict `:` type($table) `,` type($ids) `->` type($result)
@@ -523,5 +530,6 @@ def Graph_SoftmaxCrossEntropyOp : Graph_Op<"softmax_cross_entropy", [Pure, Graph
 include "dialects/graph/GraphTrainingOps.td"
 include "dialects/graph/GraphCollectiveOps.td"
 include "dialects/graph/GraphAttentionOps.td"
+include "dialects/graph/GraphClassSplitOps.td"
 
 #endif // FERRY_DIALECTS_GRAPH_GRAPHOPS_TD

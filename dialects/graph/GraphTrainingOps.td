@@ -87,12 +87,15 @@ def Graph_EmbeddingGradOp : Graph_Op<"embedding_grad", [Pure]> {
   let description = [{
     `result = 0; result[ids[i...], :] += grad[i..., :]`: the gradient of
     `graph.embedding` with respect to its table. Repeated ids add up.
+    `tensor_row_stride` as graph.embedding's: only the ids of this rank's
+    rows add.
 
     ```mlir
     %dw = graph.embedding_grad %dy[%ids] : tensor<8x128x128xf32>, tensor<8x128xi32> -> tensor<1024x128xf32>
     ```
   }];
-  let arguments = (ins Graph_FloatTensor:$grad, Graph_IntTensor:$ids);
+  let arguments = (ins Graph_FloatTensor:$grad, Graph_IntTensor:$ids,
+                       OptionalAttr<I64Attr>:$tensor_row_stride);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = [{
     $grad `[` $ids `]` attr-dict `:` type($grad) `,` type($ids) `->` type($result)

@@ -204,11 +204,14 @@ func::FuncOp BertBuilder::buildEmbeddings(ModuleOp module) {
   // and the IR (hence the cache key) must not depend on the host compiler.
   if (!packed)
     positions = IotaOp::create(b, loc, ints({batch, m.seq_length}), 1);
-  Value wordRows = EmbeddingOp::create(b, loc, hiddenType(), word, ids);
+  Value wordRows = EmbeddingOp::create(b, loc, hiddenType(), word, ids,
+                                       /*tensor_row_stride=*/IntegerAttr());
   Value positionRows =
-      EmbeddingOp::create(b, loc, hiddenType(), position, positions);
+      EmbeddingOp::create(b, loc, hiddenType(), position, positions,
+                          /*tensor_row_stride=*/IntegerAttr());
   Value typeRows =
-      EmbeddingOp::create(b, loc, hiddenType(), tokenType, segments);
+      EmbeddingOp::create(b, loc, hiddenType(), tokenType, segments,
+                          /*tensor_row_stride=*/IntegerAttr());
   Value sum = AddOp::create(
       b, loc, AddOp::create(b, loc, wordRows, positionRows), typeRows);
   Value normed = layerNorm(sum, lnScale, lnBias);

@@ -91,6 +91,7 @@ void populateRowPatterns(KernelPatterns &patterns);
 void populateGemmPatterns(KernelPatterns &patterns);
 void populateAttentionPatterns(KernelPatterns &patterns);
 void populateIndexedPatterns(KernelPatterns &patterns);
+void populateClassSplitPatterns(KernelPatterns &patterns);
 void populateLayoutPatterns(KernelPatterns &patterns);
 void populateReductionPatterns(KernelPatterns &patterns);
 void populateCollectivePatterns(KernelPatterns &patterns);

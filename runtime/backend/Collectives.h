@@ -26,8 +26,11 @@ public:
   // run without one (how to start the run).
   comm::Communicator &group(int64_t group) const;
   // This process's rank in the tensor-parallel group (0 without one): where
-  // its part of a split tensor lies (dropout keys).
+  // its part of a split tensor lies (dropout keys, a vocabulary-parallel
+  // table, split classes).
   int tensorRank() const { return tensor_ ? tensor_->rank() : 0; }
+  // The tensor-parallel group's size (1 without one).
+  int tensorSize() const { return tensor_ ? tensor_->size() : 1; }
 
   // Checks a collective call before it runs and counts its bytes: the
   // replica count against the group's size (the message says how to start

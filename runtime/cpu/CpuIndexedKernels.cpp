@@ -13,19 +13,27 @@
 namespace ferry::cpu {
 
 void embedding(const float *table, const int32_t *ids, float *out, int64_t rows,
-               int64_t width) {
+               int64_t width, int64_t firstId, int64_t tableRows) {
 #pragma omp parallel for schedule(static) if (worth(rows * width))
-  for (int64_t r = 0; r < rows; ++r)
-    std::memcpy(out + r * width, table + static_cast<int64_t>(ids[r]) * width,
-                sizeof(float) * width);
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t row = static_cast<int64_t>(ids[r]) - firstId;
+    if (tableRows >= 0 && (row < 0 || row >= tableRows))
+      std::memset(out + r * width, 0, sizeof(float) * width);
+    else
+      std::memcpy(out + r * width, table + row * width, sizeof(float) * width);
+  }
 }
 
 void embeddingGrad(const int32_t *ids, const float *dy, float *dtable,
-                   int64_t rows, int64_t width, int64_t vocab,
-                   bool accumulate) {
+                   int64_t rows, int64_t width, int64_t vocab, bool accumulate,
+                   int64_t firstId) {
   scatterAddRows(
       dtable, vocab, dy, rows, width,
-      [ids](int64_t r) { return static_cast<int64_t>(ids[r]); }, accumulate);
+      [=](int64_t r) {
+        const int64_t row = static_cast<int64_t>(ids[r]) - firstId;
+        return row >= 0 && row < vocab ? row : int64_t{-1};
+      },
+      accumulate);
 }
 
 void gatherPositions(const float *x, const int32_t *positions, float *out,
@@ -47,38 +55,6 @@ void gatherPositionsGrad(const int32_t *positions, const float *dy, float *dx,
         return (r / predictions) * seq + static_cast<int64_t>(positions[r]);
       });
 }
-
-namespace {
-
-// Rows of logits are a vocabulary long: sum exp(row - m) in float over
-// pieces of this many columns, and the pieces in double.
-constexpr int64_t kExpPiece = 512;
-
-// sum(exp(row[c] - m)) over c < classes; stores the exponentials in `e`
-// when it is not null.
-inline double sumExp(const float *row, int64_t classes, float m, float *e) {
-  double sum = 0.0;
-  for (int64_t c0 = 0; c0 < classes; c0 += kExpPiece) {
-    const int64_t c1 = std::min(classes, c0 + kExpPiece);
-    float piece = 0.0f;
-    if (e != nullptr) {
-#pragma omp simd simdlen(16) reduction(+ : piece)
-      for (int64_t c = c0; c < c1; ++c) {
-        const float value = expApprox(row[c] - m);
-        e[c] = value;
-        piece += value;
-      }
-    } else {
-#pragma omp simd simdlen(16) reduction(+ : piece)
-      for (int64_t c = c0; c < c1; ++c)
-        piece += expApprox(row[c] - m);
-    }
-    sum += static_cast<double>(piece);
-  }
-  return sum;
-}
-
-} // namespace
 
 void softmaxCrossEntropy(const float *logits, const int32_t *labels,
                          const float *weights, float *out, int64_t rows,
@@ -167,8 +143,6 @@ void argmaxCorrect(const float *logits, const int32_t *labels,
 
 // The family's typed bodies. Indices from the data are checked first: a
 // bad one is an error naming it, never a read outside a buffer.
-namespace {
-
 void checkIndices(const char *what, const int32_t *values, int64_t count,
                   int64_t limit) {
   for (int64_t i = 0; i < count; ++i)
@@ -179,20 +153,26 @@ void checkIndices(const char *what, const int32_t *values, int64_t count,
           what, values[i], i, limit));
 }
 
-} // namespace
-
-void run(Context &, const kernels::EmbeddingArgs &a) {
+void run(Context &cx, const kernels::EmbeddingArgs &a) {
+  // A vocabulary-parallel table is this rank's rows of the whole one, which
+  // spans every rank's.
+  const int64_t whole =
+      a.tensor_row_stride != 0 ? a.tensor_row_stride * tensorSize(cx) : a.vocab;
   for (int64_t r = 0; r < a.rows; ++r)
-    if (a.ids.data[r] < 0 || a.ids.data[r] >= a.vocab)
+    if (a.ids.data[r] < 0 || a.ids.data[r] >= whole)
       throw RuntimeError(fmt::format(
           "embedding id {} at row {} is outside the table's {} rows; the "
           "input data does not match the model's vocabulary",
-          a.ids.data[r], r, a.vocab));
-  embedding(a.table.data, a.ids.data, a.out.data, a.rows, a.width);
+          a.ids.data[r], r, whole));
+  if (a.tensor_row_stride == 0)
+    embedding(a.table.data, a.ids.data, a.out.data, a.rows, a.width);
+  else
+    embedding(a.table.data, a.ids.data, a.out.data, a.rows, a.width,
+              a.tensor_row_stride * tensorRank(cx), a.vocab);
 }
-void run(Context &, const kernels::EmbeddingGradArgs &a) {
+void run(Context &cx, const kernels::EmbeddingGradArgs &a) {
   embeddingGrad(a.ids.data, a.dy.data, a.dtable.data, a.rows, a.width, a.vocab,
-                a.accumulate != 0);
+                a.accumulate != 0, a.tensor_row_stride * tensorRank(cx));
 }
 void run(Context &, const kernels::GatherPositionsArgs &a) {
   checkIndices("masked_lm_positions", a.positions.data, a.batch * a.predictions,

@@ -165,8 +165,37 @@ inline float rowMax(const float *x, int64_t n) {
   return m;
 }
 
+// Rows of logits are a vocabulary long: sum exp(row - m) in float over
+// pieces of this many columns, and the pieces in double.
+constexpr int64_t kExpPiece = 512;
+
+// sum(exp(row[c] - m)) over c < classes; stores the exponentials in `e`
+// when it is not null.
+inline double sumExp(const float *row, int64_t classes, float m, float *e) {
+  double sum = 0.0;
+  for (int64_t c0 = 0; c0 < classes; c0 += kExpPiece) {
+    const int64_t c1 = std::min(classes, c0 + kExpPiece);
+    float piece = 0.0f;
+    if (e != nullptr) {
+#pragma omp simd simdlen(16) reduction(+ : piece)
+      for (int64_t c = c0; c < c1; ++c) {
+        const float value = expApprox(row[c] - m);
+        e[c] = value;
+        piece += value;
+      }
+    } else {
+#pragma omp simd simdlen(16) reduction(+ : piece)
+      for (int64_t c = c0; c < c1; ++c)
+        piece += expApprox(row[c] - m);
+    }
+    sum += static_cast<double>(piece);
+  }
+  return sum;
+}
+
 // dst = 0 (dstRows x width) unless `accumulate`, then dst[rowOf(r), :] +=
-// src[r, :] for r in [0, srcRows) in increasing r. Threads split the columns,
+// src[r, :] for r in [0, srcRows) in increasing r (rows whose rowOf is
+// negative add nowhere). Threads split the columns,
 // so every element is summed in the same order whatever the thread count,
 // without atomics.
 template <class RowOf>
@@ -178,7 +207,10 @@ void scatterAddRows(float *dst, int64_t dstRows, const float *src,
     if (!accumulate)
       std::fill(dst, dst + dstSize, 0.0f);
     for (int64_t r = 0; r < srcRows; ++r) {
-      float *d = dst + rowOf(r) * width;
+      const int64_t row = rowOf(r);
+      if (row < 0)
+        continue;
+      float *d = dst + row * width;
       const float *s = src + r * width;
 #pragma omp simd
       for (int64_t c = 0; c < width; ++c)
@@ -203,7 +235,10 @@ void scatterAddRows(float *dst, int64_t dstRows, const float *src,
     const int64_t c1 = std::min(width, c0 + perThread);
     if (c0 < c1) {
       for (int64_t r = 0; r < srcRows; ++r) {
-        float *d = dst + rowOf(r) * width;
+        const int64_t row = rowOf(r);
+        if (row < 0)
+          continue;
+        float *d = dst + row * width;
         const float *s = src + r * width;
 #pragma omp simd
         for (int64_t c = c0; c < c1; ++c)
@@ -218,8 +253,8 @@ void scatterAddRows(float *dst, int64_t dstRows, const float *src,
 // (sample, layer) stream, written block-major into words[4 * count]. Written
 // as a flat loop over blocks so that the compiler vectorises across blocks.
 inline void philoxBlocks(uint32_t key0, uint32_t key1, uint64_t firstBlock,
-                  uint32_t sample, uint32_t layer, int64_t count,
-                  uint32_t *words) {
+                         uint32_t sample, uint32_t layer, int64_t count,
+                         uint32_t *words) {
   constexpr uint32_t kMul0 = 0xD2511F53u;
   constexpr uint32_t kMul1 = 0xCD9E8D57u;
   constexpr uint32_t kWeyl0 = 0x9E3779B9u;

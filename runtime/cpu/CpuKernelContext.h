@@ -28,6 +28,15 @@ using Context = KernelContext;
 // tensor parallelism).
 uint64_t tensorKeyOffset(const Context &cx, int64_t stride, bool packedKeys,
                          const char *kernel);
+// This process's rank in the tensor-parallel group and the group's size (0
+// and 1 without one): where its part of a split table or of split classes
+// lies.
+int64_t tensorRank(const Context &cx);
+int64_t tensorSize(const Context &cx);
+// Throws RuntimeError naming `what`, the value and its slot when an index
+// from the data is outside [0, limit) (CpuIndexedKernels.cpp).
+void checkIndices(const char *what, const int32_t *values, int64_t count,
+                  int64_t limit);
 
 #include "runtime/executable/KernelRuns.inc"
 

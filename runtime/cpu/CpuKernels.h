@@ -39,15 +39,18 @@ void iota(int32_t *out, int64_t outer, int64_t size, int64_t inner);
 // out[b, k] = 0 where mask[b, k] != 0, else fill (additive attention mask).
 void attentionMask(const int32_t *mask, float *out, int64_t n, float fill);
 
-// out[r, :] = table[ids[r], :]; ids are checked by the caller to lie in
-// [0, vocab).
+// out[r, :] = table[ids[r] - firstId, :]; ids are checked by the caller to
+// lie in the table. With tableRows >= 0 (a vocabulary-parallel part of the
+// whole table, whose first row is id firstId), ids outside [firstId,
+// firstId + tableRows) give rows of zeros.
 void embedding(const float *table, const int32_t *ids, float *out, int64_t rows,
-               int64_t width);
+               int64_t width, int64_t firstId = 0, int64_t tableRows = -1);
 // dtable = 0 (unless `accumulate`: then it adds into dtable), then
-// dtable[ids[r], :] += dy[r, :]. Deterministic (no atomics).
+// dtable[ids[r] - firstId, :] += dy[r, :] for the ids in [firstId, firstId +
+// vocab). Deterministic (no atomics).
 void embeddingGrad(const int32_t *ids, const float *dy, float *dtable,
                    int64_t rows, int64_t width, int64_t vocab,
-                   bool accumulate = false);
+                   bool accumulate = false, int64_t firstId = 0);
 
 // out[b, p, :] = x[b, positions[b, p], :]  (x: [B, S, H], positions [B, P]).
 void gatherPositions(const float *x, const int32_t *positions, float *out,
@@ -160,6 +163,29 @@ void softmaxCrossEntropyGrad(const float *logits, const int32_t *labels,
 void argmaxCorrect(const float *logits, const int32_t *labels,
                    const float *weights, float *out, int64_t rows, int64_t cols,
                    int64_t classes);
+
+// The losses over classes split across the tensor group
+// (CpuClassSplitKernels.cpp, dialects/rt/kernels/ClassSplit.td). `logits`
+// is this rank's [rows, cols] part, whose column c is global class
+// firstClass + c; `real` of its columns (the ones below the whole row's
+// real classes) take part.
+void classMax(const float *logits, float *out, int64_t rows, int64_t cols,
+              int64_t real);
+void classStats(const float *logits, const int32_t *labels, const float *rowMax,
+                float *out, int64_t rows, int64_t cols, int64_t real,
+                int64_t firstClass);
+void classStatsGrad(const float *logits, const int32_t *labels,
+                    const float *rowMax, const float *dstats, float *dlogits,
+                    int64_t rows, int64_t cols, int64_t real,
+                    int64_t firstClass);
+void crossEntropyOfStats(const float *stats, const float *rowMax,
+                         const float *weights, float *out, int64_t rows);
+void crossEntropyOfStatsGrad(const float *stats, const float *weights,
+                             const float *dloss, float *dstats, int64_t rows);
+void classArgmax(const float *logits, const float *rowMax, float *out,
+                 int64_t rows, int64_t cols, int64_t real, int64_t firstClass);
+void indexCorrect(const float *negatedIndex, const int32_t *labels,
+                  const float *weights, float *out, int64_t rows);
 
 // out[0] = sqrt of the sum of squares of every element of every tensor,
 // accumulated in double.

@@ -303,6 +303,9 @@ uint64_t tensorKeyOffset(const Context &cx, int64_t stride, bool packedKeys,
          static_cast<uint64_t>(cx.collectives->tensorRank());
 }
 
+int64_t tensorRank(const Context &cx) { return cx.collectives->tensorRank(); }
+int64_t tensorSize(const Context &cx) { return cx.collectives->tensorSize(); }
+
 void run(Context &cx, const kernels::DropoutArgs &a) {
   dropoutOf(a, a.x.data, a.out.data, keyOffsetOf(cx, a, "dropout"));
 }

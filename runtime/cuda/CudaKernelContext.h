@@ -84,6 +84,10 @@ T *needWorkspace(const kernels::Buffer<T> &workspace, const char *kernel) {
 // far; the config refuses tensor parallelism on CUDA, and a call that
 // carries them anyway is refused naming the kernel.
 void refuseSplitDropoutKeys(int64_t tensorKeyStride, const char *kernel);
+// The same refusal for the other tensor-parallel calls (a vocabulary-
+// parallel embedding, the losses over split classes): `what` says what the
+// call does.
+[[noreturn]] void refuseTensorParallel(const char *kernel, const char *what);
 
 #include "runtime/executable/KernelRuns.inc"
 

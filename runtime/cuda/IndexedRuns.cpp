@@ -9,11 +9,18 @@
 namespace ferry::cuda {
 
 void run(Context &cx, const kernels::EmbeddingArgs &a) {
+  if (a.tensor_row_stride != 0)
+    refuseTensorParallel("embedding", "looks up a vocabulary-parallel part "
+                                      "of a table (tensor_row_stride)");
   embedding(cx.stream, a.table.data, a.ids.data, a.out.data, a.rows, a.width,
             a.vocab);
 }
 
 void run(Context &cx, const kernels::EmbeddingGradArgs &a) {
+  if (a.tensor_row_stride != 0)
+    refuseTensorParallel("embedding_grad",
+                         "adds into a vocabulary-parallel part of a table "
+                         "(tensor_row_stride)");
   embeddingGrad(cx.stream, a.ids.data, a.dy.data, a.dtable.data, a.rows,
                 a.width, a.vocab, a.accumulate != 0,
                 needWorkspace(a.workspace, "embedding_grad"));

@@ -148,6 +148,11 @@ struct EmbeddingArgs {
   int64_t width = 0;
   // rows of the table
   int64_t vocab = 0;
+  // tensor parallelism: the table holds the global ids from tensor rank x this
+  // on, other ids give rows of zeros, and only an id outside every rank's rows
+  // is an error (absent: 0)
+  int64_t tensor_row_stride = 0; // 0 when absent
+  bool has_tensor_row_stride = false;
   // the embedding table
   Buffer<const float> table;
   // row of each lookup
@@ -168,6 +173,9 @@ struct EmbeddingGradArgs {
   // 1: add into dtable instead of overwriting it
   int64_t accumulate = 0; // 0 when absent
   bool has_accumulate = false;
+  // as embedding: only the ids of this rank's rows add
+  int64_t tensor_row_stride = 0; // 0 when absent
+  bool has_tensor_row_stride = false;
   // row of each lookup
   Buffer<const int32_t> ids;
   // gradient of the gathered rows
@@ -1147,6 +1155,133 @@ struct AttentionGradArgs {
   Buffer<const int32_t> dropout_keys;
 };
 
+// class_max: out[r] = max over this rank's classes c with global index below
+// classes of logits[r, c]; -inf where the rank has none.
+struct ClassMaxArgs {
+  // rows
+  int64_t rows = 0;
+  // this rank's classes (columns of a row)
+  int64_t cols = 0;
+  // real classes of the whole row (the rest is the padded vocabulary)
+  int64_t classes = 0;
+  // this rank's first class is tensor rank x this
+  int64_t tensor_class_stride = 0;
+  // this rank's scores
+  Buffer<const float> logits;
+  // row maxima
+  Buffer<float> out;
+};
+
+// class_stats: out[r] = (sum of exp(logits[r, c] - row_max[r]) over this rank's
+// real classes, logits[r, labels[r] - offset] if the label is this rank's else
+// 0); a label outside [0, classes) is an error.
+struct ClassStatsArgs {
+  // rows
+  int64_t rows = 0;
+  // this rank's classes
+  int64_t cols = 0;
+  // real classes of the whole row
+  int64_t classes = 0;
+  // this rank's first class is tensor rank x this
+  int64_t tensor_class_stride = 0;
+  // this rank's scores
+  Buffer<const float> logits;
+  // the right class of each row (global)
+  Buffer<const int32_t> labels;
+  // the whole rows' maxima
+  Buffer<const float> row_max;
+  // a partial sum and target logit a row
+  Buffer<float> out;
+};
+
+// class_stats_grad: dlogits[r, c] = dstats[r, 0] * exp(logits[r, c] -
+// row_max[r]) + dstats[r, 1] * [c == labels[r] - offset] over this rank's real
+// classes, 0 for padded ones.
+struct ClassStatsGradArgs {
+  // rows
+  int64_t rows = 0;
+  // this rank's classes
+  int64_t cols = 0;
+  // real classes of the whole row
+  int64_t classes = 0;
+  // this rank's first class is tensor rank x this
+  int64_t tensor_class_stride = 0;
+  // this rank's scores
+  Buffer<const float> logits;
+  // the right class of each row (global)
+  Buffer<const int32_t> labels;
+  // the whole rows' maxima
+  Buffer<const float> row_max;
+  // gradient of class_stats' result
+  Buffer<const float> dstats;
+  // gradient of the scores
+  Buffer<float> dlogits;
+};
+
+// cross_entropy_of_stats: out[0] = sum over rows with weights[r] != 0 of
+// weights[r] * (log(stats[r, 0]) + row_max[r] - stats[r, 1]), in row order.
+struct CrossEntropyOfStatsArgs {
+  // rows
+  int64_t rows = 0;
+  // the group's sums of class_stats
+  Buffer<const float> stats;
+  // the whole rows' maxima
+  Buffer<const float> row_max;
+  // weight of each row (0: not counted)
+  Buffer<const float> weights;
+  // the weighted loss sum
+  Buffer<float> out;
+};
+
+// cross_entropy_of_stats_grad: dstats[r] = (dloss[0] * weights[r] / stats[r,
+// 0], -dloss[0] * weights[r]), 0 for rows of weight 0.
+struct CrossEntropyOfStatsGradArgs {
+  // rows
+  int64_t rows = 0;
+  // the group's sums of class_stats
+  Buffer<const float> stats;
+  // weight of each row
+  Buffer<const float> weights;
+  // gradient of the loss sum
+  Buffer<const float> dloss;
+  // gradient of the stats
+  Buffer<float> dstats;
+};
+
+// class_argmax: out[r] = -c for this rank's first real class c (global index)
+// whose logit equals row_max[r] or is NaN; -inf where the rank has none.
+struct ClassArgmaxArgs {
+  // rows
+  int64_t rows = 0;
+  // this rank's classes
+  int64_t cols = 0;
+  // real classes of the whole row
+  int64_t classes = 0;
+  // this rank's first class is tensor rank x this
+  int64_t tensor_class_stride = 0;
+  // this rank's scores
+  Buffer<const float> logits;
+  // the whole rows' maxima
+  Buffer<const float> row_max;
+  // minus the first class holding the maximum
+  Buffer<float> out;
+};
+
+// index_correct: out[0] = sum over rows of weights[r] * [-negated_index[r] ==
+// labels[r]], in row order.
+struct IndexCorrectArgs {
+  // rows
+  int64_t rows = 0;
+  // minus the chosen class of each row
+  Buffer<const float> negated_index;
+  // the right class of each row
+  Buffer<const int32_t> labels;
+  // weight of each row
+  Buffer<const float> weights;
+  // the weighted count of right answers
+  Buffer<float> out;
+};
+
 // Decoding, one function per kernel: the call's operands by position.
 template <class Call> CopyArgs decodeCopy(const Call &call) {
   CopyArgs a;
@@ -1204,6 +1339,8 @@ template <class Call> EmbeddingArgs decodeEmbedding(const Call &call) {
   a.rows = call.integer(0);
   a.width = call.integer(1);
   a.vocab = call.integer(2);
+  a.has_tensor_row_stride = call.integerCount() > 3;
+  a.tensor_row_stride = call.integer(3);
   a.table = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
   a.ids = {reinterpret_cast<const int32_t *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
   a.out = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
@@ -1216,6 +1353,8 @@ template <class Call> EmbeddingGradArgs decodeEmbeddingGrad(const Call &call) {
   a.vocab = call.integer(2);
   a.has_accumulate = call.integerCount() > 3;
   a.accumulate = call.integer(3);
+  a.has_tensor_row_stride = call.integerCount() > 4;
+  a.tensor_row_stride = call.integer(4);
   a.ids = {reinterpret_cast<const int32_t *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
   a.dy = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
   a.dtable = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
@@ -1778,6 +1917,79 @@ template <class Call> AttentionGradArgs decodeAttentionGrad(const Call &call) {
   a.dropout_keys = {reinterpret_cast<const int32_t *>(call.buffer(12)), call.bf16(12), call.bufferBytes(12)};
   return a;
 }
+template <class Call> ClassMaxArgs decodeClassMax(const Call &call) {
+  ClassMaxArgs a;
+  a.rows = call.integer(0);
+  a.cols = call.integer(1);
+  a.classes = call.integer(2);
+  a.tensor_class_stride = call.integer(3);
+  a.logits = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  return a;
+}
+template <class Call> ClassStatsArgs decodeClassStats(const Call &call) {
+  ClassStatsArgs a;
+  a.rows = call.integer(0);
+  a.cols = call.integer(1);
+  a.classes = call.integer(2);
+  a.tensor_class_stride = call.integer(3);
+  a.logits = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.labels = {reinterpret_cast<const int32_t *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.row_max = {reinterpret_cast<const float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
+  a.out = {reinterpret_cast<float *>(call.buffer(3)), call.bf16(3), call.bufferBytes(3)};
+  return a;
+}
+template <class Call> ClassStatsGradArgs decodeClassStatsGrad(const Call &call) {
+  ClassStatsGradArgs a;
+  a.rows = call.integer(0);
+  a.cols = call.integer(1);
+  a.classes = call.integer(2);
+  a.tensor_class_stride = call.integer(3);
+  a.logits = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.labels = {reinterpret_cast<const int32_t *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.row_max = {reinterpret_cast<const float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
+  a.dstats = {reinterpret_cast<const float *>(call.buffer(3)), call.bf16(3), call.bufferBytes(3)};
+  a.dlogits = {reinterpret_cast<float *>(call.buffer(4)), call.bf16(4), call.bufferBytes(4)};
+  return a;
+}
+template <class Call> CrossEntropyOfStatsArgs decodeCrossEntropyOfStats(const Call &call) {
+  CrossEntropyOfStatsArgs a;
+  a.rows = call.integer(0);
+  a.stats = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.row_max = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.weights = {reinterpret_cast<const float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
+  a.out = {reinterpret_cast<float *>(call.buffer(3)), call.bf16(3), call.bufferBytes(3)};
+  return a;
+}
+template <class Call> CrossEntropyOfStatsGradArgs decodeCrossEntropyOfStatsGrad(const Call &call) {
+  CrossEntropyOfStatsGradArgs a;
+  a.rows = call.integer(0);
+  a.stats = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.weights = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.dloss = {reinterpret_cast<const float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
+  a.dstats = {reinterpret_cast<float *>(call.buffer(3)), call.bf16(3), call.bufferBytes(3)};
+  return a;
+}
+template <class Call> ClassArgmaxArgs decodeClassArgmax(const Call &call) {
+  ClassArgmaxArgs a;
+  a.rows = call.integer(0);
+  a.cols = call.integer(1);
+  a.classes = call.integer(2);
+  a.tensor_class_stride = call.integer(3);
+  a.logits = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.row_max = {reinterpret_cast<const float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.out = {reinterpret_cast<float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
+  return a;
+}
+template <class Call> IndexCorrectArgs decodeIndexCorrect(const Call &call) {
+  IndexCorrectArgs a;
+  a.rows = call.integer(0);
+  a.negated_index = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.labels = {reinterpret_cast<const int32_t *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  a.weights = {reinterpret_cast<const float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};
+  a.out = {reinterpret_cast<float *>(call.buffer(3)), call.bf16(3), call.bufferBytes(3)};
+  return a;
+}
 
 // Runs `call` as run(context, decodeX(call)) unless its kernel is one the
 // backend carries out itself (backendOwned): false for those.
@@ -1927,6 +2139,27 @@ bool dispatchKernel(Context &context, Kernel kernel, const Call &call) {
     return true;
   case Kernel::AttentionGrad:
     run(context, decodeAttentionGrad(call));
+    return true;
+  case Kernel::ClassMax:
+    run(context, decodeClassMax(call));
+    return true;
+  case Kernel::ClassStats:
+    run(context, decodeClassStats(call));
+    return true;
+  case Kernel::ClassStatsGrad:
+    run(context, decodeClassStatsGrad(call));
+    return true;
+  case Kernel::CrossEntropyOfStats:
+    run(context, decodeCrossEntropyOfStats(call));
+    return true;
+  case Kernel::CrossEntropyOfStatsGrad:
+    run(context, decodeCrossEntropyOfStatsGrad(call));
+    return true;
+  case Kernel::ClassArgmax:
+    run(context, decodeClassArgmax(call));
+    return true;
+  case Kernel::IndexCorrect:
+    run(context, decodeIndexCorrect(call));
     return true;
   default:
     return false;

@@ -5,7 +5,8 @@
 // whose rank's part of a sample is not one block (split along dimension 2
 // of 5 rows: every row's part is this rank's), a matmul of splits that are neither column- nor row-parallel
 // nor a shared batch dimension, a function returning a split value, a
-// reshape that scatters the split, and a partitioned module.
+// reshape that scatters the split, a partitioned module, an embedding
+// table split along its width, and logits split along their rows.
 
 module attributes {graph.mesh = #graph.mesh<tensor = 2, data = 1>} {
   graph.parameter @w : tensor<8x4xf32> init(normal, 2.000000e-02) hf "w" sharding <split = 0>
@@ -99,4 +100,34 @@ module attributes {graph.mesh = #graph.mesh<tensor = 2, data = 1>} {
 
 // expected-error @+1 {{is partitioned already (its graph.mesh says partitioned = true)}}
 module attributes {graph.mesh = #graph.mesh<tensor = 2, data = 1, partitioned = true>} {
+}
+
+// -----
+
+// A table split along its width: the lookup's rows would be split, which
+// ferry-partition-tensors does not follow (the vocabulary-parallel rule
+// takes a table split along its rows).
+module attributes {graph.mesh = #graph.mesh<tensor = 2, data = 1>} {
+  graph.parameter @table : tensor<8x4xf32> init(normal, 2.000000e-02) hf "table" sharding <split = 1>
+  func.func @forward(%ids: tensor<3xi32> {graph.input = "ids"}) -> tensor<3x4xf32> attributes {graph.entry = "forward"} {
+    %t = graph.parameter_ref @table : tensor<8x4xf32>
+    // expected-error @+1 {{'graph.embedding' op has an operand split along dimension 1 over the tensor group, and ferry-partition-tensors has no rule for it here}}
+    %e = graph.embedding %t[%ids] : tensor<8x4xf32>, tensor<3xi32> -> tensor<3x4xf32>
+    return %e : tensor<3x4xf32>
+  }
+}
+
+// -----
+
+// Logits split along their rows, not their classes.
+module attributes {graph.mesh = #graph.mesh<tensor = 2, data = 1>} {
+  graph.parameter @w : tensor<8x4xf32> init(normal, 2.000000e-02) hf "w" sharding <split = 0>
+  func.func @forward(%x: tensor<3x4xf32> {graph.input = "x"}, %labels: tensor<8xi32> {graph.input = "labels"}, %weights: tensor<8xf32> {graph.input = "weights"}) -> tensor<f32> attributes {graph.entry = "forward"} {
+    %w = graph.parameter_ref @w : tensor<8x4xf32>
+    %y = graph.matmul %x, %w {transpose_rhs} : tensor<3x4xf32>, tensor<8x4xf32> -> tensor<3x8xf32>
+    %t = graph.transpose %y [1, 0] : tensor<3x8xf32> -> tensor<8x3xf32>
+    // expected-error @+1 {{'graph.softmax_cross_entropy' op has an operand split along dimension 0 over the tensor group, and ferry-partition-tensors has no rule for it here}}
+    %l = graph.softmax_cross_entropy %t, %labels, %weights classes 3 : tensor<8x3xf32>, tensor<8xi32>, tensor<8xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
 }

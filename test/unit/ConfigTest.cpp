@@ -141,6 +141,19 @@ TEST(Config, VocabularyIsPaddedToAMultipleOf8) {
   EXPECT_EQ(c.model.paddedVocabSize(), 8);
 }
 
+// With tensor parallelism, to a multiple of 8 x T (Megatron's padding), so
+// each rank holds an equal part of the vocabulary-parallel embedding.
+TEST(Config, TensorParallelPadsTheVocabularyToAMultipleOf8T) {
+  Config c = parseConfig(
+      kFull, "t", {"model.vocab_size=1000", "execution.tensor_parallel=2"});
+  EXPECT_EQ(c.model.paddedVocabSize(), 1008);
+  c = parseConfig(kFull, "t",
+                  {"model.vocab_size=30522", "execution.tensor_parallel=4"});
+  EXPECT_EQ(c.model.paddedVocabSize(), 30528);
+  c = parseConfig(kFull, "t", {"model.vocab_size=1000"});
+  EXPECT_EQ(c.model.paddedVocabSize(), 1000);
+}
+
 TEST(Config, OverridesApplyAfterTheFile) {
   Config c = parseConfig(kFull, "t",
                          {"model.layers=12", "training.optimizer.name=lamb",
@@ -658,6 +671,8 @@ TEST(Config, TensorShardingRulesAreMegatronsThenTheOverrides) {
                                       "layer.ffn.intermediate.*=split(0)",
                                       "layer.attention.output.weight=split(1)",
                                       "layer.ffn.output.weight=split(1)",
+                                      "embeddings.word=split(0)",
+                                      "mlm.decoder.bias=split(0)",
                                       "layer.ffn.*=replicated"}));
   EXPECT_TRUE(
       ferry::globMatches("layer.ffn.*.weight", "layer.ffn.output.weight"));

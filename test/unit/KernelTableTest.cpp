@@ -91,7 +91,14 @@ TEST(KernelTable, IndicesOfTheFormatAreStable) {
                                        "lamb_moments",
                                        "lamb_apply",
                                        "attention",
-                                       "attention_grad"};
+                                       "attention_grad",
+                                       "class_max",
+                                       "class_stats",
+                                       "class_stats_grad",
+                                       "cross_entropy_of_stats",
+                                       "cross_entropy_of_stats_grad",
+                                       "class_argmax",
+                                       "index_correct"};
   ASSERT_EQ(std::size(inFormatOrder), static_cast<size_t>(kKernelCount));
   for (uint16_t k = 0; k < kKernelCount; ++k)
     EXPECT_STREQ(kernelName(k), inFormatOrder[k]) << "index " << k;

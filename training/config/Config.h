@@ -43,10 +43,17 @@ struct ModelConfig {
   // --outputs`), as transformers' BertModel's last_hidden_state.
   bool eval_sequence_output = false;
 
-  // The vocabulary as the model computes it: padded to a multiple of 8 for the
-  // matrix units. Padded logits take no part in the softmax; import and export
-  // use vocab_size.
-  int64_t paddedVocabSize() const { return (vocab_size + 7) / 8 * 8; }
+  // The multiple the vocabulary is padded to: 8 for the matrix units, 8 x
+  // execution.tensor_parallel with tensor parallelism (Megatron's padding,
+  // so every rank holds as many rows of the vocabulary-parallel embedding).
+  // Set by the config's validation, not a key.
+  int64_t vocab_multiple = 8;
+  // The vocabulary as the model computes it: padded to vocab_multiple.
+  // Padded logits take no part in the softmax; import and export use
+  // vocab_size.
+  int64_t paddedVocabSize() const {
+    return (vocab_size + vocab_multiple - 1) / vocab_multiple * vocab_multiple;
+  }
   int64_t headSize() const { return hidden_size / num_heads; }
   bool packed() const { return max_sequences_per_pack > 1; }
   bool squad() const { return task == "squad"; }
@@ -103,8 +110,9 @@ struct ExecutionConfig {
   int64_t micro_batch_size = 0; // resolved: "auto" = global / data_parallel
   std::string recompute;        // none | layer
   std::optional<uint64_t> device_memory_limit; // bytes; nullopt = unlimited
-  // The device the compile is for: none | h100 | h200 | custom (DeviceTarget.h).
-  // Its memory is the default device budget, its rates what `ferry plan
+  // The device the compile is for: none | h100 | h200 | custom
+  // (DeviceTarget.h). Its memory is the default device budget, its rates what
+  // `ferry plan
   // --model` uses. The machine that compiles is never taken for it.
   std::string target;
   // execution.target: custom: its memory and rates (0: not given).

@@ -95,6 +95,7 @@ void validateRelations(Config &c, const RawValues &raw) {
         " is not divisible by model.num_heads " + std::to_string(m.num_heads) +
         "; choose a number of heads that divides the hidden size");
   const ExecutionConfig &tp = c.execution;
+  c.model.vocab_multiple = 8 * tp.tensor_parallel;
   if (tp.tensor_parallel > 1) {
     const ExecutionConfig &e = tp;
     // Megatron's layout splits the heads and the FFN's inner dimension.

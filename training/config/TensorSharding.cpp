@@ -9,9 +9,15 @@ namespace ferry {
 
 std::vector<ShardingRule> defaultTensorSharding() {
   return {
-      {"layer.attention.query.*", 0},       {"layer.attention.key.*", 0},
-      {"layer.attention.value.*", 0},       {"layer.ffn.intermediate.*", 0},
-      {"layer.attention.output.weight", 1}, {"layer.ffn.output.weight", 1},
+      {"layer.attention.query.*", 0},
+      {"layer.attention.key.*", 0},
+      {"layer.attention.value.*", 0},
+      {"layer.ffn.intermediate.*", 0},
+      {"layer.attention.output.weight", 1},
+      {"layer.ffn.output.weight", 1},
+      // The word embedding and the tied MLM head: vocabulary-parallel.
+      {"embeddings.word", 0},
+      {"mlm.decoder.bias", 0},
   };
 }
 

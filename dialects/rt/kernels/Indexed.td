@@ -17,7 +17,8 @@ def Rt_EmbeddingOp : RtKernel<"embedding", 5, "Indexed"> {
   let ints = [
     RtInt<"rows", "ids to look up">,
     RtInt<"width", "elements of a table row">,
-    RtInt<"vocab", "rows of the table">];
+    RtInt<"vocab", "rows of the table">,
+    RtInt<"tensor_row_stride", "tensor parallelism: the table holds the global ids from tensor rank x this on, other ids give rows of zeros, and only an id outside every rank's rows is an error (absent: 0)", RtOptional>];
   let buffers = [
     RtBuffer<"table", RtIn, RtF32, "vocab * width", "the embedding table">,
     RtBuffer<"ids", RtIn, RtI32, "rows", "row of each lookup">,
@@ -34,7 +35,8 @@ def Rt_EmbeddingGradOp : RtKernel<"embedding_grad", 6, "Indexed"> {
     RtInt<"rows", "ids looked up">,
     RtInt<"width", "elements of a table row">,
     RtInt<"vocab", "rows of the table">,
-    RtInt<"accumulate", "1: add into dtable instead of overwriting it", RtOptional>];
+    RtInt<"accumulate", "1: add into dtable instead of overwriting it", RtOptional>,
+    RtInt<"tensor_row_stride", "as embedding: only the ids of this rank's rows add", RtOptional>];
   let buffers = [
     RtBuffer<"ids", RtIn, RtI32, "rows", "row of each lookup">,
     RtBuffer<"dy", RtIn, RtF32, "rows * width", "gradient of the gathered rows">,

@@ -24,6 +24,8 @@ struct EmbeddingPattern : OpKernelPattern<graph::EmbeddingOp> {
     k.setRowsAttr(s.i(numElements(op.getIds().getType())));
     k.setWidthAttr(s.i(t[1]));
     k.setVocabAttr(s.i(t[0]));
+    if (std::optional<uint64_t> stride = op.getTensorRowStride())
+      k.setTensorRowStrideAttr(s.i(static_cast<int64_t>(*stride)));
     return success();
   }
 };
@@ -46,6 +48,8 @@ struct EmbeddingGradPattern : OpKernelPattern<graph::EmbeddingGradOp> {
     k.setWidthAttr(s.i(t[1]));
     k.setVocabAttr(s.i(t[0]));
     k.setAccumulateAttr(s.i(0));
+    if (std::optional<uint64_t> stride = op.getTensorRowStride())
+      k.setTensorRowStrideAttr(s.i(static_cast<int64_t>(*stride)));
     return success();
   }
 };
