@@ -126,8 +126,6 @@ void validateRelations(Config &c, const RawValues &raw) {
          "model.max_sequences_per_pack: 1"},
         {e.backend == "cuda", "execution.backend", "the CUDA backend",
          "execution.backend: cpu"},
-        {c.training.precision == "fp16" || c.training.precision == "bf16",
-         "training.precision", "reduced precision", "training.precision: fp32"},
     };
     for (const NotYet &n : notYet)
       if (n.on)
