@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -639,6 +640,18 @@ TEST(Config, TensorParallelRefusesWhatItDoesNotComposeWithYet) {
                             "execution.replicated_tensor_sharding=true"})
                 .find("with replicated tensor sharding is not built yet"),
             std::string::npos);
+}
+
+// SQuAD's model has no MLM head: its default rules split the word
+// embedding only.
+TEST(Config, TensorShardingDefaultsFollowTheTask) {
+  Config c = parseConfig(kFull, "test.yaml", {"model.task=squad"});
+  std::vector<std::string> rules;
+  for (const ferry::ShardingRule &r : ferry::tensorShardingRules(c))
+    rules.push_back(ferry::formatShardingRule(r));
+  EXPECT_EQ(rules.back(), "embeddings.word=split(0)");
+  EXPECT_EQ(std::count(rules.begin(), rules.end(), "mlm.decoder.bias=split(0)"),
+            0);
 }
 
 TEST(Config, TensorShardingSyntaxIsCheckedOnLoad) {

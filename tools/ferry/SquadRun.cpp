@@ -70,7 +70,8 @@ SquadData readData(const SquadOptionsCli &o, const Config &config,
 }
 
 // The config the executable is compiled from: model.task squad. Prediction
-// runs in one process (execution.data_parallel is set to 1 for it).
+// runs in one process (execution.data_parallel and tensor_parallel are set
+// to 1 for it: checkpoints hold whole tensors).
 Config squadConfig(const SquadOptionsCli &o,
                    std::vector<std::string> &overrides, bool replicas) {
   if (o.input.size() >= 4 && o.input.substr(o.input.size() - 4) == ".fxe")
@@ -78,9 +79,24 @@ Config squadConfig(const SquadOptionsCli &o,
                        "steps come from the data): give configs/*.yaml, not " +
                        o.input);
   overrides.insert(overrides.begin(), "model.task=squad");
-  if (!replicas)
+  if (!replicas) {
     overrides.push_back("execution.data_parallel=1");
+    overrides.push_back("execution.tensor_parallel=1");
+  }
   return loadConfig(o.input, overrides);
+}
+
+// " over 2 replicas", " over 1 replica x 2 tensor-parallel ranks" or "".
+std::string processesText(const Config &config) {
+  const int64_t replicas = config.execution.data_parallel,
+                tensor = config.execution.tensor_parallel;
+  if (replicas == 1 && tensor == 1)
+    return "";
+  std::string text =
+      fmt::format(" over {} replica{}", replicas, replicas == 1 ? "" : "s");
+  if (tensor > 1)
+    text += fmt::format(" x {} tensor-parallel ranks", tensor);
+  return text;
 }
 
 } // namespace
@@ -136,7 +152,7 @@ int runSquadTrain(const SquadOptionsCli &o) {
     // The one training loop, fed SQuAD's windows.
     trainer = std::make_unique<Trainer>(
         *loaded->exe, config, &group,
-        std::make_unique<squad::SquadBatches>(d.features, config, group));
+        std::make_unique<squad::SquadBatches>(d.features, config));
     std::fprintf(
         out,
         "ferry squad train %s: %lld questions (%lld skipped), %lld "
@@ -147,9 +163,7 @@ int runSquadTrain(const SquadOptionsCli &o) {
         static_cast<long long>(config.model.seq_length),
         static_cast<long long>(o.docStride), static_cast<long long>(o.epochs),
         static_cast<long long>(perEpoch), static_cast<long long>(global),
-        group.size() > 1
-            ? fmt::format(" over {} replicas", group.size()).c_str()
-            : "",
+        processesText(config).c_str(),
         static_cast<long long>(config.training.lr_schedule.warmup_steps));
     if (!o.initCheckpoint.empty())
       trainer->initFromCheckpoint(o.initCheckpoint, out);

@@ -7,8 +7,8 @@
 
 namespace ferry {
 
-std::vector<ShardingRule> defaultTensorSharding() {
-  return {
+std::vector<ShardingRule> defaultTensorSharding(bool mlmHead) {
+  std::vector<ShardingRule> rules = {
       {"layer.attention.query.*", 0},
       {"layer.attention.key.*", 0},
       {"layer.attention.value.*", 0},
@@ -17,8 +17,10 @@ std::vector<ShardingRule> defaultTensorSharding() {
       {"layer.ffn.output.weight", 1},
       // The word embedding and the tied MLM head: vocabulary-parallel.
       {"embeddings.word", 0},
-      {"mlm.decoder.bias", 0},
   };
+  if (mlmHead)
+    rules.push_back({"mlm.decoder.bias", 0});
+  return rules;
 }
 
 namespace {
@@ -87,7 +89,8 @@ parseTensorShardingOrThrow(const std::string &text, const std::string &origin) {
 }
 
 std::vector<ShardingRule> tensorShardingRules(const Config &config) {
-  std::vector<ShardingRule> rules = defaultTensorSharding();
+  std::vector<ShardingRule> rules =
+      defaultTensorSharding(/*mlmHead=*/!config.model.squad());
   std::vector<ShardingRule> overrides = parseTensorShardingOrThrow(
       config.execution.tensor_sharding, config.source);
   rules.insert(rules.end(), overrides.begin(), overrides.end());

@@ -31,8 +31,11 @@ struct ShardingRule {
 // Megatron's layout of BERT's encoder layer: Q, K, V and the first FFN
 // matmul column-parallel (the output dimension and the bias split), the
 // attention output and the second FFN matmul row-parallel (the input
-// dimension split; their biases replicated, added after the reduction).
-std::vector<ShardingRule> defaultTensorSharding();
+// dimension split; their biases replicated, added after the reduction);
+// and the word embedding and the MLM decoder bias (the tied MLM head)
+// vocabulary-parallel, the latter only where the task has that head
+// (pretraining: `mlmHead`).
+std::vector<ShardingRule> defaultTensorSharding(bool mlmHead = true);
 
 // Parses execution.tensor_sharding into `rules` (appended). Returns "" or
 // the error: the entry and the accepted syntax. Throws nothing (the
@@ -44,7 +47,8 @@ std::string parseTensorSharding(const std::string &text,
 std::vector<ShardingRule> parseTensorShardingOrThrow(const std::string &text,
                                                      const std::string &origin);
 
-// The rules a compile applies: the default, then the config's overrides.
+// The rules a compile applies: the default (for the config's task), then
+// the config's overrides.
 std::vector<ShardingRule> tensorShardingRules(const Config &config);
 
 // "PATTERN=split(D)" or "PATTERN=replicated", as parseTensorSharding reads.

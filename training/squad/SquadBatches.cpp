@@ -47,13 +47,12 @@ void writeSpanInputs(Backend &backend, const SpanBatch &b, float spanCount) {
 }
 
 SquadBatches::SquadBatches(const std::vector<Feature> &features,
-                           const Config &config,
-                           const comm::Communicator &group)
+                           const Config &config)
     : features_(features), global_(config.training.global_batch_size),
-      rows_(global_ / group.size()), seq_(config.model.seq_length),
+      seq_(config.model.seq_length),
       stepsPerEpoch_((static_cast<int64_t>(features.size()) + global_ - 1) /
                      global_),
-      rank_(group.rank()), seed_(static_cast<uint64_t>(config.training.seed)) {}
+      seed_(static_cast<uint64_t>(config.training.seed)) {}
 
 GlobalBatch SquadBatches::feed(int64_t s, Backend &backend,
                                comm::Communicator &group) {
@@ -66,9 +65,10 @@ GlobalBatch SquadBatches::feed(int64_t s, Backend &backend,
                               static_cast<uint64_t>(epoch));
     orderEpoch_ = epoch;
   }
+  const int64_t rows = global_ / group.size();
   fillSpanBatch(features_, order_,
-                (s % stepsPerEpoch_) * global_ + rank_ * rows_, rows_, seq_,
-                batch_);
+                (s % stepsPerEpoch_) * global_ + group.rank() * rows, rows,
+                seq_, batch_);
   // The global batch's span slots normalise the loss.
   double sums[2] = {batch_.slots, static_cast<double>(batch_.tokens)};
   group.allReduceSum(sums, sums, 2, "the sums of span slots and tokens");

@@ -33,9 +33,10 @@ void writeSpanInputs(Backend &backend, const SpanBatch &batch, float spanCount);
 
 class SquadBatches : public BatchSource {
 public:
-  // `features` must outlive the source.
-  SquadBatches(const std::vector<Feature> &features, const Config &config,
-               const comm::Communicator &group);
+  // `features` must outlive the source. Each update's rows are the
+  // data-parallel rank's share of the global batch: feed's `group` is the
+  // trainer's data group (the T ranks of a tensor group feed the same rows).
+  SquadBatches(const std::vector<Feature> &features, const Config &config);
 
   int64_t stepsPerEpoch() const { return stepsPerEpoch_; }
 
@@ -54,8 +55,7 @@ public:
 
 private:
   const std::vector<Feature> &features_;
-  int64_t global_, rows_, seq_, stepsPerEpoch_;
-  int rank_;
+  int64_t global_, seq_, stepsPerEpoch_;
   uint64_t seed_;
   int64_t orderEpoch_ = -1; // the epoch `order_` shuffles
   std::vector<uint32_t> order_;
