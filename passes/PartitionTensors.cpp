@@ -281,9 +281,12 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     // the sample), so masks equal one process's: the rank's part must be
     // one block of the sample (every dimension between the sample's and the
     // split one of size 1), which starts at tensor rank x the part's size.
+    // Packed rows key each element of the attention probabilities [batch,
+    // heads, seq, seq] by (head, query, key): a split of the heads offsets
+    // those keys alike; other packed keys cannot follow a split.
     auto type = cast<RankedTensorType>(dropout.getInput().getType());
     if (splitOf(dropout.getInput()) == kReplicated || dim == 0 ||
-        dropout.getDropoutKeys())
+        (dropout.getDropoutKeys() && (type.getRank() != 4 || dim != 1)))
       return noRule(op, firstSplit);
     int64_t between = 1, part = 1;
     for (int64_t i = 1; i < type.getRank(); ++i) {

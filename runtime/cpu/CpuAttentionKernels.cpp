@@ -55,10 +55,10 @@ void rowKeepFactors(const AttentionShape &a, int64_t bh, int64_t i,
     for (int64_t j = 0; j < S; ++j) {
       uint64_t sample = 0, element = 0;
       a.dropoutKeys.map(b, (h * S + i) * S + j, sample, element);
-      factor[j] =
-          random::dropoutKeeps(a.seed, a.purpose, a.layer, sample, element, a.p)
-              ? kept
-              : 0.0f;
+      factor[j] = random::dropoutKeeps(a.seed, a.purpose, a.layer, sample,
+                                       a.keyOffset + element, a.p)
+                      ? kept
+                      : 0.0f;
     }
     return;
   }
@@ -270,8 +270,8 @@ void attentionGrad(const float *q, const float *k, const float *v,
 template <class Args>
 AttentionShape shapeOf(const Context &cx, const Args &a, const char *kernel) {
   AttentionShape shape = kernels::attentionShapeOf(a);
-  shape.keyOffset = tensorKeyOffset(cx, a.tensor_key_stride,
-                                    static_cast<bool>(a.dropout_keys), kernel);
+  shape.keyOffset =
+      tensorKeyOffset(cx, a.tensor_key_stride, shape.dropoutKeys, kernel);
   return shape;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "runtime/executable/KernelArgs.h"
+#include "runtime/kernels/DropoutKeys.h"
 
 namespace ferry {
 class Collectives; // runtime/backend/Collectives.h
@@ -23,11 +24,11 @@ using Context = KernelContext;
 
 // Tensor parallelism's dropout keys: where this rank's part of each sample
 // starts among the whole sample's elements (tensor rank x the call's
-// tensor_key_stride). Throws naming `kernel` when the call also has packed
-// rows' keys, which are not built with it (the config refuses packing with
-// tensor parallelism).
-uint64_t tensorKeyOffset(const Context &cx, int64_t stride, bool packedKeys,
-                         const char *kernel);
+// tensor_key_stride). Packed rows' keys of the attention probabilities add
+// it to each element's (head, query, key) key; throws naming `kernel` for
+// packed keys of a token's elements, whose split is not built.
+uint64_t tensorKeyOffset(const Context &cx, int64_t stride,
+                         const PackedDropoutKeys &keys, const char *kernel);
 // This process's rank in the tensor-parallel group and the group's size (0
 // and 1 without one): where its part of a split table or of split classes
 // lies.

@@ -192,6 +192,19 @@ void dropout(const float *x, float *out, int64_t n, int64_t perSample,
   }
   if (perSample <= 0)
     perSample = n;
+  if (keys.packed()) { // each element's own key: one draw each
+    const float keep = 1.0f - p;
+#pragma omp parallel for schedule(static) if (worth(n))
+    for (int64_t i = 0; i < n; ++i) {
+      uint64_t sample = 0, element = 0;
+      keys.map(i / perSample, i % perSample, sample, element);
+      out[i] = random::dropoutKeeps(seed, purpose, layer, sample,
+                                    keyOffset + element, p)
+                   ? x[i] / keep
+                   : 0.0f;
+    }
+    return;
+  }
   if (keyOffset % 4 != 0) { // a part of the sample that starts mid-block
     const float keep = 1.0f - p;
 #pragma omp parallel for schedule(static) if (worth(n))
@@ -201,18 +214,6 @@ void dropout(const float *x, float *out, int64_t n, int64_t perSample,
                                     keyOffset + i % perSample, p)
                    ? x[i] / keep
                    : 0.0f;
-    return;
-  }
-  if (keys.packed()) { // each element's own key: one draw each
-    const float keep = 1.0f - p;
-#pragma omp parallel for schedule(static) if (worth(n))
-    for (int64_t i = 0; i < n; ++i) {
-      uint64_t sample = 0, element = 0;
-      keys.map(i / perSample, i % perSample, sample, element);
-      out[i] = random::dropoutKeeps(seed, purpose, layer, sample, element, p)
-                   ? x[i] / keep
-                   : 0.0f;
-    }
     return;
   }
   // Key as in random::randomBits: (seed low, seed high ^ purpose).
@@ -286,19 +287,23 @@ void dropoutOf(const Args &a, const float *x, float *out,
 
 template <class Args>
 uint64_t keyOffsetOf(const Context &cx, const Args &a, const char *kernel) {
-  return tensorKeyOffset(cx, a.tensor_key_stride,
-                         static_cast<bool>(a.dropout_keys), kernel);
+  return tensorKeyOffset(cx, a.tensor_key_stride, kernels::dropoutKeysOf(a),
+                         kernel);
 }
 
 } // namespace
 
-uint64_t tensorKeyOffset(const Context &cx, int64_t stride, bool packedKeys,
-                         const char *kernel) {
-  if (stride != 0 && packedKeys)
+uint64_t tensorKeyOffset(const Context &cx, int64_t stride,
+                         const PackedDropoutKeys &keys, const char *kernel) {
+  // Packed rows key the attention probabilities by (head, query position,
+  // key position): a rank's heads are a block of the sample, offset as the
+  // unpacked elements are. A token's elements split across ranks are not.
+  if (stride != 0 && keys.packed() &&
+      keys.layout != PackedDropoutKeys::Attention)
     throw RuntimeError(std::string(kernel) +
                        ": packed rows' keys of a tensor-parallel part of "
-                       "each sample are not built (the config refuses "
-                       "packing with tensor parallelism)");
+                       "each token's elements are not built (only the "
+                       "attention probabilities' heads are split)");
   return static_cast<uint64_t>(stride) *
          static_cast<uint64_t>(cx.collectives->tensorRank());
 }

@@ -653,6 +653,43 @@ TEST(CpuKernels, DropoutOfAPartOfEachSampleEqualsThatPartOfTheWhole) {
   }
 }
 
+// Packed rows' attention probabilities [batch, heads, seq, seq], keyed by
+// (sequence, head, query position, key position): a tensor rank's heads,
+// offset by its first head's elements, draw the whole tensor's masks.
+TEST(CpuKernels, PackedAttentionDropoutOfARanksHeadsEqualsThoseOfTheWhole) {
+  const int64_t batch = 2, heads = 4, seq = 6, perSample = heads * seq * seq;
+  // Two sequences a row: tokens 0-3 and 4-5, each its own key and positions.
+  std::vector<int32_t> keys;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t t = 0; t < seq; ++t) {
+      keys.push_back(static_cast<int32_t>(10 * b + (t < 4 ? 0 : 1)));
+      keys.push_back(static_cast<int32_t>(t < 4 ? t : t - 4));
+    }
+  ferry::PackedDropoutKeys packed;
+  packed.keys = keys.data(), packed.seq = seq;
+  packed.layout = ferry::PackedDropoutKeys::Attention;
+  const int64_t n = batch * perSample;
+  std::vector<float> x = randn(n, 41), whole(n);
+  cpu::dropout(x.data(), whole.data(), n, perSample, 99, 3, 2, 0, 0.25f,
+               packed);
+  for (int64_t parts : {2, 4}) {
+    const int64_t part = perSample / parts;
+    for (int64_t rank = 0; rank < parts; ++rank) {
+      std::vector<float> mine, want;
+      for (int64_t b = 0; b < batch; ++b) {
+        const int64_t from = b * perSample + rank * part;
+        mine.insert(mine.end(), x.begin() + from, x.begin() + from + part);
+        want.insert(want.end(), whole.begin() + from,
+                    whole.begin() + from + part);
+      }
+      std::vector<float> got(mine.size());
+      cpu::dropout(mine.data(), got.data(), batch * part, part, 99, 3, 2, 0,
+                   0.25f, packed, static_cast<uint64_t>(rank * part));
+      EXPECT_EQ(got, want) << "rank " << rank << " of " << parts;
+    }
+  }
+}
+
 TEST(CpuKernels, DropoutIndependentOfSampleSplit) {
   // Samples [0, 4) at once equal [0, 2) then [2, 4) with sampleOffset 2.
   const int64_t perSample = 20011, n = 4 * perSample, half = 2 * perSample;
