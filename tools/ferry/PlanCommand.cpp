@@ -28,6 +28,7 @@ struct PlanOptions {
   std::vector<std::string> overrides;
   bool buffers = false;
   bool model = false;
+  LinkModel links; // --nvlink-bandwidth, --network-bandwidth, --gpus-per-node
   CompileFlags compile;
 };
 
@@ -45,10 +46,10 @@ int runPlan(const PlanOptions &opts) {
     std::string budgetText =
         budget ? formatByteSize(*budget) : std::string("unlimited");
     if (target)
-      budgetText += " (execution.target " + e.target +
-                    (e.device_memory_limit
-                         ? ", execution.device_memory_limit set)"
-                         : ": " + target->name + "'s memory)");
+      budgetText +=
+          " (execution.target " + e.target +
+          (e.device_memory_limit ? ", execution.device_memory_limit set)"
+                                 : ": " + target->name + "'s memory)");
     std::printf(
         "ferry plan %s: %s execution, recompute %s, global batch %lld = "
         "micro-batch %lld x %lld, device budget %s\n",
@@ -64,17 +65,22 @@ int runPlan(const PlanOptions &opts) {
                 formatByteSize(exe.host_bytes()).c_str());
     if (exe.prefetch() && exe.prefetch()->size() > 0)
       std::printf("  prefetch: %s\n", exe.prefetch()->c_str());
-    if (e.data_parallel > 1) {
-      // Memory above is per replica: each holds the whole model (and, with
-      // sharding, its shard of the sharded state).
+    if (e.data_parallel > 1 || e.tensor_parallel > 1) {
+      // Memory above is per rank: each replica holds the whole model (and,
+      // with sharding, its shard of the sharded state), each tensor rank its
+      // part of the split parameters.
       int64_t sent = 0;
       for (const fxe::Program *p : *exe.programs())
         if (p->name()->str() == "train_step")
           sent = p->collective_bytes();
-      std::printf("  replicas: %lld (memory above is per replica); each "
-                  "sends %s per update in collectives\n",
-                  static_cast<long long>(e.data_parallel),
-                  formatByteSize(sent).c_str());
+      std::string ranks = std::to_string(e.data_parallel) + " replica" +
+                          (e.data_parallel == 1 ? "" : "s");
+      if (e.tensor_parallel > 1)
+        ranks += " x " + std::to_string(e.tensor_parallel) +
+                 " tensor-parallel ranks";
+      std::printf("  ranks: %s (memory above is per rank); each sends %s per "
+                  "update in collectives\n",
+                  ranks.c_str(), formatByteSize(sent).c_str());
     }
     std::string table = phasePlanTable(exe, "train_step");
     if (table.empty())
@@ -95,15 +101,19 @@ int runPlan(const PlanOptions &opts) {
     std::fputs(placementSummary(exe).c_str(), stdout);
     if (opts.buffers)
       std::fputs(bufferTable(exe).c_str(), stdout);
-    if (opts.model)
+    if (opts.model) {
+      LinkModel links = opts.links;
+      links.ranks = e.data_parallel * e.tensor_parallel;
       std::fputs(modelReport(exe, "train_step",
                              config.training.global_batch_size /
                                  std::max<int64_t>(1, e.data_parallel),
                              target ? std::vector<DeviceTarget>{*target}
-                                    : std::vector<DeviceTarget>{
-                                          h100Target(), h200Target()})
+                                    : std::vector<DeviceTarget>{h100Target(),
+                                                                h200Target()},
+                             links)
                      .c_str(),
                  stdout);
+    }
     return 0;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "ferry: error: %s\n", e.what());
@@ -134,7 +144,28 @@ Runner addPlanCommand(CLI::App &app) {
                 "Also model one update's time kernel by kernel on the "
                 "config's execution.target, or on an H100 and an H200 without "
                 "one (FLOPs and bytes over the chips' rates; a model, not a "
-                "measurement), with throughput and utilisation");
+                "measurement), with throughput and utilisation, and the "
+                "collectives' time over their links");
+  auto gbps = [](double &field) {
+    return [&field](double v) { field = v * 1e9; };
+  };
+  cmd->add_option_function<double>(
+         "--nvlink-bandwidth", gbps(opts->links.nvlinkBytesPerSecond),
+         "With --model: GB/s a ring collective achieves per GPU inside a node "
+         "(NCCL's bus bandwidth; default 360, of NVLink 4's 450 stated each "
+         "way)")
+      ->type_name("GBPS")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option_function<double>(
+         "--network-bandwidth", gbps(opts->links.networkBytesPerSecond),
+         "With --model: GB/s per GPU across nodes, for a data-parallel group "
+         "that spans them (default 45, of a 400 Gb/s NIC per GPU)")
+      ->type_name("GBPS")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--gpus-per-node", opts->links.gpusPerNode,
+                  "With --model: GPUs a node; a run of more ranks sends its "
+                  "data-parallel collectives over the network (default 8)")
+      ->check(CLI::PositiveNumber);
   return [opts] { return runPlan(*opts); };
 }
 

@@ -26,8 +26,8 @@ bool halfAt(const fxe::Instr &in, size_t b) {
   return b < 64 && (in.bf16_buffers() >> b & 1) != 0;
 }
 
-// The bytes a call moves by what its kernel record says it reads and writes: each
-// buffer's elements (2 bytes each where it is stored as bf16; its
+// The bytes a call moves by what its kernel record says it reads and writes:
+// each buffer's elements (2 bytes each where it is stored as bf16; its
 // reference's bytes where the table leaves the count open, a workspace),
 // once per read and once per write.
 double movedBytes(Kernel k, const fxe::Instr &in,
@@ -99,7 +99,8 @@ KernelCost kernelCost(const fxe::Instr &in,
     // The bias gradient of an fp32 A with 16-bit products is its own pass
     // over A; of a bf16-stored A, cuBLASLt's epilogue.
     if (k == Kernel::GemmEpilogue)
-      c.bytes += 4 * (I(11) == 1 ? n : m + (c.tensorCores && !halfAt(in, 0) ? a : 0));
+      c.bytes +=
+          4 * (I(11) == 1 ? n : m + (c.tensorCores && !halfAt(in, 0) ? a : 0));
     return c;
   }
   case Kernel::Attention:
@@ -113,11 +114,24 @@ KernelCost kernelCost(const fxe::Instr &in,
     c.bytes = movedBytes(k, in, ints);
     return c;
   }
-  case Kernel::AllReduce:
-  case Kernel::ReduceScatter:
-  case Kernel::AllGather:
-    // Between replicas (NVLink or the network): not this chip's memory.
+  case Kernel::AllReduce: {
+    // [count, replicas, group, reduction]: a ring all-reduce sends 2(n-1)/n
+    // of the buffer from each rank (a reduce-scatter, then an all-gather).
+    double n = std::max<int64_t>(1, I(1));
+    c.sentBytes =
+        2 * (n - 1) / n * static_cast<double>(I(0)) * (halfAt(in, 0) ? 2 : 4);
+    c.group = I(2), c.groupRanks = I(1);
     return c;
+  }
+  case Kernel::ReduceScatter:
+  case Kernel::AllGather: {
+    // [count, shard, replicas, group]: each rank sends the n - 1 shards
+    // that are not its own (reduce-scatter) or its own n - 1 times.
+    double n = std::max<int64_t>(1, I(2));
+    c.sentBytes = (n - 1) * static_cast<double>(I(1)) * (halfAt(in, 0) ? 2 : 4);
+    c.group = I(3), c.groupRanks = I(2);
+    return c;
+  }
   default:
     c.bytes = movedBytes(k, in, ints);
     return c;
@@ -132,13 +146,31 @@ double modelledSeconds(const KernelCost &cost, const DeviceTarget &chip) {
          kKernelFloorSeconds;
 }
 
+double LinkModel::bytesPerSecond(int64_t group) const {
+  return group == 1 || ranks <= gpusPerNode ? nvlinkBytesPerSecond
+                                            : networkBytesPerSecond;
+}
+
+const char *LinkModel::linkName(int64_t group) const {
+  return group == 1 || ranks <= gpusPerNode ? "NVLink" : "the network";
+}
+
+double collectiveSeconds(const KernelCost &cost, const LinkModel &links) {
+  if (cost.groupRanks <= 1)
+    return 0;
+  return cost.sentBytes / links.bytesPerSecond(cost.group) +
+         kKernelFloorSeconds;
+}
+
 namespace {
 
 struct Walker {
   const fxe::Program &program;
   const std::vector<DeviceTarget> &chips;
+  const LinkModel &links;
   ProgramModel model;
   std::map<std::string, KernelClass> classes;
+  std::map<std::string, CollectiveClass> collectives;
   std::map<std::string, size_t> phaseIndex;
   std::vector<int64_t> registers;
   int currentPhase = -1;
@@ -165,6 +197,19 @@ struct Walker {
       return;
     }
     KernelCost cost = kernelCost(in, registers);
+    if (cost.group >= 0) {
+      std::string name =
+          fmt::format("{} over {}", kernels::kernelName(in.kernel()),
+                      cost.group == 1 ? "tensor" : "data");
+      CollectiveClass &row = collectives[name];
+      row.name = name;
+      row.calls += 1;
+      row.sentBytes += cost.sentBytes;
+      double seconds = collectiveSeconds(cost, links);
+      row.seconds += seconds;
+      model.collectiveSeconds += seconds;
+      return;
+    }
     std::vector<double> s;
     for (const DeviceTarget &chip : chips)
       s.push_back(modelledSeconds(cost, chip));
@@ -191,11 +236,13 @@ struct Walker {
 
 ProgramModel modelProgram(const fxe::Executable &exe,
                           const std::string &program,
-                          const std::vector<DeviceTarget> &chips) {
+                          const std::vector<DeviceTarget> &chips,
+                          const LinkModel &links) {
   for (const fxe::Program *p : *exe.programs()) {
     if (p->name()->str() != program || !p->instrs())
       continue;
-    Walker w{*p, chips, {}, {}, {}, std::vector<int64_t>(p->registers(), 0)};
+    Walker w{*p, chips, links, {},
+             {}, {},    {},    std::vector<int64_t>(p->registers(), 0)};
     w.model.seconds.assign(chips.size(), 0);
     replayInstrs(*p->instrs(), 0, p->instrs()->size(), w.registers,
                  [&](const fxe::Instr &in, const std::vector<int64_t> &) {
@@ -207,15 +254,21 @@ ProgramModel modelProgram(const fxe::Executable &exe,
               [](const KernelClass &a, const KernelClass &b) {
                 return a.seconds[0] > b.seconds[0];
               });
+    for (auto &[name, row] : w.collectives)
+      w.model.collectives.push_back(row);
+    std::sort(w.model.collectives.begin(), w.model.collectives.end(),
+              [](const CollectiveClass &a, const CollectiveClass &b) {
+                return a.seconds > b.seconds;
+              });
     return w.model;
   }
   return {};
 }
 
 std::string modelReport(const fxe::Executable &exe, const std::string &program,
-                        int64_t samples,
-                        const std::vector<DeviceTarget> &chips) {
-  ProgramModel m = modelProgram(exe, program, chips);
+                        int64_t samples, const std::vector<DeviceTarget> &chips,
+                        const LinkModel &links) {
+  ProgramModel m = modelProgram(exe, program, chips, links);
   if (m.calls == 0)
     return fmt::format("  no kernels in program {}\n", program);
   std::string out = fmt::format(
@@ -223,8 +276,8 @@ std::string modelReport(const fxe::Executable &exe, const std::string &program,
       "measurement: each kernel call takes max(FLOPs / rate, bytes / memory "
       "bandwidth) + 2 us; rates below):\n",
       program);
-  out += fmt::format("  {:<28} {:>8} {:>10} {:>10}", "kernel", "calls",
-                     "GFLOP", "GB moved");
+  out += fmt::format("  {:<28} {:>8} {:>10} {:>10}", "kernel", "calls", "GFLOP",
+                     "GB moved");
   for (const DeviceTarget &chip : chips)
     out += fmt::format(" {:>9}", chip.name + " ms");
   out += fmt::format(" {:>6}\n", "share");
@@ -251,15 +304,36 @@ std::string modelReport(const fxe::Executable &exe, const std::string &program,
       out += fmt::format("    {:<26} {}\n", p.phase, times);
     }
   }
+  if (!m.collectives.empty()) {
+    out += fmt::format(
+        "  collectives per run (ring: an all-reduce sends 2(n-1)/n of its "
+        "buffer from each rank, a reduce-scatter or all-gather (n-1)/n; the "
+        "tensor group over NVLink at {:.0f} GB/s, the data group over {} at "
+        "{:.0f} GB/s ({} ranks, {} GPUs a node); not overlapped with "
+        "compute):\n",
+        links.nvlinkBytesPerSecond / 1e9, links.linkName(0),
+        links.bytesPerSecond(0) / 1e9, links.ranks, links.gpusPerNode);
+    for (const CollectiveClass &k : m.collectives)
+      out += fmt::format(
+          "    {:<26} {:>6} calls {:>12} sent {:>9.3f} ms\n", k.name, k.calls,
+          formatByteSize(static_cast<uint64_t>(k.sentBytes)), k.seconds * 1e3);
+    out += fmt::format("    {:<26} {:>9.3f} ms\n", "total",
+                       m.collectiveSeconds * 1e3);
+  }
   for (size_t c = 0; c < chips.size(); ++c) {
     const DeviceTarget &chip = chips[c];
-    double achieved = m.flops / m.seconds[c];
+    double seconds = m.seconds[c] + m.collectiveSeconds;
+    double achieved = m.flops / seconds;
     out += fmt::format(
-        "  {}: {:.0f} samples/s modelled ({} samples in {:.3f} ms), {:.0f}% "
+        "  {}: {:.0f} samples/s modelled ({} samples in {:.3f} ms{}), {:.0f}% "
         "of the stated {:.0f} TFLOP/s bf16, {:.0f}% of a practical {:.0f}; "
         "rates: bf16 {:.0f} TFLOP/s, fp32 {:.0f}, memory {:.2f} TB/s "
         "({:.2f} stated)\n",
-        chip.name, samples / m.seconds[c], samples, m.seconds[c] * 1e3,
+        chip.name, samples / seconds, samples, seconds * 1e3,
+        m.collectiveSeconds > 0
+            ? fmt::format(": {:.3f} compute + {:.3f} collectives",
+                          m.seconds[c] * 1e3, m.collectiveSeconds * 1e3)
+            : std::string(),
         100 * achieved / chip.tensorFlopsStated, chip.tensorFlopsStated / 1e12,
         100 * achieved / chip.tensorFlops, chip.tensorFlops / 1e12,
         chip.tensorFlops / 1e12, chip.fp32Flops / 1e12,
