@@ -620,11 +620,10 @@ TEST(Config, TensorParallelMustDivideTheHeadsAndTheFfn) {
 }
 
 TEST(Config, TensorParallelRefusesWhatItDoesNotComposeWithYet) {
+  // Compiled and planned for CUDA (the trainer refuses to run it there).
   EXPECT_EQ(
       errorOf(kFull, {"execution.tensor_parallel=2", "execution.backend=cuda"}),
-      "--set execution.backend=cuda: execution.tensor_parallel 2 with "
-      "the CUDA backend is not built yet (docs/parallelism.md#status); "
-      "set execution.backend: cpu, or execution.tensor_parallel: 1");
+      "");
   EXPECT_EQ(errorOf(kFull,
                     {"execution.tensor_parallel=2", "training.precision=bf16"}),
             "");

@@ -121,8 +121,6 @@ void validateRelations(Config &c, const RawValues &raw) {
     const NotYet notYet[] = {
         {e.replicated_tensor_sharding, "execution.replicated_tensor_sharding",
          "replicated tensor sharding", "replicated_tensor_sharding: false"},
-        {e.backend == "cuda", "execution.backend", "the CUDA backend",
-         "execution.backend: cpu"},
     };
     for (const NotYet &n : notYet)
       if (n.on)
