@@ -103,14 +103,15 @@ private:
   LogicalResult partitionReshape(ReshapeOp op);
   LogicalResult partitionEmbedding(EmbeddingOp op);
   // The whole rows' maxima of logits split along their classes, built once
-  // per logits value, right after it.
+  // per logits value and class count, right after the logits.
   Value rowMaxOf(Value logits, uint64_t numClasses);
   LogicalResult partitionCrossEntropy(SoftmaxCrossEntropyOp op);
   LogicalResult partitionArgmaxCorrect(ArgmaxCorrectOp op);
   // Whether `op`'s logits are split along their classes and its labels and
   // weights replicated: the only split the class-split ops take.
   template <class Op> bool splitAlongClasses(Op op) const;
-  DenseMap<Value, Value> rowMaxima; // split logits -> their rows' maxima
+  // (split logits, real classes) -> their rows' maxima
+  DenseMap<std::pair<Value, uint64_t>, Value> rowMaxima;
 };
 
 RankedTensorType localType(RankedTensorType type, int64_t dim, int64_t parts) {
@@ -285,8 +286,13 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     // heads, seq, seq] by (head, query, key): a split of the heads offsets
     // those keys alike; other packed keys cannot follow a split.
     auto type = cast<RankedTensorType>(dropout.getInput().getType());
+    auto probabilities = [&](Value keys) {
+      int64_t seq = cast<RankedTensorType>(keys.getType()).getDimSize(1);
+      return type.getRank() == 4 && dim == 1 && type.getDimSize(2) == seq &&
+             type.getDimSize(3) == seq;
+    };
     if (splitOf(dropout.getInput()) == kReplicated || dim == 0 ||
-        (dropout.getDropoutKeys() && (type.getRank() != 4 || dim != 1)))
+        (dropout.getDropoutKeys() && !probabilities(dropout.getDropoutKeys())))
       return noRule(op, firstSplit);
     int64_t between = 1, part = 1;
     for (int64_t i = 1; i < type.getRank(); ++i) {
@@ -425,7 +431,7 @@ template <class Op> bool Partitioner::splitAlongClasses(Op op) const {
 }
 
 Value Partitioner::rowMaxOf(Value logits, uint64_t numClasses) {
-  auto it = rowMaxima.find(logits);
+  auto it = rowMaxima.find({logits, numClasses});
   if (it != rowMaxima.end())
     return it->second;
   OpBuilder::InsertionGuard guard(builder);
@@ -441,7 +447,7 @@ Value Partitioner::rowMaxOf(Value logits, uint64_t numClasses) {
       builder.getI64IntegerAttr(static_cast<int64_t>(numClasses)),
       builder.getI64IntegerAttr(type.getShape().back()));
   Value whole = allReduce(local, ReduceKind::max);
-  rowMaxima[logits] = whole;
+  rowMaxima[{logits, numClasses}] = whole;
   return whole;
 }
 
@@ -490,9 +496,9 @@ LogicalResult Partitioner::partitionArgmaxCorrect(ArgmaxCorrectOp op) {
                             rowMax, op.getNumClassesAttr(),
                             builder.getI64IntegerAttr(type.getShape().back()));
   Value lowest = allReduce(negated, ReduceKind::max);
-  Value correct =
-      IndexCorrectOp::create(builder, op.getLoc(), op.getType(), lowest,
-                             op.getLabels(), op.getWeights());
+  Value correct = IndexCorrectOp::create(
+      builder, op.getLoc(), op.getType(), lowest, op.getLabels(),
+      op.getWeights(), op.getNumClassesAttr());
   op.getResult().replaceAllUsesWith(correct);
   op.erase();
   return success();

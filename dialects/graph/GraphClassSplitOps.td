@@ -179,19 +179,22 @@ def Graph_IndexCorrectOp : Graph_Op<"index_correct", [Pure]> {
   let description = [{
     `result = sum_i weights[i] * [-negated_index[i] == labels[i]]`: the
     numerator of the masked-LM accuracy from graph.class_argmax's
-    all-reduced result. A metric: not differentiable.
+    all-reduced result. A label outside `[0, num_classes)` is an error at run
+    time, as graph.argmax_correct's. A metric: not differentiable.
 
     ```mlir
-    %c = graph.index_correct %a, %labels, %w
+    %c = graph.index_correct %a, %labels, %w classes 1000
         : tensor<8x20xf32>, tensor<8x20xi32>, tensor<8x20xf32> -> tensor<f32>
     ```
   }];
   let arguments = (ins Graph_FloatTensor:$negated_index,
-                       Graph_IntTensor:$labels, Graph_FloatTensor:$weights);
+                       Graph_IntTensor:$labels, Graph_FloatTensor:$weights,
+                       I64Attr:$num_classes);
   let results = (outs Graph_FloatScalar:$result);
   let assemblyFormat = [{
-    $negated_index `,` $labels `,` $weights attr-dict `:`
-    type($negated_index) `,` type($labels) `,` type($weights) `->` type($result)
+    $negated_index `,` $labels `,` $weights `classes` $num_classes attr-dict
+    `:` type($negated_index) `,` type($labels) `,` type($weights) `->`
+    type($result)
   }];
   let hasVerifier = 1;
 }

@@ -156,6 +156,7 @@ void run(Context &cx, const kernels::ClassArgmaxArgs &a) {
               p.first);
 }
 void run(Context &, const kernels::IndexCorrectArgs &a) {
+  checkIndices("label", a.labels.data, a.rows, a.classes);
   indexCorrect(a.negated_index.data, a.labels.data, a.weights.data, a.out.data,
                a.rows);
 }

@@ -1,7 +1,7 @@
 // The ClassSplit family on CUDA (dialects/rt/kernels/ClassSplit.td): the
 // losses over classes split across the tensor-parallel group. Not built on
-// CUDA yet (the config refuses tensor parallelism there): each body refuses
-// its call, naming the kernel, rather than computing something else.
+// CUDA yet (the trainer refuses to run tensor parallelism there): each body
+// refuses its call, naming the kernel, rather than computing something else.
 #include "runtime/cuda/CudaKernelContext.h"
 
 namespace ferry::cuda {

@@ -1268,10 +1268,12 @@ struct ClassArgmaxArgs {
 };
 
 // index_correct: out[0] = sum over rows of weights[r] * [-negated_index[r] ==
-// labels[r]], in row order.
+// labels[r]], in row order; a label outside [0, classes) is an error.
 struct IndexCorrectArgs {
   // rows
   int64_t rows = 0;
+  // real classes of the whole row
+  int64_t classes = 0;
   // minus the chosen class of each row
   Buffer<const float> negated_index;
   // the right class of each row
@@ -1984,6 +1986,7 @@ template <class Call> ClassArgmaxArgs decodeClassArgmax(const Call &call) {
 template <class Call> IndexCorrectArgs decodeIndexCorrect(const Call &call) {
   IndexCorrectArgs a;
   a.rows = call.integer(0);
+  a.classes = call.integer(1);
   a.negated_index = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
   a.labels = {reinterpret_cast<const int32_t *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
   a.weights = {reinterpret_cast<const float *>(call.buffer(2)), call.bf16(2), call.bufferBytes(2)};

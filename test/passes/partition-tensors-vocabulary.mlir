@@ -33,7 +33,7 @@
 // CHECK-NEXT: %[[LOSS:.*]] = graph.cross_entropy_of_stats %[[SUMS]], %[[M]], %{{.*}} : tensor<2x3x2xf32>, tensor<2x3xf32>, tensor<2x3xf32> -> tensor<f32>
 // CHECK-NEXT: %[[A:.*]] = graph.class_argmax %[[LOGITS]], %[[M]] classes 13 stride 8 : tensor<2x3x8xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
 // CHECK-NEXT: %[[LOWEST:.*]] = graph.all_reduce %[[A]] replicas 2 over tensor reduction max : tensor<2x3xf32>
-// CHECK-NEXT: %[[C:.*]] = graph.index_correct %[[LOWEST]], %{{.*}}, %{{.*}} : tensor<2x3xf32>, tensor<2x3xi32>, tensor<2x3xf32> -> tensor<f32>
+// CHECK-NEXT: %[[C:.*]] = graph.index_correct %[[LOWEST]], %{{.*}}, %{{.*}} classes 13 : tensor<2x3xf32>, tensor<2x3xi32>, tensor<2x3xf32> -> tensor<f32>
 // CHECK-NEXT: return %[[LOSS]], %[[C]] : tensor<f32>, tensor<f32>
 // CHECK-NOT: graph.softmax_cross_entropy
 // CHECK-NOT: graph.argmax_correct

@@ -118,9 +118,10 @@ def Rt_ClassArgmaxOp : RtKernel<"class_argmax", 58, "ClassSplit"> {
 
 def Rt_IndexCorrectOp : RtKernel<"index_correct", 59, "ClassSplit"> {
   let kernelEnum = "IndexCorrect";
-  let doc = "out[0] = sum over rows of weights[r] * [-negated_index[r] == labels[r]], in row order";
+  let doc = "out[0] = sum over rows of weights[r] * [-negated_index[r] == labels[r]], in row order; a label outside [0, classes) is an error";
   let ints = [
-    RtInt<"rows", "rows">];
+    RtInt<"rows", "rows">,
+    RtInt<"classes", "real classes of the whole row">];
   let buffers = [
     RtBuffer<"negated_index", RtIn, RtF32, "rows", "minus the chosen class of each row">,
     RtBuffer<"labels", RtIn, RtI32, "rows", "the right class of each row">,

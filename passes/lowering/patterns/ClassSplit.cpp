@@ -44,6 +44,17 @@ struct RowsPattern : OpKernelPattern<GraphOp> {
   }
 };
 
+struct IndexCorrectPattern : OpKernelPattern<graph::IndexCorrectOp> {
+  LogicalResult selectOp(graph::IndexCorrectOp op,
+                         const LoweredOperands &operands,
+                         KernelSelection &s) const override {
+    auto k = s.emit<rt::IndexCorrectOp>(operands.all());
+    k.setRowsAttr(s.i(product(shapeOf(op.getWeights()))));
+    k.setClassesAttr(s.i(static_cast<int64_t>(op.getNumClasses())));
+    return success();
+  }
+};
+
 } // namespace
 
 void lowering::populateClassSplitPatterns(KernelPatterns &patterns) {
@@ -62,6 +73,5 @@ void lowering::populateClassSplitPatterns(KernelPatterns &patterns) {
   patterns.add<RowsPattern<graph::CrossEntropyOfStatsGradOp,
                            rt::CrossEntropyOfStatsGradOp>,
                graph::CrossEntropyOfStatsGradOp>();
-  patterns.add<RowsPattern<graph::IndexCorrectOp, rt::IndexCorrectOp>,
-               graph::IndexCorrectOp>();
+  patterns.add<IndexCorrectPattern, graph::IndexCorrectOp>();
 }

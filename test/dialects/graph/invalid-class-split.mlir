@@ -105,7 +105,7 @@ func.func @f(%l: tensor<2x8xf32>, %m: tensor<3xf32>) {
 // Tests index_correct's labels.
 func.func @f(%a: tensor<2xf32>, %y: tensor<3xi32>, %w: tensor<2xf32>) {
   // expected-error @+1 {{expects labels of shape 2 (as negated_index), found 3}}
-  %c = graph.index_correct %a, %y, %w : tensor<2xf32>, tensor<3xi32>, tensor<2xf32> -> tensor<f32>
+  %c = graph.index_correct %a, %y, %w classes 13 : tensor<2xf32>, tensor<3xi32>, tensor<2xf32> -> tensor<f32>
   return
 }
 
