@@ -107,9 +107,10 @@ private:
   Value rowMaxOf(Value logits, uint64_t numClasses);
   LogicalResult partitionCrossEntropy(SoftmaxCrossEntropyOp op);
   LogicalResult partitionArgmaxCorrect(ArgmaxCorrectOp op);
-  // Whether `op`'s logits are split along their classes and its labels and
-  // weights replicated: the only split the class-split ops take.
-  template <class Op> bool splitAlongClasses(Op op) const;
+  // Null when `op`'s logits are split along their classes and its labels
+  // and weights replicated (the only split the class-split ops take), else
+  // the operand that is not.
+  template <class Op> Value notSplitAlongClasses(Op op) const;
   // (split logits, real classes) -> their rows' maxima
   DenseMap<std::pair<Value, uint64_t>, Value> rowMaxima;
 };
@@ -423,11 +424,14 @@ LogicalResult Partitioner::partitionEmbedding(EmbeddingOp op) {
   return success();
 }
 
-template <class Op> bool Partitioner::splitAlongClasses(Op op) const {
+template <class Op> Value Partitioner::notSplitAlongClasses(Op op) const {
   auto logits = cast<RankedTensorType>(op.getLogits().getType());
-  return splitOf(op.getLogits()) == logits.getRank() - 1 &&
-         splitOf(op.getLabels()) == kReplicated &&
-         splitOf(op.getWeights()) == kReplicated;
+  if (splitOf(op.getLogits()) != logits.getRank() - 1)
+    return op.getLogits();
+  for (Value v : {op.getLabels(), op.getWeights()})
+    if (splitOf(v) != kReplicated)
+      return v;
+  return Value();
 }
 
 Value Partitioner::rowMaxOf(Value logits, uint64_t numClasses) {
@@ -455,11 +459,8 @@ Value Partitioner::rowMaxOf(Value logits, uint64_t numClasses) {
 // the group), each rank's sums of exponentials and target logits (summed
 // over the group), and the loss from those; the logits are never gathered.
 LogicalResult Partitioner::partitionCrossEntropy(SoftmaxCrossEntropyOp op) {
-  if (!splitAlongClasses(op))
-    return noRule(op, splitOf(op.getLogits()) != kReplicated ? op.getLogits()
-                      : splitOf(op.getLabels()) != kReplicated
-                          ? op.getLabels()
-                          : op.getWeights());
+  if (Value operand = notSplitAlongClasses(op))
+    return noRule(op, operand);
   Value logits = op.getLogits();
   Value rowMax = rowMaxOf(logits, op.getNumClasses());
   auto type = cast<RankedTensorType>(logits.getType());
@@ -482,11 +483,8 @@ LogicalResult Partitioner::partitionCrossEntropy(SoftmaxCrossEntropyOp op) {
 // The lowest class holding each row's maximum: minus it, maximised over the
 // group, then compared with the labels.
 LogicalResult Partitioner::partitionArgmaxCorrect(ArgmaxCorrectOp op) {
-  if (!splitAlongClasses(op))
-    return noRule(op, splitOf(op.getLogits()) != kReplicated ? op.getLogits()
-                      : splitOf(op.getLabels()) != kReplicated
-                          ? op.getLabels()
-                          : op.getWeights());
+  if (Value operand = notSplitAlongClasses(op))
+    return noRule(op, operand);
   Value logits = op.getLogits();
   Value rowMax = rowMaxOf(logits, op.getNumClasses());
   auto type = cast<RankedTensorType>(logits.getType());

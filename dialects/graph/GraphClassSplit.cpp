@@ -22,15 +22,6 @@ RankedTensorType tensorOf(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
 
-std::string shapeString(ArrayRef<int64_t> shape) {
-  if (shape.empty())
-    return "scalar";
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  llvm::interleave(shape, os, "x");
-  return out;
-}
-
 // Float holds every integer up to 2^24 exactly: class_argmax's indices.
 constexpr int64_t kMaxClasses = int64_t{1} << 24;
 
@@ -86,36 +77,33 @@ LogicalResult ClassMaxOp::verify() {
                      "the logits without the class dimension");
 }
 
+// class_stats and its gradient: split logits, labels and row maxima of
+// their rows, and `stats` (named `statsName`) of [rows..., 2].
+template <class Op>
+static LogicalResult verifyClassStats(Op op, Value stats, StringRef statsName,
+                                      StringRef whose) {
+  if (failed(verifySplitLogits(
+          op, op.getLogits(), static_cast<int64_t>(op.getNumClasses()),
+          static_cast<int64_t>(op.getTensorClassStride()))))
+    return failure();
+  ArrayRef<int64_t> slots = tensorOf(op.getLogits()).getShape().drop_back();
+  if (failed(verifySlots(
+          op, slots, {{"labels", op.getLabels()}, {"row_max", op.getRowMax()}},
+          "the logits without the class dimension")))
+    return failure();
+  SmallVector<int64_t> shape(slots);
+  shape.push_back(2);
+  return verifySlots(op, shape, {{statsName, stats}}, whose);
+}
+
 LogicalResult ClassStatsOp::verify() {
-  if (failed(verifySplitLogits(*this, getLogits(),
-                               static_cast<int64_t>(getNumClasses()),
-                               static_cast<int64_t>(getTensorClassStride()))))
-    return failure();
-  ArrayRef<int64_t> slots = tensorOf(getLogits()).getShape().drop_back();
-  if (failed(verifySlots(*this, slots,
-                         {{"labels", getLabels()}, {"row_max", getRowMax()}},
-                         "the logits without the class dimension")))
-    return failure();
-  SmallVector<int64_t> stats(slots);
-  stats.push_back(2);
-  return verifySlots(*this, stats, {{"result", getResult()}},
-                     "a sum and a target logit a row");
+  return verifyClassStats(*this, getResult(), "result",
+                          "a sum and a target logit a row");
 }
 
 LogicalResult ClassStatsGradOp::verify() {
-  if (failed(verifySplitLogits(*this, getLogits(),
-                               static_cast<int64_t>(getNumClasses()),
-                               static_cast<int64_t>(getTensorClassStride()))))
-    return failure();
-  ArrayRef<int64_t> slots = tensorOf(getLogits()).getShape().drop_back();
-  if (failed(verifySlots(*this, slots,
-                         {{"labels", getLabels()}, {"row_max", getRowMax()}},
-                         "the logits without the class dimension")))
-    return failure();
-  SmallVector<int64_t> stats(slots);
-  stats.push_back(2);
-  return verifySlots(*this, stats, {{"grad", getGrad()}},
-                     "graph.class_stats's result");
+  return verifyClassStats(*this, getGrad(), "grad",
+                          "graph.class_stats's result");
 }
 
 // Stats [..., 2] and the other operands of its rows' shape.

@@ -29,19 +29,18 @@ using namespace ferry::graph;
 // Helpers
 //===----------------------------------------------------------------------===//
 
-namespace {
-RankedTensorType tensorOf(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-
-// "8x128x128" for diagnostics; "scalar" for rank 0.
-std::string shapeString(ArrayRef<int64_t> shape) {
+std::string ferry::graph::shapeString(ArrayRef<int64_t> shape) {
   if (shape.empty())
     return "scalar";
   std::string out;
   llvm::raw_string_ostream os(out);
   llvm::interleave(shape, os, "x");
   return out;
+}
+
+namespace {
+RankedTensorType tensorOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
 }
 
 // "0, 2, 1" for attribute lists in diagnostics.

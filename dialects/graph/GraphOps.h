@@ -23,6 +23,8 @@
 #include "dialects/graph/GraphOps.h.inc"
 
 namespace ferry::graph {
+// "8x128x128" for diagnostics; "scalar" for rank 0.
+std::string shapeString(llvm::ArrayRef<int64_t> shape);
 // Checks an optional `sequence_ids` operand (packed rows): absent, or i32
 // [batch, seq]. Shared by the softmax and attention verifiers.
 mlir::LogicalResult verifySequenceIds(mlir::Operation *op, mlir::Value ids,
