@@ -131,10 +131,7 @@ Value Partitioner::copyToGroup(Value v) {
   if (it != entering.end())
     return it->second;
   OpBuilder::InsertionGuard guard(builder);
-  if (Operation *def = v.getDefiningOp())
-    builder.setInsertionPointAfter(def);
-  else
-    builder.setInsertionPointToStart(cast<BlockArgument>(v).getOwner());
+  builder.setInsertionPointAfterValue(v);
   Value f = CopyToGroupOp::create(
       builder, v.getLoc(), v.getType(), v, builder.getI64IntegerAttr(parts),
       MeshAxisAttr::get(builder.getContext(), MeshAxis::tensor));
@@ -439,10 +436,7 @@ Value Partitioner::rowMaxOf(Value logits, uint64_t numClasses) {
   if (it != rowMaxima.end())
     return it->second;
   OpBuilder::InsertionGuard guard(builder);
-  if (Operation *def = logits.getDefiningOp())
-    builder.setInsertionPointAfter(def);
-  else
-    builder.setInsertionPointToStart(cast<BlockArgument>(logits).getOwner());
+  builder.setInsertionPointAfterValue(logits);
   auto type = cast<RankedTensorType>(logits.getType());
   auto rows =
       RankedTensorType::get(type.getShape().drop_back(), type.getElementType());
