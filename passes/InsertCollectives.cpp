@@ -98,7 +98,7 @@ Value reread(OpBuilder &b, Location loc, const StateRead &r, Type type) {
 
 // A sharded parameter: its whole and shard types, per entry and declared.
 struct Shard {
-  RankedTensorType wholeDecl, shardDecl; // the declarations' types
+  RankedTensorType wholeDecl, shardDecl;   // the declarations' types
   RankedTensorType wholeEntry, shardEntry; // one layer entry (or the whole)
   std::string hf;
   bool stacked = false;
@@ -193,6 +193,12 @@ void gradientToPhaseScratch(ModuleOp module, StringRef gradName) {
   var.setType(RankedTensorType::get(whole.getShape().drop_front(),
                                     whole.getElementType()));
   var.setStacked(false);
+  // A split gradient (tensor parallelism) splits the same dimension, one
+  // lower now that the layer's is gone.
+  if (ShardingAttr sharding = var.getShardingAttr();
+      sharding && sharding.isSplit())
+    var.setShardingAttr(
+        ShardingAttr::get(module.getContext(), sharding.getSplit() - 1, false));
   // Its name no longer has a layer: "grad.<...>.layer.{}.<...>" names the
   // one scratch entry.
   std::string hf = var.getHfName().str();
@@ -203,8 +209,8 @@ void gradientToPhaseScratch(ModuleOp module, StringRef gradName) {
   for (Operation *op : uses) {
     if (auto slice = dyn_cast<ParameterSliceOp>(op)) {
       b.setInsertionPoint(slice);
-      Value ref = ParameterRefOp::create(b, slice.getLoc(), slice.getType(),
-                                         gradName);
+      Value ref =
+          ParameterRefOp::create(b, slice.getLoc(), slice.getType(), gradName);
       slice.replaceAllUsesWith(ref);
       slice.erase();
     } else if (auto acc = dyn_cast<AccumulateOp>(op)) {
@@ -241,16 +247,15 @@ void InsertCollectivesPass::runOnOperation() {
       s.wholeDecl = p.getTensorType();
       s.stacked = p.getStacked();
       ArrayRef<int64_t> dims = s.wholeDecl.getShape();
-      s.wholeEntry = RankedTensorType::get(
-          s.stacked ? dims.drop_front() : dims, s.wholeDecl.getElementType());
+      s.wholeEntry = RankedTensorType::get(s.stacked ? dims.drop_front() : dims,
+                                           s.wholeDecl.getElementType());
       if (s.wholeEntry.getNumElements() < rtsMinElements)
         continue; // small: stays replicated
       s.shardEntry = shardTypeOf(s.wholeEntry, n);
-      s.shardDecl =
-          s.stacked ? RankedTensorType::get(
-                          {dims.front(), s.shardEntry.getDimSize(0)},
-                          s.wholeDecl.getElementType())
-                    : s.shardEntry;
+      s.shardDecl = s.stacked ? RankedTensorType::get(
+                                    {dims.front(), s.shardEntry.getDimSize(0)},
+                                    s.wholeDecl.getElementType())
+                              : s.shardEntry;
       s.hf = p.getHfName().str();
       makeShard(p, s, n, b);
       shards[p.getSymName()] = s;
@@ -270,9 +275,9 @@ void InsertCollectivesPass::runOnOperation() {
       std::string gradShard = ("grad.shard." + up.getParam()).str();
       if (!symbols.lookup(gradShard)) {
         b.setInsertionPoint(symbols.lookup(up.getParam()));
-        auto var = VariableOp::create(
-            b, module.getLoc(), gradShard, s.shardDecl, InitKind::zeros,
-            FloatAttr(), "grad.shard." + s.hf, s.stacked, false);
+        auto var = VariableOp::create(b, module.getLoc(), gradShard,
+                                      s.shardDecl, InitKind::zeros, FloatAttr(),
+                                      "grad.shard." + s.hf, s.stacked, false);
         symbols.insert(var);
       }
       up.setGrad(gradShard);
@@ -294,9 +299,8 @@ void InsertCollectivesPass::runOnOperation() {
       Value whole = op->getResult(0);
       Operation *read;
       if (auto ref = dyn_cast<ParameterRefOp>(op))
-        read = ParameterRefOp::create(b, op->getLoc(),
-                                      shards[ref.getName()].shardDecl,
-                                      ref.getName());
+        read = ParameterRefOp::create(
+            b, op->getLoc(), shards[ref.getName()].shardDecl, ref.getName());
       else {
         auto slice = cast<ParameterSliceOp>(op);
         read = ParameterSliceOp::create(b, op->getLoc(),
@@ -315,8 +319,8 @@ void InsertCollectivesPass::runOnOperation() {
                              "graph.parameter_slice)";
         return signalPassFailure();
       }
-      auto gather = AllGatherOp::create(b, op->getLoc(), whole.getType(),
-                                        shard, replicaAttr);
+      auto gather = AllGatherOp::create(b, op->getLoc(), whole.getType(), shard,
+                                        replicaAttr);
       whole.replaceAllUsesWith(gather.getResult());
       op->erase();
       hoistOutOfMicroBatchLoops(read, gather);
@@ -352,11 +356,11 @@ void InsertCollectivesPass::runOnOperation() {
         // One layer entry (or an unstacked gradient): scatter, and the
         // entry's norm from the replicas' shard norms.
         auto scatterEntry = [&](Value entry, Value layer) -> Value {
-          auto scattered = ReduceScatterOp::create(b, loc, s.shardEntry,
-                                                   entry, replicaAttr);
+          auto scattered =
+              ReduceScatterOp::create(b, loc, s.shardEntry, entry, replicaAttr);
           ferry::graph::StoreOp::create(b, loc, scattered, target, layer);
-          Value part = GlobalNormOp::create(
-              b, loc, f32, ValueRange{scattered.getResult()});
+          Value part = GlobalNormOp::create(b, loc, f32,
+                                            ValueRange{scattered.getResult()});
           Value one = ReshapeOp::create(
               b, loc, RankedTensorType::get({1}, b.getF32Type()), part);
           Value parts = AllGatherOp::create(

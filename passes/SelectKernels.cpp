@@ -220,7 +220,8 @@ void SelectKernelsPass::runOnOperation() {
     s.shardReplicas =
         op.getAttrOfType<IntegerAttr>(ferry::graph::attrs::kShardReplicas);
     // Tensor parallelism (ferry-partition-tensors): this rank's part of
-    // which dimension, for the runtime's initialisation and checkpoints.
+    // which dimension, for the runtime's initialisation and checkpoints. A
+    // part may be sharded too: shard_of is then the part's shape.
     ShardingAttr sharding =
         param ? param.getShardingAttr() : var.getShardingAttr();
     if (sharding && sharding.isSplit()) {
@@ -229,12 +230,6 @@ void SelectKernelsPass::runOnOperation() {
         op.emitOpError() << "is split over the tensor group, but the module "
                             "is not partitioned; run ferry-partition-tensors "
                             "first";
-        return signalPassFailure();
-      }
-      if (s.shardOf) {
-        op.emitOpError() << "is split over the tensor group and sharded over "
-                            "the data-parallel replicas; replicated tensor "
-                            "sharding of split parameters is not built";
         return signalPassFailure();
       }
       s.splitDim = sharding.getSplit();

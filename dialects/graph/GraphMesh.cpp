@@ -51,6 +51,10 @@ LogicalResult ferry::graph::verifyDeclarationSharding(Operation *decl,
   if (!sharding.isSplit())
     return decl->emitOpError()
            << "a declaration's sharding splits a dimension, found " << sharding;
+  // A part sharded over the replicas (ferry-insert-collectives) is split
+  // as its whole part's shape says.
+  if (auto part = decl->getAttrOfType<DenseI64ArrayAttr>(attrs::kShardOf))
+    type = RankedTensorType::get(part.asArrayRef(), type.getElementType());
   int64_t dim = sharding.getSplit();
   if (dim >= type.getRank())
     return decl->emitOpError()

@@ -39,88 +39,33 @@ const fxe::State *Backend::state(const std::string &name) const {
 
 void ferry::initialStateValues(const fxe::State *s, uint64_t seed, void *out,
                                int rank, int tensorRank) {
-  if (std::optional<SplitLayout> split = splitLayoutOf(s)) {
-    // This tensor rank's part: each element takes the value of its place
-    // in the whole tensor, keyed as below, so a split run starts from the
-    // weights one process would.
-    float *data = static_cast<float *>(out);
-    if (s->init() != fxe::Init_Normal) {
-      std::fill(data, data + split->elements,
-                s->init() == fxe::Init_Ones ? 1.0f : 0.0f);
-      return;
-    }
-    const std::vector<int64_t> &whole = split->wholeShape;
-    int64_t all = 1;
-    for (int64_t d : whole)
-      all *= d;
-    int64_t entry = s->stacked() ? all / whole.front() : all;
-    int64_t width = whole.size() > 1 ? all / whole.front() : 1;
-    uint32_t purpose = random::purposeHash(s->name()->str());
-    auto std = static_cast<float>(s->init_std());
-    for (int64_t e = 0; e < split->elements; ++e) {
-      int64_t w = split->wholeIndex(e, tensorRank);
-      bool padded = s->init_rows() > 0 && !s->stacked() &&
-                    w / width >= s->init_rows(); // the padded vocabulary
-      data[e] = padded ? 0.0f
-                       : std * random::normal(seed, purpose,
-                                              static_cast<uint32_t>(w / entry),
-                                              static_cast<uint64_t>(w % entry));
-    }
-    return;
-  }
-  if (std::optional<ShardLayout> shard = shardLayoutOf(s)) {
-    // This replica's shard of each entry: element e of the entry is shard
-    // element e - rank * shard; the whole tensor's values, keyed as below.
-    float *data = static_cast<float *>(out);
-    std::fill(data, data + shard->layers * shard->shard, 0.0f);
-    if (s->init() == fxe::Init_Zeros)
-      return;
-    uint32_t purpose = random::purposeHash(s->name()->str());
-    int64_t width = shard->wholeShape.size() > 1
-                        ? shard->entry / shard->wholeShape[s->stacked() ? 1 : 0]
-                        : 1;
-    int64_t realElements = shard->entry;
-    if (s->init_rows() > 0 && !s->stacked() && width > 0)
-      realElements = std::min(realElements, s->init_rows() * width);
-    auto std = static_cast<float>(s->init_std());
-    for (int64_t l = 0; l < shard->layers; ++l)
-      for (int64_t k = 0; k < shard->shard; ++k) {
-        int64_t e = static_cast<int64_t>(rank) * shard->shard + k;
-        if (e >= realElements)
-          break; // padding, and the padded vocabulary's rows: zeros
-        data[l * shard->shard + k] =
-            s->init() == fxe::Init_Ones
-                ? 1.0f
-                : std * random::normal(seed, purpose, static_cast<uint32_t>(l),
-                                       static_cast<uint64_t>(e));
-      }
-    return;
-  }
   if (s->dtype() != fxe::DType_F32 || s->init() == fxe::Init_Zeros) {
     std::memset(out, 0, static_cast<size_t>(s->bytes()));
     return;
   }
+  // Each element takes the value of its place in the whole tensor, keyed by
+  // (layer, element of the layer's entry), so a sharded or split run starts
+  // from the weights one process would; a shard's padding and the rows past
+  // init_rows (the padded vocabulary) start at zero.
+  const StateLayout l = stateLayoutOf(s);
+  const std::vector<int64_t> &whole = l.wholeShape;
+  int64_t layers = s->stacked() ? whole.front() : 1;
+  int64_t entry = l.wholeElements / layers;
+  int64_t real = l.wholeElements;
+  if (s->init_rows() > 0 && !s->stacked() && !whole.empty())
+    real = std::min(real, s->init_rows() * (l.wholeElements / whole.front()));
+  const bool ones = s->init() == fxe::Init_Ones;
+  const uint32_t purpose = random::purposeHash(s->name()->str());
+  const auto std = static_cast<float>(s->init_std());
   float *data = static_cast<float *>(out);
-  int64_t n = s->bytes() / 4;
-  if (s->init() == fxe::Init_Ones) {
-    std::fill(data, data + n, 1.0f);
-    return;
-  }
-  uint32_t purpose = random::purposeHash(s->name()->str());
-  int64_t layers = s->stacked() ? s->shape()->Get(0) : 1;
-  int64_t perLayer = n / layers;
-  auto std = static_cast<float>(s->init_std());
 #pragma omp parallel for schedule(static)
-  for (int64_t l = 0; l < layers; ++l)
-    for (int64_t e = 0; e < perLayer; ++e)
-      data[l * perLayer + e] =
-          std * random::normal(seed, purpose, static_cast<uint32_t>(l),
-                               static_cast<uint64_t>(e));
-  // Rows past init_rows (the padded vocabulary) start at zero.
-  if (s->init_rows() > 0 && !s->stacked() && s->shape()->size() > 0 &&
-      s->init_rows() < s->shape()->Get(0)) {
-    int64_t width = n / s->shape()->Get(0);
-    std::fill(data + s->init_rows() * width, data + n, 0.0f);
+  for (int64_t e = 0; e < l.elements; ++e) {
+    int64_t w = l.wholeIndex(e, rank, tensorRank);
+    data[e] = w < 0 || w >= real ? 0.0f
+              : ones             ? 1.0f
+                                 : std * random::normal(seed, purpose,
+                                                        static_cast<uint32_t>(w / entry),
+                                                        static_cast<uint64_t>(w % entry));
   }
 }
 

@@ -99,7 +99,7 @@ protected:
 // the same on every backend.
 // A sharded state (replicated tensor sharding) gets replica `rank`'s shard
 // of the whole tensor's values, a split one (tensor parallelism) tensor
-// rank `tensorRank`'s part.
+// rank `tensorRank`'s part, one that is both that part's shard.
 void initialStateValues(const fxe::State *s, uint64_t seed, void *out,
                         int rank = 0, int tensorRank = 0);
 

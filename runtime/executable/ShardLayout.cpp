@@ -50,15 +50,18 @@ std::optional<ferry::SplitLayout> ferry::splitLayoutOf(const fxe::State *s) {
   SplitLayout l;
   l.parts = s->split_parts();
   l.dim = s->split_dim();
-  int64_t rank = s->shape() ? s->shape()->size() : 0;
+  // The part's shape: a sharded part's is its shard_of (the shards' own
+  // bytes are shardLayoutOf's to check).
+  const bool sharded = s->shard_replicas() > 1;
+  const flatbuffers::Vector<int64_t> *shape =
+      sharded ? s->shard_of() : s->shape();
+  int64_t rank = shape ? shape->size() : 0;
   if (l.parts < 2 || l.dim < (s->stacked() ? 1 : 0) || l.dim >= rank)
     throw bad("a split needs 2 or more parts of a dimension it has, never "
               "the layer dimension");
-  if (s->shard_replicas() > 1)
-    throw bad("a state is split or sharded, not both");
   if (s->dtype() != fxe::DType_F32)
     throw bad("only fp32 states are split");
-  l.wholeShape.assign(s->shape()->begin(), s->shape()->end());
+  l.wholeShape.assign(shape->begin(), shape->end());
   int64_t elements = 1, inner = 1;
   for (int64_t i = 0; i < rank; ++i) {
     int64_t d = l.wholeShape[i];
@@ -72,7 +75,24 @@ std::optional<ferry::SplitLayout> ferry::splitLayoutOf(const fxe::State *s) {
   if (__builtin_mul_overflow(l.wholeShape[l.dim], l.parts,
                              &l.wholeShape[l.dim]))
     throw bad("a bad shape");
-  if (elements * 4 != s->bytes())
+  if (!sharded && elements * 4 != s->bytes())
     throw bad("its bytes are not its shape's");
+  return l;
+}
+
+ferry::StateLayout ferry::stateLayoutOf(const fxe::State *s) {
+  StateLayout l;
+  l.shard = shardLayoutOf(s);
+  l.split = splitLayoutOf(s);
+  l.elements = s->bytes() / (s->dtype() == fxe::DType_BF16 ? 2 : 4);
+  if (l.split)
+    l.wholeShape = l.split->wholeShape;
+  else if (l.shard)
+    l.wholeShape = l.shard->wholeShape;
+  else if (s->shape())
+    l.wholeShape.assign(s->shape()->begin(), s->shape()->end());
+  l.wholeElements = 1;
+  for (int64_t d : l.wholeShape)
+    l.wholeElements *= d; // checked above, or by the executable's validation
   return l;
 }

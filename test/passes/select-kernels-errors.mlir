@@ -163,19 +163,6 @@ func.func @forward() -> tensor<4xf32> {
 
 // -----
 
-// Tests that a parameter both split over the tensor group and sharded over
-// the data-parallel replicas (replicated tensor sharding) is refused: the
-// executable has no layout for both.
-module attributes {graph.mesh = #graph.mesh<tensor = 2, data = 2, partitioned = true>} {
-  // expected-error @+1 {{is split over the tensor group and sharded over the data-parallel replicas; replicated tensor sharding of split parameters is not built}}
-  graph.parameter @w : tensor<4xf32> init(zeros) hf "w" sharding <split = 0> {graph.shard_of = array<i64: 8>, graph.shard_replicas = 2 : i64}
-  func.func @forward(%x: tensor<4xf32> {graph.input = "x"}) -> (tensor<4xf32> {graph.output = "y"}) {
-    return %x : tensor<4xf32>
-  }
-}
-
-// -----
-
 // Tests that a split parameter needs a partitioned module.
 module attributes {graph.mesh = #graph.mesh<tensor = 2, data = 1>} {
   // expected-error @+1 {{is split over the tensor group, but the module is not partitioned; run ferry-partition-tensors first}}

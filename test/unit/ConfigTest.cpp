@@ -619,7 +619,7 @@ TEST(Config, TensorParallelMustDivideTheHeadsAndTheFfn) {
             std::string::npos);
 }
 
-TEST(Config, TensorParallelRefusesWhatItDoesNotComposeWithYet) {
+TEST(Config, TensorParallelComposesWithTheOtherModes) {
   // Compiled and planned for CUDA (the trainer refuses to run it there).
   EXPECT_EQ(
       errorOf(kFull, {"execution.tensor_parallel=2", "execution.backend=cuda"}),
@@ -635,10 +635,10 @@ TEST(Config, TensorParallelRefusesWhatItDoesNotComposeWithYet) {
               {"execution.tensor_parallel=2", "execution.mode=phased",
                "execution.recompute=layer", "training.optimizer.name=lamb"}),
       "");
-  EXPECT_NE(errorOf(kFull, {"execution.tensor_parallel=2",
-                            "execution.replicated_tensor_sharding=true"})
-                .find("with replicated tensor sharding is not built yet"),
-            std::string::npos);
+  EXPECT_EQ(errorOf(kFull,
+                    {"execution.tensor_parallel=2", "execution.data_parallel=2",
+                     "execution.replicated_tensor_sharding=true"}),
+            "");
 }
 
 // SQuAD's model has no MLM head: its default rules split the word

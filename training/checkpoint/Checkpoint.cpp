@@ -56,12 +56,7 @@ std::vector<Slot> slotsOf(const fxe::Executable &exe, fxe::Role role) {
           "optimizer state",
           s->name()->str()));
     // A sharded or split state is named and shaped as its whole tensor.
-    std::optional<ShardLayout> shard = shardLayoutOf(s);
-    std::optional<SplitLayout> split = splitLayoutOf(s);
-    std::vector<int64_t> shape =
-        shard   ? shard->wholeShape
-        : split ? split->wholeShape
-                : std::vector<int64_t>(s->shape()->begin(), s->shape()->end());
+    std::vector<int64_t> shape = stateLayoutOf(s).wholeShape;
     std::string hf = s->hf_name()->str();
     if (s->stacked()) {
       int64_t layers = shape.front();
@@ -98,29 +93,28 @@ int64_t product(const std::vector<int64_t> &shape, size_t from = 0) {
   return n;
 }
 
-// The whole tensor of a sharded state, gathered from every replica's shard:
-// a collective, so every rank calls it for the same states in one order.
-std::vector<float> gatherWhole(Backend &backend, const fxe::State *s,
-                               const ShardLayout &l) {
+// This tensor rank's part of a sharded state (the whole tensor if it is not
+// split), gathered from every replica's shard: a collective, so every rank
+// calls it for the same states in one order. One layer entry at a time;
+// only the ranks that `keep` assemble it, the others only take part.
+std::vector<float> gatherShards(Backend &backend, const fxe::State *s,
+                                const ShardLayout &l, bool keep) {
   comm::Communicator &group = backend.group();
   if (group.size() != l.replicas)
     throw CheckpointError(
         fmt::format("state {} is sharded over {} replicas, but this run has {}",
                     s->name()->str(), l.replicas, group.size()));
-  // One layer entry at a time: rank 0 assembles the whole tensor, the
-  // others only take part (they keep nothing).
-  bool keep = group.rank() == 0;
   std::vector<float> mine(static_cast<size_t>(l.shard));
   std::vector<float> all(mine.size() * static_cast<size_t>(l.replicas));
-  std::vector<float> whole(keep ? static_cast<size_t>(l.layers * l.entry) : 0);
+  std::vector<float> part(keep ? static_cast<size_t>(l.layers * l.entry) : 0);
   for (int64_t layer = 0; layer < l.layers; ++layer) {
     backend.read(s, layer * l.shard * 4, mine.data(), l.shard * 4);
     group.allGather(mine.data(), all.data(), l.shard * 4,
                     "the gather of " + s->name()->str() + " for a checkpoint");
     if (keep)
-      std::copy_n(all.begin(), l.entry, whole.begin() + layer * l.entry);
+      std::copy_n(all.begin(), l.entry, part.begin() + layer * l.entry);
   }
-  return whole;
+  return part;
 }
 
 // The tensor group of a split state, checked against its parts.
@@ -135,47 +129,51 @@ comm::Communicator &tensorGroupOf(Backend &backend, const fxe::State *s,
   return *group;
 }
 
-// The whole tensor of a split state, gathered from the tensor group's
-// parts: a collective, so every rank of the group calls it for the same
-// states in one order. Only the mesh's first rank keeps it.
-std::vector<float> gatherSplit(Backend &backend, const fxe::State *s,
-                               const SplitLayout &l) {
-  comm::Communicator &group = tensorGroupOf(backend, s, l);
-  std::vector<float> mine(static_cast<size_t>(l.elements));
-  backend.read(s, 0, mine.data(), l.elements * 4);
-  std::vector<float> all(mine.size() * static_cast<size_t>(l.parts));
-  group.allGather(mine.data(), all.data(), l.elements * 4,
+// The whole tensor of a sharded or split state: the shards gathered over the
+// data group into this tensor rank's part, then the parts over the tensor
+// group. Collectives, so every rank calls it for the same states in one
+// order; only the mesh's first rank keeps the result.
+std::vector<float> gatherWhole(Backend &backend, const fxe::State *s,
+                               const StateLayout &l) {
+  const bool first = backend.firstOfMesh();
+  if (!l.split)
+    return gatherShards(backend, s, *l.shard, first);
+  std::vector<float> mine;
+  if (l.shard) {
+    mine = gatherShards(backend, s, *l.shard, true);
+  } else {
+    mine.resize(static_cast<size_t>(l.split->elements));
+    backend.read(s, 0, mine.data(), l.split->elements * 4);
+  }
+  comm::Communicator &group = tensorGroupOf(backend, s, *l.split);
+  std::vector<float> all(mine.size() * static_cast<size_t>(l.split->parts));
+  group.allGather(mine.data(), all.data(), l.split->elements * 4,
                   "the gather of " + s->name()->str() + " for a checkpoint");
-  if (!backend.firstOfMesh())
+  if (!first)
     return {};
   std::vector<float> whole(all.size());
-  for (int64_t r = 0; r < l.parts; ++r)
-    for (int64_t e = 0; e < l.elements; ++e)
-      whole[l.wholeIndex(e, r)] = all[r * l.elements + e];
+  for (int64_t r = 0; r < l.split->parts; ++r)
+    for (int64_t e = 0; e < l.split->elements; ++e)
+      whole[l.split->wholeIndex(e, r)] = all[r * l.split->elements + e];
   return whole;
 }
 
-// Writes a split state's whole values: this rank keeps its part.
-void scatterSplit(Backend &backend, const fxe::State *s, const SplitLayout &l,
+// Writes a sharded or split state's whole values: this rank keeps its
+// shard of its part (zeros in a shard's padding).
+void scatterWhole(Backend &backend, const fxe::State *s, const StateLayout &l,
                   const std::vector<float> &whole) {
-  int rank = tensorGroupOf(backend, s, l).rank();
+  int dataRank = backend.group().rank(), tensorRank = 0;
+  if (l.shard && backend.group().size() != l.shard->replicas)
+    throw CheckpointError(fmt::format(
+        "state {} is sharded over {} replicas, but this run has {}",
+        s->name()->str(), l.shard->replicas, backend.group().size()));
+  if (l.split)
+    tensorRank = tensorGroupOf(backend, s, *l.split).rank();
   std::vector<float> mine(static_cast<size_t>(l.elements));
-  for (int64_t e = 0; e < l.elements; ++e)
-    mine[e] = whole[l.wholeIndex(e, rank)];
-  backend.write(s, 0, mine.data(), s->bytes());
-}
-
-// Writes a sharded state's whole values: this replica keeps its shard.
-void scatterWhole(Backend &backend, const fxe::State *s, const ShardLayout &l,
-                  const std::vector<float> &whole) {
-  int rank = backend.group().rank();
-  std::vector<float> mine(static_cast<size_t>(l.layers * l.shard), 0.0f);
-  for (int64_t layer = 0; layer < l.layers; ++layer)
-    for (int64_t k = 0; k < l.shard; ++k) {
-      int64_t e = rank * l.shard + k;
-      if (e < l.entry)
-        mine[layer * l.shard + k] = whole[layer * l.entry + e];
-    }
+  for (int64_t e = 0; e < l.elements; ++e) {
+    int64_t w = l.wholeIndex(e, dataRank, tensorRank);
+    mine[e] = w < 0 ? 0.0f : whole[w];
+  }
   backend.write(s, 0, mine.data(), s->bytes());
 }
 
@@ -190,12 +188,9 @@ std::vector<Tensor> ckpt::exportStates(const fxe::Executable &exe,
   const bool keep = backend.firstOfMesh();
   if (!keep) {
     for (const fxe::State *s : *exe.states())
-      if (s->role() == role) {
-        if (std::optional<ShardLayout> l = shardLayoutOf(s))
-          gatherWhole(backend, s, *l);
-        if (std::optional<SplitLayout> l = splitLayoutOf(s))
-          gatherSplit(backend, s, *l);
-      }
+      if (s->role() == role)
+        if (StateLayout l = stateLayoutOf(s); l.shard || l.split)
+          gatherWhole(backend, s, l);
     return tensors;
   }
   for (const Slot &slot : slotsOf(exe, role)) {
@@ -203,17 +198,10 @@ std::vector<Tensor> ckpt::exportStates(const fxe::Executable &exe,
     if (!shape.empty())
       shape.front() = slot.realRows;
     std::vector<float> values(static_cast<size_t>(product(shape)));
-    if (std::optional<ShardLayout> l = shardLayoutOf(slot.state)) {
+    if (StateLayout l = stateLayoutOf(slot.state); l.shard || l.split) {
       auto it = gathered.find(slot.state);
       if (it == gathered.end())
-        it = gathered.emplace(slot.state, gatherWhole(backend, slot.state, *l))
-                 .first;
-      std::copy_n(it->second.begin() + slot.offsetElements, values.size(),
-                  values.begin());
-    } else if (std::optional<SplitLayout> l = splitLayoutOf(slot.state)) {
-      auto it = gathered.find(slot.state);
-      if (it == gathered.end())
-        it = gathered.emplace(slot.state, gatherSplit(backend, slot.state, *l))
+        it = gathered.emplace(slot.state, gatherWhole(backend, slot.state, l))
                  .first;
       std::copy_n(it->second.begin() + slot.offsetElements, values.size(),
                   values.begin());
@@ -321,14 +309,10 @@ ImportReport ckpt::importStates(const fxe::Executable &exe, Backend &backend,
     int64_t allRows = slot.shape.empty() ? 1 : slot.shape.front();
     values.resize(static_cast<size_t>(rows * width)); // extra rows dropped
     values.resize(static_cast<size_t>(allRows * width), 0.0f); // padding: 0
-    std::optional<ShardLayout> shard = shardLayoutOf(slot.state);
-    std::optional<SplitLayout> split = splitLayoutOf(slot.state);
-    if (shard || split) {
+    if (StateLayout l = stateLayoutOf(slot.state); l.shard || l.split) {
       // Collected whole, scattered to this rank's shard or part below.
       std::vector<float> &whole = wholes[slot.state];
-      whole.resize(static_cast<size_t>(shard ? shard->layers * shard->entry
-                                             : split->elements * split->parts),
-                   0.0f);
+      whole.resize(static_cast<size_t>(l.wholeElements), 0.0f);
       std::copy(values.begin(), values.end(),
                 whole.begin() + slot.offsetElements);
     } else {
@@ -371,12 +355,8 @@ ImportReport ckpt::importStates(const fxe::Executable &exe, Backend &backend,
         "initialisation, as Hugging Face's BertForPreTraining.from_pretrained "
         "gives them: {}",
         fmt::join(freshHeads, ", ")));
-  for (auto &[state, whole] : wholes) {
-    if (std::optional<ShardLayout> l = shardLayoutOf(state))
-      scatterWhole(backend, state, *l, whole);
-    else
-      scatterSplit(backend, state, *splitLayoutOf(state), whole);
-  }
+  for (auto &[state, whole] : wholes)
+    scatterWhole(backend, state, stateLayoutOf(state), whole);
   for (const Tensor &t : file.tensors)
     if (!used.count(t.name))
       report.unused.push_back(t.name);

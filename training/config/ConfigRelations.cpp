@@ -112,25 +112,6 @@ void validateRelations(Config &c, const RawValues &raw) {
           " (each rank takes an equal part of the heads and of the FFN); the "
           "nearest valid tensor_parallel is " +
           nearestValidTensorParallel(m, e.tensor_parallel));
-    // What tensor parallelism does not compose with yet (docs/parallelism.md
-    // lists what is built); refused here rather than miscompiled.
-    struct NotYet {
-      bool on;
-      const char *key, *what, *fix;
-    };
-    const NotYet notYet[] = {
-        {e.replicated_tensor_sharding, "execution.replicated_tensor_sharding",
-         "replicated tensor sharding", "replicated_tensor_sharding: false"},
-    };
-    for (const NotYet &n : notYet)
-      if (n.on)
-        throw ConfigError(where({"execution.tensor_parallel", n.key}) +
-                          ": execution.tensor_parallel " +
-                          std::to_string(e.tensor_parallel) + " with " +
-                          n.what +
-                          " is not built yet (docs/parallelism.md#status); "
-                          "set " +
-                          n.fix + ", or execution.tensor_parallel: 1");
   }
   // Its syntax, checked now; which parameters it names, when compiled.
   parseTensorShardingOrThrow(tp.tensor_sharding,

@@ -71,3 +71,14 @@ module attributes {graph.mesh = #graph.mesh<tensor = 4, data = 1>} {
   // expected-error @+1 {{splits dimension 1 (size 6) into 4 tensor-parallel parts, which do not divide it}}
   graph.variable @m : tensor<2x6xf32> init(zeros) hf "m.{}" stacked sharding #graph.sharding<split = 1>
 }
+
+// -----
+
+// Tests that a part sharded over the replicas (graph.shard_of) is split as
+// its part's shape says, not as the flat shard's: dimension 2 of the part
+// [2, 3, 4] is valid, dimension 3 is not.
+module attributes {graph.mesh = #graph.mesh<tensor = 2, data = 2, partitioned = true>} {
+  graph.parameter @ok : tensor<2x6xf32> init(zeros) hf "ok.{}" stacked sharding #graph.sharding<split = 2> {graph.shard_of = array<i64: 2, 3, 4>, graph.shard_replicas = 2 : i64}
+  // expected-error @+1 {{splits dimension 3 of 'tensor<2x3x4xf32>', which has 3 dimensions}}
+  graph.parameter @w : tensor<2x6xf32> init(zeros) hf "w.{}" stacked sharding #graph.sharding<split = 3> {graph.shard_of = array<i64: 2, 3, 4>, graph.shard_replicas = 2 : i64}
+}
