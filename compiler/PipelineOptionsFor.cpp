@@ -20,6 +20,7 @@ ferry::pipelineOptionsFor(const Config &config,
   o.phased = e.mode == "phased";
   o.replicas = e.data_parallel;
   o.tensorParallel = e.tensor_parallel;
+  o.sequenceParallel = e.sequence_parallel;
   if (e.tensor_parallel > 1)
     for (const ShardingRule &rule : tensorShardingRules(config))
       o.tensorSharding.push_back(formatShardingRule(rule));

@@ -28,19 +28,23 @@
 //   classes (the tied MLM head) become the ops of GraphClassSplitOps.td
 //   around a max and a sum all-reduce: the logits are never gathered.
 //
+// With sequence parallelism, the activations between the layers' matmuls
+// are split along the sequence instead (PartitionSequence.cpp); the
+// vocabulary-parallel rules are PartitionVocabulary.cpp's.
+//
 // Autodiff then derives the backward's collectives from f and g. A split
-// value reaching an op without a rule here (a layer norm, a
-// function's result, a loop's carried value) is an error naming the op and
-// the split: the layout would need a collective ferry does not insert.
+// value reaching an op without a rule here (a layer norm of a split
+// hidden dimension, a function's result, a loop's carried value) is an
+// error naming the op and the split: the layout would need a collective
+// ferry does not insert.
 //
 //===----------------------------------------------------------------------===//
-
+#include "passes/Partitioner.h"
 #include "passes/Passes.h"
 
 #include "dialects/graph/GraphAttributes.h"
 #include "dialects/graph/GraphOps.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
@@ -51,10 +55,9 @@ namespace ferry {
 
 using namespace mlir;
 using namespace ferry::graph;
+using namespace ferry::partition;
 
 namespace {
-
-constexpr int64_t kReplicated = -1;
 
 struct PartitionTensorsPass
     : public ferry::impl::PartitionTensorsPassBase<PartitionTensorsPass> {
@@ -63,59 +66,10 @@ struct PartitionTensorsPass
   void runOnOperation() override;
 };
 
-class Partitioner {
-public:
-  Partitioner(ModuleOp module, int64_t parts)
-      : module(module), parts(parts), builder(module.getContext()) {}
+} // namespace
 
-  LogicalResult run();
-
-private:
-  ModuleOp module;
-  int64_t parts;
-  OpBuilder builder;
-  llvm::StringMap<int64_t> declSplit; // sharded declarations: split dim
-  DenseMap<Value, int64_t> split;     // split values (absent: replicated)
-  DenseMap<Value, Value> entering;    // replicated value -> its f
-  DenseMap<Operation *, SmallVector<int64_t>> done; // functions: arg splits
-
-  int64_t splitOf(Value v) const {
-    auto it = split.find(v);
-    return it == split.end() ? kReplicated : it->second;
-  }
-  std::string describe(Value v) const {
-    int64_t d = splitOf(v);
-    return d == kReplicated ? std::string("replicated")
-                            : "split along dimension " + std::to_string(d);
-  }
-  // Marks `v` split along `dim` and gives it this rank's shape.
-  void setSplit(Value v, int64_t dim);
-  Value copyToGroup(Value v);
-  // The sum (or maximum) of `v` over the tensor group, built at the
-  // builder's insertion point.
-  Value allReduce(Value v, ReduceKind kind);
-  InFlightDiagnostic noRule(Operation *op, Value operand);
-
-  LogicalResult partitionFunction(func::FuncOp f, ArrayRef<int64_t> args);
-  LogicalResult partitionBlock(Block &block);
-  LogicalResult partitionOp(Operation *op);
-  LogicalResult partitionMatmul(MatmulOp op);
-  LogicalResult partitionReshape(ReshapeOp op);
-  LogicalResult partitionEmbedding(EmbeddingOp op);
-  // The whole rows' maxima of logits split along their classes, built once
-  // per logits value and class count, right after the logits.
-  Value rowMaxOf(Value logits, uint64_t numClasses);
-  LogicalResult partitionCrossEntropy(SoftmaxCrossEntropyOp op);
-  LogicalResult partitionArgmaxCorrect(ArgmaxCorrectOp op);
-  // Null when `op`'s logits are split along their classes and its labels
-  // and weights replicated (the only split the class-split ops take), else
-  // the operand that is not.
-  template <class Op> Value notSplitAlongClasses(Op op) const;
-  // (split logits, real classes) -> their rows' maxima
-  DenseMap<std::pair<Value, uint64_t>, Value> rowMaxima;
-};
-
-RankedTensorType localType(RankedTensorType type, int64_t dim, int64_t parts) {
+RankedTensorType ferry::partition::localType(RankedTensorType type, int64_t dim,
+                                             int64_t parts) {
   SmallVector<int64_t> shape(type.getShape());
   shape[dim] /= parts;
   return RankedTensorType::get(shape, type.getElementType());
@@ -192,18 +146,31 @@ LogicalResult Partitioner::partitionFunction(func::FuncOp f,
   done[f] = SmallVector<int64_t>(args);
   Block &entry = f.getBody().front();
   for (auto [arg, dim] : llvm::zip(entry.getArguments(), args))
-    if (dim != kReplicated)
+    if (dim == kSequence)
+      setSequence(arg);
+    else if (dim != kReplicated)
       setSplit(arg, dim);
   if (failed(partitionBlock(entry)))
     return failure();
   auto ret = cast<func::ReturnOp>(f.getBody().back().getTerminator());
-  for (Value v : ret.getOperands())
-    if (splitOf(v) != kReplicated)
+  SmallVector<int64_t> &out = results[f];
+  for (OpOperand &operand : ret->getOpOperands()) {
+    Value v = operand.get();
+    // An entry's results are the run's: the whole sequence, its gradient
+    // this rank's part.
+    if (isSequence(v) && f->hasAttr(attrs::kEntry)) {
+      operand.set(gatherSequence(v, /*replicatedGradient=*/true));
+      v = operand.get();
+    }
+    if (splitOf(v) != kReplicated && !isSequence(v))
       return ret.emitOpError()
              << "returns a value " << describe(v)
              << " over the tensor group; ferry-partition-tensors keeps "
                 "function results replicated (a row-parallel matmul's "
-                "all-reduce makes them so)";
+                "all-reduce makes them so) or, with sequence parallelism, "
+                "split along the sequence";
+    out.push_back(codeOf(v));
+  }
   f.setType(FunctionType::get(f.getContext(), entry.getArgumentTypes(),
                               ret.getOperandTypes()));
   return success();
@@ -237,23 +204,59 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
                                    "ferry-partition-tensors cannot follow";
     SmallVector<int64_t> args;
     for (Value v : call.getOperands())
-      args.push_back(splitOf(v));
-    return partitionFunction(callee, args);
+      args.push_back(codeOf(v));
+    if (failed(partitionFunction(callee, args)))
+      return failure();
+    for (auto [r, code] : llvm::zip(call.getResults(), results[callee]))
+      if (code == kSequence)
+        setSequence(r);
+    return success();
   }
   if (auto loop = dyn_cast<scf::ForOp>(op)) {
-    for (Value init : loop.getInitArgs())
-      if (splitOf(init) != kReplicated)
-        return noRule(op, init);
+    // With sequence parallelism the layer loop carries its hidden state
+    // split along the sequence, cut to this rank's part on entry if it
+    // comes in whole.
+    for (auto [init, arg] :
+         llvm::zip(loop.getInitArgsMutable(), loop.getRegionIterArgs())) {
+      if (sequenceParallel && splitOf(init.get()) == kReplicated &&
+          isSequenceShaped(init.get()))
+        init.set(cutSequence(init.get()));
+      if (isSequence(init.get()))
+        setSequence(arg);
+      else if (splitOf(init.get()) != kReplicated)
+        return noRule(op, init.get());
+    }
     if (failed(partitionBlock(*loop.getBody())))
       return failure();
-    for (Value v : loop.getBody()->getTerminator()->getOperands())
-      if (splitOf(v) != kReplicated)
-        return noRule(loop.getBody()->getTerminator(), v);
+    Operation *yield = loop.getBody()->getTerminator();
+    for (auto [v, arg, result] :
+         llvm::zip(yield->getOperands(), loop.getRegionIterArgs(),
+                   loop.getResults())) {
+      if (isSequence(v) != isSequence(arg) ||
+          (!isSequence(v) && splitOf(v) != kReplicated))
+        return noRule(yield, v);
+      if (isSequence(v))
+        setSequence(result);
+    }
     return success();
   }
   if (op->getNumRegions() != 0)
     return op->emitOpError()
            << "has regions, which ferry-partition-tensors does not enter";
+  // Sequence parallelism: the ops with a rule for a part of the sequence;
+  // any other op gets the whole sequence, gathered.
+  if (sequenceParallel && !isa<MatmulOp, func::ReturnOp, scf::YieldOp>(op) &&
+      llvm::any_of(op->getOperands(), [&](Value v) { return isSequence(v); })) {
+    FailureOr<bool> done = partitionSequenceOp(op);
+    if (failed(done))
+      return failure();
+    if (*done)
+      return success();
+    if (!isa<DropoutOp>(op))
+      for (OpOperand &operand : op->getOpOperands())
+        if (isSequence(operand.get()))
+          operand.set(gatherSequence(operand.get(), true));
+  }
   Value firstSplit;
   for (Value v : op->getOperands())
     if (splitOf(v) != kReplicated) {
@@ -301,7 +304,10 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     if (between != 1)
       return noRule(op, firstSplit);
     dropout.setTensorKeyStrideAttr(builder.getI64IntegerAttr(part));
-    setSplit(dropout.getResult(), dim);
+    if (isSequence(dropout.getInput()))
+      setSequence(dropout.getResult());
+    else
+      setSplit(dropout.getResult(), dim);
     return success();
   }
   if (op->hasTrait<OpTrait::Elementwise>() ||
@@ -319,6 +325,10 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       int64_t in = splitOf(bias.getInput()), b = splitOf(bias.getBias());
       if (!(in == last && b == 0) && !(in != last && b == kReplicated))
         return noRule(op, b == kReplicated ? bias.getInput() : bias.getBias());
+      // A replicated bias of an input split along another dimension: each
+      // rank's gradient of it is a partial sum, which f completes.
+      if (in != last)
+        bias.getBiasMutable().assign(copyToGroup(bias.getBias()));
       setSplit(bias.getResult(), in);
       return success();
     }
@@ -349,6 +359,17 @@ LogicalResult Partitioner::partitionMatmul(MatmulOp op) {
   int64_t rhsN = op.getTransposeRhs() ? rr - 2 : rr - 1;
   int64_t sl = splitOf(op.getLhs()), sr = splitOf(op.getRhs());
   int64_t rank = op.getResult().getType().getRank();
+  if (isSequence(op.getLhs())) {
+    // The whole sequence: for a column-parallel weight in place of f (the
+    // gather's gradient sums the partial ones), else for a replicated
+    // product.
+    bool columns = sr == rhsN;
+    op.getLhsMutable().assign(gatherSequence(op.getLhs(), !columns));
+    if (!columns)
+      return sr == kReplicated ? success() : partitionMatmul(op);
+    setSplit(op.getResult(), rank - 1);
+    return success();
+  }
   if (sl == kReplicated && sr == rhsN) {
     // Column-parallel: every rank computes its columns from the whole input.
     op.getLhsMutable().assign(copyToGroup(op.getLhs()));
@@ -356,7 +377,12 @@ LogicalResult Partitioner::partitionMatmul(MatmulOp op) {
     return success();
   }
   if (sl == lhsK && sr == rhsK) {
-    // Row-parallel: a partial sum on each rank, summed at once.
+    // Row-parallel: a partial sum on each rank, summed at once (with
+    // sequence parallelism, into this rank's part of the sequence).
+    if (sequenceParallel && isSequenceShaped(op.getResult())) {
+      reduceScatterSequence(op.getResult());
+      return success();
+    }
     builder.setInsertionPointAfter(op);
     Value sum = allReduce(op.getResult(), ReduceKind::sum);
     op.getResult().replaceAllUsesExcept(sum, sum.getDefiningOp());
@@ -406,96 +432,6 @@ LogicalResult Partitioner::partitionReshape(ReshapeOp op) {
                              "ferry-partition-tensors cannot follow the split";
 }
 
-// A table split along its rows (the vocabulary): each rank looks up the ids
-// among its rows, zeros for the others', and the sum over the group is the
-// whole table's lookup. Its gradient scatters only this rank's ids.
-LogicalResult Partitioner::partitionEmbedding(EmbeddingOp op) {
-  if (splitOf(op.getTable()) != 0 || splitOf(op.getIds()) != kReplicated)
-    return noRule(op,
-                  splitOf(op.getTable()) != 0 ? op.getTable() : op.getIds());
-  op.setTensorRowStrideAttr(builder.getI64IntegerAttr(
-      cast<RankedTensorType>(op.getTable().getType()).getDimSize(0)));
-  builder.setInsertionPointAfter(op);
-  Value sum = allReduce(op.getResult(), ReduceKind::sum);
-  op.getResult().replaceAllUsesExcept(sum, sum.getDefiningOp());
-  return success();
-}
-
-template <class Op> Value Partitioner::notSplitAlongClasses(Op op) const {
-  auto logits = cast<RankedTensorType>(op.getLogits().getType());
-  if (splitOf(op.getLogits()) != logits.getRank() - 1)
-    return op.getLogits();
-  for (Value v : {op.getLabels(), op.getWeights()})
-    if (splitOf(v) != kReplicated)
-      return v;
-  return Value();
-}
-
-Value Partitioner::rowMaxOf(Value logits, uint64_t numClasses) {
-  auto it = rowMaxima.find({logits, numClasses});
-  if (it != rowMaxima.end())
-    return it->second;
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointAfterValue(logits);
-  auto type = cast<RankedTensorType>(logits.getType());
-  auto rows =
-      RankedTensorType::get(type.getShape().drop_back(), type.getElementType());
-  Value local = ClassMaxOp::create(
-      builder, logits.getLoc(), rows, logits,
-      builder.getI64IntegerAttr(static_cast<int64_t>(numClasses)),
-      builder.getI64IntegerAttr(type.getShape().back()));
-  Value whole = allReduce(local, ReduceKind::max);
-  rowMaxima[{logits, numClasses}] = whole;
-  return whole;
-}
-
-// Megatron's vocabulary-parallel cross-entropy: the rows' maxima (max over
-// the group), each rank's sums of exponentials and target logits (summed
-// over the group), and the loss from those; the logits are never gathered.
-LogicalResult Partitioner::partitionCrossEntropy(SoftmaxCrossEntropyOp op) {
-  if (Value operand = notSplitAlongClasses(op))
-    return noRule(op, operand);
-  Value logits = op.getLogits();
-  Value rowMax = rowMaxOf(logits, op.getNumClasses());
-  auto type = cast<RankedTensorType>(logits.getType());
-  SmallVector<int64_t> statsShape(type.getShape().drop_back());
-  statsShape.push_back(2);
-  builder.setInsertionPoint(op);
-  Value stats = ClassStatsOp::create(
-      builder, op.getLoc(),
-      RankedTensorType::get(statsShape, type.getElementType()), logits,
-      op.getLabels(), rowMax, op.getNumClassesAttr(),
-      builder.getI64IntegerAttr(type.getShape().back()));
-  Value sums = allReduce(stats, ReduceKind::sum);
-  Value loss = CrossEntropyOfStatsOp::create(builder, op.getLoc(), op.getType(),
-                                             sums, rowMax, op.getWeights());
-  op.getResult().replaceAllUsesWith(loss);
-  op.erase();
-  return success();
-}
-
-// The lowest class holding each row's maximum: minus it, maximised over the
-// group, then compared with the labels.
-LogicalResult Partitioner::partitionArgmaxCorrect(ArgmaxCorrectOp op) {
-  if (Value operand = notSplitAlongClasses(op))
-    return noRule(op, operand);
-  Value logits = op.getLogits();
-  Value rowMax = rowMaxOf(logits, op.getNumClasses());
-  auto type = cast<RankedTensorType>(logits.getType());
-  builder.setInsertionPoint(op);
-  Value negated =
-      ClassArgmaxOp::create(builder, op.getLoc(), rowMax.getType(), logits,
-                            rowMax, op.getNumClassesAttr(),
-                            builder.getI64IntegerAttr(type.getShape().back()));
-  Value lowest = allReduce(negated, ReduceKind::max);
-  Value correct = IndexCorrectOp::create(
-      builder, op.getLoc(), op.getType(), lowest, op.getLabels(),
-      op.getWeights(), op.getNumClassesAttr());
-  op.getResult().replaceAllUsesWith(correct);
-  op.erase();
-  return success();
-}
-
 void PartitionTensorsPass::runOnOperation() {
   ModuleOp module = getOperation();
   MeshAttr mesh = meshOf(module);
@@ -506,8 +442,6 @@ void PartitionTensorsPass::runOnOperation() {
                           "partitioned = true)";
     return signalPassFailure();
   }
-  if (failed(Partitioner(module, mesh.getTensor()).run()))
+  if (failed(Partitioner(module, mesh.getTensor(), sequenceParallel).run()))
     return signalPassFailure();
 }
-
-} // namespace

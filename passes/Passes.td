@@ -80,7 +80,25 @@ def PartitionTensorsPass : Pass<"ferry-partition-tensors", "mlir::ModuleOp"> {
     %p = graph.matmul %h, %w2 {transpose_rhs} : tensor<8x256xf32>, tensor<128x256xf32> -> tensor<8x128xf32>
     %y = graph.all_reduce %p replicas 2 over tensor : tensor<8x128xf32>
     ```
+
+    With `sequence-parallel` (Korthikanti et al. 2022), the activations
+    between the layers' matmuls are split along the sequence (dimension 1
+    of [batch, seq, hidden]): a row-parallel matmul's (or a
+    vocabulary-parallel embedding's) partial sum is reduce-scattered into
+    this rank's part of the sequence, layer norms, dropouts, bias and
+    residual adds run on that part (their replicated parameters through f,
+    so their gradients are summed over the group), the layer loop carries
+    it, and a column-parallel matmul all-gathers the sequence before it (in
+    place of f). An op that needs the whole sequence (the heads' position
+    gathers) gets it all-gathered, its gradient this rank's part; a
+    replicated activation meeting a split one is cut to this rank's part
+    (`graph.part_of_group`).
   }];
+  let options = [
+    Option<"sequenceParallel", "sequence-parallel", "bool", "false",
+           "split the layer norm and dropout regions along the sequence "
+           "(execution.sequence_parallel)">,
+  ];
   let dependentDialects = ["ferry::graph::GraphDialect"];
 }
 

@@ -36,7 +36,9 @@ void ferry::buildTrainingPipeline(mlir::OpPassManager &pm,
     shard.shardings.assign(options.tensorSharding.begin(),
                            options.tensorSharding.end());
     pm.addPass(createShardParametersPass(shard));
-    pm.addPass(createPartitionTensorsPass());
+    PartitionTensorsPassOptions partition;
+    partition.sequenceParallel = options.sequenceParallel;
+    pm.addPass(createPartitionTensorsPass(partition));
   }
   // execution.fusion (bf16 or fp32 products). First, before autodiff:
   // graph.attention's own gradient recomputes the probabilities from each

@@ -108,13 +108,46 @@ def Graph_AllGatherOp : Graph_Op<"all_gather", [Graph_Differentiable]> {
     shard (one dimension, shard = ceil(elements / replicas) of the result);
     the result is the replicas' shards in replica order, the padding past
     the result's elements dropped. Replicated tensor sharding gathers each
-    weight before the phase that computes with it. Gradient: the
-    reduce-scatter of the result's gradient (its users are taken to compute
-    a partial gradient on each rank, as Megatron's sequence-parallel gather
-    feeds split weights).
+    weight before the phase that computes with it; sequence parallelism
+    gathers the sequence before the layers that need all of it.
+
+    Gradient: the reduce-scatter of the result's gradient: its users are
+    taken to compute a partial gradient on each rank, as Megatron's
+    sequence-parallel gather feeds split weights. With
+    `replicated_gradient`, its users compute the same whole gradient on
+    every rank (the tensor group's ranks then all compute the pretraining
+    heads from the gathered sequence), and the gradient is this rank's part
+    of it, `graph.part_of_group` (Megatron's gather with
+    `tensor_parallel_output_grad=False`).
 
     ```mlir
     %w = graph.all_gather %shard replicas 2 : tensor<1953792xf32> -> tensor<30528x128xf32>
+    %h = graph.all_gather %part replicas 2 over tensor {replicated_gradient} : tensor<65536xf32> -> tensor<2x8x64x128xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, I64Attr:$replicas,
+                       Graph_GroupAttr:$group, UnitAttr:$replicated_gradient);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `replicas` $replicas (`over` $group^)? attr-dict `:` type($input)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_PartOfGroupOp : Graph_Op<"part_of_group", [Graph_Differentiable]> {
+  let summary = "this rank's part of a tensor that is the same on every rank";
+  let description = [{
+    `input` is replicated over the group; rank r gets elements
+    [r * n, (r + 1) * n) of it flattened, n = elements / replicas (which the
+    group divides), in the result's shape. No rank communicates. Sequence
+    parallelism splits a replicated activation this way where it meets a
+    split one (Megatron's scatter to the sequence-parallel region).
+    Gradient: the all-gather of the result's gradient, the whole gradient
+    of the replicated input on every rank.
+
+    ```mlir
+    %p = graph.part_of_group %x replicas 2 over tensor : tensor<2x8x64x128xf32> -> tensor<8x64x128xf32>
     ```
   }];
   let arguments = (ins Graph_FloatTensor:$input, I64Attr:$replicas,

@@ -1,13 +1,15 @@
 //===- GraphCollectives.cpp - verifiers and gradients of collectives ------===//
 //
 // The shape rules of graph.all_reduce, graph.copy_to_group,
-// graph.reduce_scatter and graph.all_gather (GraphCollectiveOps.td): a shard
-// holds ceil(elements / replicas) elements of the whole tensor, in one
-// dimension. Each error has a -verify-diagnostics case in
+// graph.reduce_scatter, graph.all_gather and graph.part_of_group
+// (GraphCollectiveOps.td): a shard holds ceil(elements / replicas) elements
+// of the whole tensor, in one dimension; a part, elements / replicas in any
+// shape. Each error has a -verify-diagnostics case in
 // test/dialects/graph/invalid-collectives.mlir. Their gradient rules are
 // each other (test/passes/autodiff-collectives.mlir): copy_to_group's is an
 // all-reduce, a sum's is the identity, a reduce-scatter's an all-gather and
-// back.
+// back, a part's an all-gather, and an all-gather with a replicated
+// gradient's a part.
 //
 //===----------------------------------------------------------------------===//
 
@@ -93,6 +95,24 @@ LogicalResult AllGatherOp::verify() {
                     static_cast<int64_t>(getReplicas()), "input");
 }
 
+LogicalResult PartOfGroupOp::verify() {
+  auto replicas = static_cast<int64_t>(getReplicas());
+  if (failed(checkGroup(*this, replicas, getGroup())))
+    return failure();
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getResult().getType());
+  if (in.getElementType() != out.getElementType())
+    return emitOpError() << "the part's element type " << out.getElementType()
+                         << " differs from the input's " << in.getElementType();
+  int64_t elements = in.getNumElements();
+  if (elements % replicas != 0 || out.getNumElements() != elements / replicas)
+    return emitOpError() << "takes 1/" << replicas << " of " << in
+                         << ", which needs the group to divide its " << elements
+                         << " elements and a result of " << elements / replicas
+                         << ", found " << out;
+  return success();
+}
+
 LogicalResult AllReduceOp::buildGradients(OpBuilder &, ValueRange resultGrads,
                                           SmallVectorImpl<Value> &grads) {
   if (getReduction() != ReduceKind::sum)
@@ -132,8 +152,31 @@ LogicalResult ReduceScatterOp::buildGradients(OpBuilder &b,
 
 LogicalResult AllGatherOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
                                           SmallVectorImpl<Value> &grads) {
-  grads.assign(1, ReduceScatterOp::create(b, getLoc(), getInput().getType(),
+  if (getReplicatedGradient())
+    grads.assign(1, PartOfGroupOp::create(b, getLoc(), getInput().getType(),
                                           resultGrads[0], getReplicasAttr(),
                                           getGroupAttr()));
+  else
+    grads.assign(1, ReduceScatterOp::create(b, getLoc(), getInput().getType(),
+                                            resultGrads[0], getReplicasAttr(),
+                                            getGroupAttr()));
+  return success();
+}
+
+LogicalResult PartOfGroupOp::buildGradients(OpBuilder &b,
+                                            ValueRange resultGrads,
+                                            SmallVectorImpl<Value> &grads) {
+  // The whole gradient on every rank, from each rank's part: gathered as one
+  // dimension (an all-gather's input), then in the input's shape.
+  Value part = resultGrads[0];
+  auto type = cast<RankedTensorType>(part.getType());
+  if (type.getRank() != 1)
+    part = ReshapeOp::create(
+        b, getLoc(),
+        RankedTensorType::get({type.getNumElements()}, type.getElementType()),
+        part);
+  grads.assign(1, AllGatherOp::create(b, getLoc(), getInput().getType(), part,
+                                      getReplicasAttr(), getGroupAttr(),
+                                      /*replicated_gradient=*/nullptr));
   return success();
 }

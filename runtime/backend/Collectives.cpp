@@ -42,6 +42,23 @@ std::string Collectives::begin(const char *kernel, int64_t count, int64_t shard,
         "recompile it",
         kernel, count, shard, replicas));
   }
+  comm::Communicator &g = checkedGroup(replicas, groupIndex);
+  int64_t n = g.size();
+  // The bytes a ring moves per replica: an all-reduce twice its tensor.
+  double whole = static_cast<double>(allReduce ? count : shard * replicas);
+  double factor = allReduce ? 2.0 : 1.0;
+  bytes_ +=
+      static_cast<uint64_t>(factor * 4.0 * whole * static_cast<double>(n - 1) /
+                            static_cast<double>(n));
+  return fmt::format("{} of {} elements in {}", kernel, count, program_);
+}
+
+int Collectives::partIndex(int64_t replicas, int64_t groupIndex) const {
+  return checkedGroup(replicas, groupIndex).rank();
+}
+
+comm::Communicator &Collectives::checkedGroup(int64_t replicas,
+                                              int64_t groupIndex) const {
   comm::Communicator &g = group(groupIndex);
   int64_t n = g.size();
   if (replicas != n && groupIndex == 0)
@@ -57,13 +74,7 @@ std::string Collectives::begin(const char *kernel, int64_t count, int64_t shard,
         "config it was compiled from, or recompile with --set "
         "execution.tensor_parallel={}",
         g.prefix(), replicas, n, n == 1 ? "" : "s", n));
-  // The bytes a ring moves per replica: an all-reduce twice its tensor.
-  double whole = static_cast<double>(allReduce ? count : shard * replicas);
-  double factor = allReduce ? 2.0 : 1.0;
-  bytes_ +=
-      static_cast<uint64_t>(factor * 4.0 * whole * static_cast<double>(n - 1) /
-                            static_cast<double>(n));
-  return fmt::format("{} of {} elements in {}", kernel, count, program_);
+  return g;
 }
 
 } // namespace ferry

@@ -42,7 +42,15 @@ public:
                     int64_t replicas, int64_t group, const void *x,
                     const void *out, const void *workspace) const;
 
+  // Checks a part_of_group call (no bytes move: every rank holds the whole)
+  // and returns this rank's part: its rank in the group.
+  int partIndex(int64_t replicas, int64_t group) const;
+
 private:
+  // The group, checked to have `replicas` ranks (the message says how to
+  // start the run or recompile).
+  comm::Communicator &checkedGroup(int64_t replicas, int64_t group) const;
+
   comm::Communicator &data_;
   comm::Communicator *tensor_;
   uint64_t &bytes_;

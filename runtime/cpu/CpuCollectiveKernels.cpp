@@ -1,8 +1,8 @@
 // The Collective family on the CPU backend (dialects/rt/kernels/
-// Collective.td): sums, maxima and gathers over the group a call names (the
-// data-parallel replicas or the tensor-parallel group; comm/: one process
-// alone, or MPI), as run(Context &, const XArgs &). A shard that does not
-// divide the tensor evenly goes through the padded workspace.
+// Collective.td): sums, maxima, gathers and parts over the group a call
+// names (the data-parallel replicas or the tensor-parallel group; comm/: one
+// process alone, or MPI), as run(Context &, const XArgs &). A shard that does
+// not divide the tensor evenly goes through the padded workspace.
 #include "runtime/backend/Collectives.h"
 #include "runtime/cpu/CpuKernelContext.h"
 
@@ -46,6 +46,12 @@ void run(Context &cx, const kernels::AllGatherArgs &a) {
       a.x.data, padded ? a.workspace.data : a.out.data, a.shard * 4, what);
   if (padded)
     std::memcpy(a.out.data, a.workspace.data, static_cast<size_t>(a.count) * 4);
+}
+
+void run(Context &cx, const kernels::PartOfGroupArgs &a) {
+  int rank = cx.collectives->partIndex(a.replicas, a.group);
+  std::memcpy(a.out.data, a.x.data + rank * a.count,
+              static_cast<size_t>(a.count) * 4);
 }
 
 } // namespace ferry::cpu

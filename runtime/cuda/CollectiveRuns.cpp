@@ -65,4 +65,8 @@ void run(Context &cx, const kernels::AllGatherArgs &a) {
               "all-gather unpadding");
 }
 
+void run(Context &, const kernels::PartOfGroupArgs &a) {
+  dataGroupSumOnly(a.group, 0, "part_of_group");
+}
+
 } // namespace ferry::cuda

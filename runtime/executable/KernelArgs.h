@@ -1284,6 +1284,24 @@ struct IndexCorrectArgs {
   Buffer<float> out;
 };
 
+// part_of_group: out = this rank's part of x, which is the same on every rank
+// of the group: elements [rank * count, (rank + 1) * count); no rank
+// communicates (sequence parallelism's split of a replicated activation).
+struct PartOfGroupArgs {
+  // elements of out
+  int64_t count = 0;
+  // the group's size (the runtime refuses another)
+  int64_t replicas = 0;
+  // the mesh group: 0 the data-parallel replicas (absent), 1 the
+  // tensor-parallel group
+  int64_t group = 0; // 0 when absent
+  bool has_group = false;
+  // the whole tensor
+  Buffer<const float> x;
+  // this rank's part
+  Buffer<float> out;
+};
+
 // Decoding, one function per kernel: the call's operands by position.
 template <class Call> CopyArgs decodeCopy(const Call &call) {
   CopyArgs a;
@@ -1993,6 +2011,16 @@ template <class Call> IndexCorrectArgs decodeIndexCorrect(const Call &call) {
   a.out = {reinterpret_cast<float *>(call.buffer(3)), call.bf16(3), call.bufferBytes(3)};
   return a;
 }
+template <class Call> PartOfGroupArgs decodePartOfGroup(const Call &call) {
+  PartOfGroupArgs a;
+  a.count = call.integer(0);
+  a.replicas = call.integer(1);
+  a.has_group = call.integerCount() > 2;
+  a.group = call.integer(2);
+  a.x = {reinterpret_cast<const float *>(call.buffer(0)), call.bf16(0), call.bufferBytes(0)};
+  a.out = {reinterpret_cast<float *>(call.buffer(1)), call.bf16(1), call.bufferBytes(1)};
+  return a;
+}
 
 // Runs `call` as run(context, decodeX(call)) unless its kernel is one the
 // backend carries out itself (backendOwned): false for those.
@@ -2163,6 +2191,9 @@ bool dispatchKernel(Context &context, Kernel kernel, const Call &call) {
     return true;
   case Kernel::IndexCorrect:
     run(context, decodeIndexCorrect(call));
+    return true;
+  case Kernel::PartOfGroup:
+    run(context, decodePartOfGroup(call));
     return true;
   default:
     return false;

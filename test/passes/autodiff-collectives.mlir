@@ -4,7 +4,8 @@
 // pairs: f (graph.copy_to_group) is the identity forward and an all-reduce
 // over its group backward; g (graph.all_reduce sum) is an all-reduce
 // forward and the identity backward; an all-gather's gradient is a
-// reduce-scatter over the same group, and back.
+// reduce-scatter over the same group, and back; with a replicated gradient
+// it is this rank's part of it; a part's gradient is an all-gather.
 
 // A column-parallel then row-parallel pair, as Megatron splits a layer's
 // MLP: x enters the split region through f, the split weights make partial
@@ -78,6 +79,44 @@ func.func @forward() -> tensor<f32> {
   %w = graph.parameter_ref @w : tensor<2x4xf32>
   %s = graph.reduce_scatter %w replicas 2 over tensor : tensor<2x4xf32> -> tensor<4xf32>
   %r = graph.reduce sum %s dims [0] : tensor<4xf32> -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// Sequence parallelism's gather before the heads: its users compute the
+// same whole gradient on every rank, so its gradient is this rank's part
+// (no collective), in the input's shape.
+// CHECK-LABEL: func.func @forward_grad() -> tensor<f32>
+// CHECK: [[S:%.*]] = graph.parameter_ref @s : tensor<4xf32>
+// CHECK: graph.all_gather [[S]] replicas 2 over tensor {replicated_gradient} : tensor<4xf32> -> tensor<2x4xf32>
+// CHECK: [[DW:%.*]] = graph.broadcast
+// CHECK-NEXT: [[DS:%.*]] = graph.part_of_group [[DW]] replicas 2 over tensor : tensor<2x4xf32> -> tensor<4xf32>
+// CHECK-NEXT: graph.accumulate [[DS]] into @grad.s
+graph.parameter @s : tensor<4xf32> init(normal, 2.000000e-02) hf "s"
+func.func @forward() -> tensor<f32> {
+  %s = graph.parameter_ref @s : tensor<4xf32>
+  %w = graph.all_gather %s replicas 2 over tensor {replicated_gradient} : tensor<4xf32> -> tensor<2x4xf32>
+  %r = graph.reduce sum %w dims [0, 1] : tensor<2x4xf32> -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// A part of a replicated tensor: its gradient is the whole one, gathered
+// from every rank's part (flattened for the gather, in the input's shape).
+// CHECK-LABEL: func.func @forward_grad() -> tensor<f32>
+// CHECK: [[X:%.*]] = graph.parameter_ref @x : tensor<2x2x4xf32>
+// CHECK: graph.part_of_group [[X]] replicas 2 over tensor : tensor<2x2x4xf32> -> tensor<2x4xf32>
+// CHECK: [[DP:%.*]] = graph.broadcast
+// CHECK-NEXT: [[FLAT:%.*]] = graph.reshape [[DP]] : tensor<2x4xf32> -> tensor<8xf32>
+// CHECK-NEXT: [[DX:%.*]] = graph.all_gather [[FLAT]] replicas 2 over tensor : tensor<8xf32> -> tensor<2x2x4xf32>
+// CHECK-NEXT: graph.accumulate [[DX]] into @grad.x
+graph.parameter @x : tensor<2x2x4xf32> init(normal, 2.000000e-02) hf "x"
+func.func @forward() -> tensor<f32> {
+  %x = graph.parameter_ref @x : tensor<2x2x4xf32>
+  %p = graph.part_of_group %x replicas 2 over tensor : tensor<2x2x4xf32> -> tensor<2x4xf32>
+  %r = graph.reduce sum %p dims [0, 1] : tensor<2x4xf32> -> tensor<f32>
   return %r : tensor<f32>
 }
 

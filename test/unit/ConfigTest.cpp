@@ -619,6 +619,33 @@ TEST(Config, TensorParallelMustDivideTheHeadsAndTheFfn) {
             std::string::npos);
 }
 
+// Sequence parallelism splits the sequence over the tensor group: it needs
+// a group (T >= 2) and a sequence T divides (the nearest valid T divides
+// the heads, the FFN and the sequence), and refuses packed rows.
+TEST(Config, SequenceParallelNeedsATensorGroupThatDividesTheSequence) {
+  EXPECT_EQ(errorOf(kFull, {"execution.tensor_parallel=2",
+                            "execution.sequence_parallel=true"}),
+            "");
+  EXPECT_EQ(errorOf(kFull, {"execution.sequence_parallel=true"}),
+            "--set execution.sequence_parallel=true: "
+            "execution.sequence_parallel splits the sequence over the "
+            "tensor-parallel group, but execution.tensor_parallel is 1; set "
+            "execution.tensor_parallel to 2 or more, or "
+            "execution.sequence_parallel: false");
+  EXPECT_EQ(
+      errorOf(kFull, {"execution.tensor_parallel=4", "model.seq_length=62",
+                      "execution.sequence_parallel=true"}),
+      "--set model.seq_length=62: model.seq_length 62 is not divisible by "
+      "execution.tensor_parallel 4 (sequence parallelism gives each "
+      "rank an equal part of the sequence); the nearest valid "
+      "tensor_parallel is 2, or set execution.sequence_parallel: false");
+  EXPECT_NE(errorOf(kFull, {"execution.tensor_parallel=2",
+                            "execution.sequence_parallel=true",
+                            "model.max_sequences_per_pack=2"})
+                .find("sequence parallelism with packed rows is not built"),
+            std::string::npos);
+}
+
 TEST(Config, TensorParallelComposesWithTheOtherModes) {
   // Compiled and planned for CUDA (the trainer refuses to run it there).
   EXPECT_EQ(

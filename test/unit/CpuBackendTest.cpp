@@ -222,10 +222,11 @@ TEST(CpuBackend, TransferOutsideHostMemoryIsRefused) {
 
 // The collective kernels on one process: an all-reduce (in place, or into
 // another buffer) and a reduce-scatter / all-gather over 1 replica are
-// copies; a damaged call (an all-reduce whose input and output partly
-// overlap, a padded reduce-scatter without its workspace) is refused by
-// name before any communication, and a replica count other than the
-// group's says how to start the run.
+// copies, and a part of a group of one is all of it; a damaged call (an
+// all-reduce whose input and output partly overlap, a padded
+// reduce-scatter without its workspace) is refused by name before any
+// communication, and a replica count other than the group's (a part's too)
+// says how to start the run.
 TEST(CpuBackend, CollectivesOnOneProcess) {
   const auto allReduce = kAllReduce;
   const auto reduceScatter = kReduceScatter;
@@ -245,12 +246,14 @@ TEST(CpuBackend, CollectivesOnOneProcess) {
     p.kernel(allReduce, {{0, 16, {}}, {64, 16, {}}}, {4, 1});
     p.kernel(reduceScatter, {{64, 16, {}}, {128, 16, {}}}, {4, 4, 1});
     p.kernel(allGather, {{128, 16, {}}, {192, 16, {}}}, {4, 4, 1});
+    const auto partOfGroup = kPartOfGroup;
+    p.kernel(partOfGroup, {{192, 16, {}}, {208, 16, {}}}, {4, 1});
     const fxe::Executable &exe = p.finish(256, 0);
     CpuBackend backend(exe, std::nullopt);
     backend.run("p", {});
     std::vector<float> got(64);
     backend.read(backend.state("all"), 0, got.data(), 256);
-    for (int64_t at : {0, 16, 32, 48})
+    for (int64_t at : {0, 16, 32, 48, 52})
       for (int64_t i = 0; i < 4; ++i)
         EXPECT_EQ(got[at + i], 2.5f) << "float " << at + i;
     EXPECT_EQ(backend.collectiveBytes(), 0u); // one replica sends nothing
@@ -273,6 +276,14 @@ TEST(CpuBackend, CollectivesOnOneProcess) {
   {
     ProgramBuilder p;
     p.kernel(allReduce, {{0, 16, {}}, {0, 16, {}}}, {4, 2});
+    EXPECT_EQ(runError(p.finish(64, 0)),
+              "the executable was compiled for execution.data_parallel 2, "
+              "but this run has 1 process; start it with `mpirun -np 2` or "
+              "recompile with --set execution.data_parallel=1");
+  }
+  {
+    ProgramBuilder p;
+    p.kernel(kPartOfGroup, {{0, 32, {}}, {32, 16, {}}}, {4, 2});
     EXPECT_EQ(runError(p.finish(64, 0)),
               "the executable was compiled for execution.data_parallel 2, "
               "but this run has 1 process; start it with `mpirun -np 2` or "

@@ -98,7 +98,8 @@ TEST(KernelTable, IndicesOfTheFormatAreStable) {
                                        "cross_entropy_of_stats",
                                        "cross_entropy_of_stats_grad",
                                        "class_argmax",
-                                       "index_correct"};
+                                       "index_correct",
+                                       "part_of_group"};
   ASSERT_EQ(std::size(inFormatOrder), static_cast<size_t>(kKernelCount));
   for (uint16_t k = 0; k < kKernelCount; ++k)
     EXPECT_STREQ(kernelName(k), inFormatOrder[k]) << "index " << k;

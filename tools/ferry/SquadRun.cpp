@@ -71,7 +71,7 @@ SquadData readData(const SquadOptionsCli &o, const Config &config,
 
 // The config the executable is compiled from: model.task squad. Prediction
 // runs in one process (execution.data_parallel and tensor_parallel are set
-// to 1 for it: checkpoints hold whole tensors).
+// to 1 for it, and sequence_parallel off: checkpoints hold whole tensors).
 Config squadConfig(const SquadOptionsCli &o,
                    std::vector<std::string> &overrides, bool replicas) {
   if (o.input.size() >= 4 && o.input.substr(o.input.size() - 4) == ".fxe")
@@ -82,6 +82,7 @@ Config squadConfig(const SquadOptionsCli &o,
   if (!replicas) {
     overrides.push_back("execution.data_parallel=1");
     overrides.push_back("execution.tensor_parallel=1");
+    overrides.push_back("execution.sequence_parallel=false");
   }
   return loadConfig(o.input, overrides);
 }

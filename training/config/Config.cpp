@@ -142,6 +142,7 @@ const std::vector<KeyDef> &schema() {
       {"execution.data_parallel", KeyStage::Compile, Kind::PositiveInt, "1", {}, FERRY_INT(execution.data_parallel)},
       {"execution.tensor_parallel", KeyStage::Compile, Kind::PositiveInt, "1", {}, FERRY_INT(execution.tensor_parallel)},
       {"execution.tensor_sharding", KeyStage::Compile, Kind::Text, "", {}, FERRY_STRING(execution.tensor_sharding)},
+      {"execution.sequence_parallel", KeyStage::Compile, Kind::Bool, "false", {}, FERRY_BOOL(execution.sequence_parallel)},
       {"execution.replicated_tensor_sharding", KeyStage::Compile, Kind::Bool, "false", {}, FERRY_BOOL(execution.replicated_tensor_sharding)},
       {"execution.rts_min_elements", KeyStage::Compile, Kind::PositiveInt, "1024", {}, FERRY_INT(execution.rts_min_elements)},
       {"execution.collective_timeout_seconds", KeyStage::RunAnyTime, Kind::PositiveFloat, "300", {}, FERRY_FLOAT(execution.collective_timeout_seconds)},

@@ -132,6 +132,10 @@ struct ExecutionConfig {
   // PATTERN a glob over parameter names, SHARDING split(D) or replicated
   // (TensorSharding.h).
   std::string tensor_sharding;
+  // Sequence parallelism (Korthikanti et al. 2022): with tensor_parallel >
+  // 1, the layer norm and dropout regions split along the sequence over
+  // the tensor group, each all-reduce a reduce-scatter and an all-gather.
+  bool sequence_parallel = false;
   bool replicated_tensor_sharding = false;
   // Sharding: a tensor (one layer's entry of a stacked one) with fewer
   // elements stays replicated.

@@ -112,7 +112,33 @@ void validateRelations(Config &c, const RawValues &raw) {
           " (each rank takes an equal part of the heads and of the FFN); the "
           "nearest valid tensor_parallel is " +
           nearestValidTensorParallel(m, e.tensor_parallel));
+    if (e.sequence_parallel && m.seq_length % e.tensor_parallel != 0)
+      throw ConfigError(
+          where({"execution.sequence_parallel", "model.seq_length"}) +
+          ": model.seq_length " + std::to_string(m.seq_length) +
+          " is not divisible by execution.tensor_parallel " +
+          std::to_string(e.tensor_parallel) +
+          " (sequence parallelism gives each rank an equal part of the "
+          "sequence); the nearest valid tensor_parallel is " +
+          nearestValidTensorParallel(m, e.tensor_parallel, true) +
+          ", or set execution.sequence_parallel: false");
+    if (e.sequence_parallel && m.packed())
+      throw ConfigError(
+          where(
+              {"execution.sequence_parallel", "model.max_sequences_per_pack"}) +
+          ": sequence parallelism with packed rows is not built (a packed "
+          "row's dropout keys name its sequences' tokens, which the split "
+          "would cut); set execution.sequence_parallel: false or "
+          "model.max_sequences_per_pack: 1");
   }
+  if (tp.sequence_parallel && tp.tensor_parallel < 2)
+    throw ConfigError(
+        where({"execution.sequence_parallel", "execution.tensor_parallel"}) +
+        ": execution.sequence_parallel splits the sequence over the "
+        "tensor-parallel group, but execution.tensor_parallel is " +
+        std::to_string(tp.tensor_parallel) +
+        "; set execution.tensor_parallel to 2 or more, or "
+        "execution.sequence_parallel: false");
   // Its syntax, checked now; which parameters it names, when compiled.
   parseTensorShardingOrThrow(tp.tensor_sharding,
                              where({"execution.tensor_sharding"}));

@@ -125,8 +125,11 @@ bool globMatches(const std::string &pattern, const std::string &name) {
   return p == pattern.size();
 }
 
-std::string nearestValidTensorParallel(const ModelConfig &model, int64_t t) {
+std::string nearestValidTensorParallel(const ModelConfig &model, int64_t t,
+                                       bool sequenceParallel) {
   int64_t g = std::gcd(model.num_heads, model.ffn_size);
+  if (sequenceParallel)
+    g = std::gcd(g, model.seq_length);
   int64_t below = 1, above = 0;
   for (int64_t d = 1; d <= g; ++d) {
     if (g % d != 0)

@@ -58,8 +58,10 @@ std::string formatShardingRule(const ShardingRule &rule);
 bool globMatches(const std::string &pattern, const std::string &name);
 
 // The tensor-parallel sizes that divide every split dimension of the
-// default layout (the heads and the FFN size): for error messages, the
-// valid T nearest to `t` (one or two values, "4 or 6").
-std::string nearestValidTensorParallel(const ModelConfig &model, int64_t t);
+// default layout (the heads and the FFN size, and with sequence parallelism
+// the sequence): for error messages, the valid T nearest to `t` (one or two
+// values, "4 or 6").
+std::string nearestValidTensorParallel(const ModelConfig &model, int64_t t,
+                                       bool sequenceParallel = false);
 
 } // namespace ferry

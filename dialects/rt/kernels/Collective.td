@@ -70,4 +70,20 @@ def Rt_AllGatherOp : RtKernel<"all_gather", 48, "Collective"> {
     RtDisjoint<"out", "workspace">];
 }
 
+def Rt_PartOfGroupOp : RtKernel<"part_of_group", 60, "Collective"> {
+  let kernelEnum = "PartOfGroup";
+  let doc = "out = this rank's part of x, which is the same on every rank of the group: elements [rank * count, (rank + 1) * count); no rank communicates (sequence parallelism's split of a replicated activation)";
+  let ints = [
+    RtInt<"count", "elements of out">,
+    RtInt<"replicas", "the group's size (the runtime refuses another)">,
+    RtInt<"group", "the mesh group: 0 the data-parallel replicas (absent), 1 the tensor-parallel group", RtOptional>];
+  let buffers = [
+    RtBuffer<"x", RtIn, RtF32, "count * replicas", "the whole tensor">,
+    RtBuffer<"out", RtOut, RtF32, "count", "this rank's part">];
+  let checks = [
+    RtCheck<"replicas >= 1", "no replicas">,
+    RtCheck<"group >= 0 && group <= 1", "a group that is neither 0 (data) nor 1 (tensor)">];
+  let disjoint = [
+    RtDisjoint<"out", "x">];
+}
 #endif // FERRY_DIALECTS_RT_KERNELS_COLLECTIVE_TD

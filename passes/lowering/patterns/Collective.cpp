@@ -1,6 +1,7 @@
 //===- Collective.cpp - kernel patterns of collectives --------------------===//
 //
-// graph.all_reduce, reduce_scatter and all_gather -> the Collective kernels
+// graph.all_reduce, reduce_scatter, all_gather and part_of_group -> the
+// Collective kernels
 // (dialects/rt/kernels/Collective.td). When the shards do not divide the
 // whole tensor, its side is padded to replicas * shard elements in a
 // planned workspace. A collective names its group (data or tensor) and an
@@ -68,6 +69,18 @@ struct ShardPattern : OpKernelPattern<GraphOp> {
   }
 };
 
+struct PartOfGroupPattern : OpKernelPattern<graph::PartOfGroupOp> {
+  LogicalResult selectOp(graph::PartOfGroupOp op,
+                         const LoweredOperands &operands,
+                         KernelSelection &s) const override {
+    auto k = s.emit<rt::PartOfGroupOp>(operands.all());
+    k.setCountAttr(s.i(numElements(op.getResult().getType())));
+    k.setReplicasAttr(s.i(static_cast<int64_t>(op.getReplicas())));
+    setGroup(k, op.getGroup(), s);
+    return success();
+  }
+};
+
 } // namespace
 
 void lowering::populateCollectivePatterns(KernelPatterns &patterns) {
@@ -76,4 +89,5 @@ void lowering::populateCollectivePatterns(KernelPatterns &patterns) {
                graph::ReduceScatterOp>();
   patterns.add<ShardPattern<graph::AllGatherOp, rt::AllGatherOp>,
                graph::AllGatherOp>();
+  patterns.add<PartOfGroupPattern, graph::PartOfGroupOp>();
 }

@@ -91,3 +91,24 @@ module attributes {graph.mesh = #graph.mesh<tensor = 2, data = 4>} {
     return %r : tensor<2xf32>
   }
 }
+
+// -----
+
+module attributes {graph.mesh = #graph.mesh<tensor = 2, data = 1>} {
+  func.func @f(%x: tensor<3x2xf32>) -> tensor<3xf32> {
+    // expected-error @+1 {{takes 1/2 of 'tensor<3x2xf32>', which needs the group to divide its 6 elements and a result of 3, found 'tensor<2xf32>'}}
+    %p = graph.part_of_group %x replicas 2 over tensor : tensor<3x2xf32> -> tensor<2xf32>
+    %q = graph.part_of_group %x replicas 2 over tensor : tensor<3x2xf32> -> tensor<3xf32>
+    return %q : tensor<3xf32>
+  }
+}
+
+// -----
+
+module attributes {graph.mesh = #graph.mesh<tensor = 2, data = 1>} {
+  func.func @f(%x: tensor<3xf32>) -> tensor<1xf32> {
+    // expected-error @+1 {{takes 1/2 of 'tensor<3xf32>', which needs the group to divide its 3 elements}}
+    %p = graph.part_of_group %x replicas 2 over tensor : tensor<3xf32> -> tensor<1xf32>
+    return %p : tensor<1xf32>
+  }
+}
