@@ -2,8 +2,8 @@
 # Replica scaling on the CPU backend (a benchmark, not a test): the same
 # bert-mini step trained by one process and by N = 2 replicas under mpirun,
 # with and without replicated tensor sharding, and tensor parallelism (T = 2
-# alone and T = 2 x D = 2, 4 processes on 2 cores: correctness, not speed),
-# measured in the same run.
+# alone, with sequence parallelism, and T = 2 x D = 2 with and without RTS,
+# 4 processes on 2 cores: correctness, not speed), measured in the same run.
 #
 #   bash bench/replica_scaling.sh            # STEPS=10 WARMUP=3 BATCH=32
 #
@@ -79,4 +79,8 @@ run sharded 2 --set execution.replicated_tensor_sharding=true
 run sharded-phased 2 --set execution.replicated_tensor_sharding=true \
   --set execution.mode=phased --set execution.device_memory_limit=256MiB
 run tensor-parallel 2 --set execution.data_parallel=1 --set execution.tensor_parallel=2
+run sequence-parallel 2 --set execution.data_parallel=1 --set execution.tensor_parallel=2 \
+  --set execution.sequence_parallel=true
 run tensor-x-data-parallel 4 --set execution.data_parallel=2 --set execution.tensor_parallel=2
+run tensor-x-sharded 4 --set execution.data_parallel=2 --set execution.tensor_parallel=2 \
+  --set execution.replicated_tensor_sharding=true

@@ -53,6 +53,18 @@ std::string Collectives::begin(const char *kernel, int64_t count, int64_t shard,
   return fmt::format("{} of {} elements in {}", kernel, count, program_);
 }
 
+uint64_t Collectives::tensorKeyOffset(int64_t stride,
+                                      const PackedDropoutKeys &keys,
+                                      const char *kernel) const {
+  if (stride != 0 && keys.packed() &&
+      keys.layout != PackedDropoutKeys::Attention)
+    throw RuntimeError(std::string(kernel) +
+                       ": packed rows' keys of a tensor-parallel part of "
+                       "each token's elements are not built (only the "
+                       "attention probabilities' heads are split)");
+  return static_cast<uint64_t>(stride) * static_cast<uint64_t>(tensorRank());
+}
+
 int Collectives::partIndex(int64_t replicas, int64_t groupIndex) const {
   return checkedGroup(replicas, groupIndex).rank();
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "runtime/comm/Communicator.h"
+#include "runtime/kernels/DropoutKeys.h"
 
 #include <cstdint>
 #include <string>
@@ -31,6 +32,14 @@ public:
   int tensorRank() const { return tensor_ ? tensor_->rank() : 0; }
   // The tensor-parallel group's size (1 without one).
   int tensorSize() const { return tensor_ ? tensor_->size() : 1; }
+  // Tensor parallelism's dropout keys, on every backend: where this rank's
+  // part of each sample starts among the whole sample's elements (tensor
+  // rank x the call's tensor_key_stride). Packed rows' keys of the
+  // attention probabilities add it to each element's (head, query, key)
+  // key; throws naming `kernel` for packed keys of a token's elements,
+  // whose split is not built.
+  uint64_t tensorKeyOffset(int64_t stride, const PackedDropoutKeys &keys,
+                           const char *kernel) const;
 
   // Checks a collective call before it runs and counts its bytes: the
   // replica count against the group's size (the message says how to start

@@ -16,6 +16,7 @@
 // [batch, heads, seq, dim] copies and back: the CPU's GEMMs want each
 // head's rows contiguous, and the transposes cost what the graph's head
 // split and merge did.
+#include "runtime/backend/Collectives.h"
 #include "runtime/cpu/CpuKernelContext.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/executable/KernelParams.h"
@@ -270,8 +271,8 @@ void attentionGrad(const float *q, const float *k, const float *v,
 template <class Args>
 AttentionShape shapeOf(const Context &cx, const Args &a, const char *kernel) {
   AttentionShape shape = kernels::attentionShapeOf(a);
-  shape.keyOffset =
-      tensorKeyOffset(cx, a.tensor_key_stride, shape.dropoutKeys, kernel);
+  shape.keyOffset = cx.collectives->tensorKeyOffset(a.tensor_key_stride,
+                                                    shape.dropoutKeys, kernel);
   return shape;
 }
 

@@ -22,13 +22,6 @@ struct KernelContext {
 };
 using Context = KernelContext;
 
-// Tensor parallelism's dropout keys: where this rank's part of each sample
-// starts among the whole sample's elements (tensor rank x the call's
-// tensor_key_stride). Packed rows' keys of the attention probabilities add
-// it to each element's (head, query, key) key; throws naming `kernel` for
-// packed keys of a token's elements, whose split is not built.
-uint64_t tensorKeyOffset(const Context &cx, int64_t stride,
-                         const PackedDropoutKeys &keys, const char *kernel);
 // This process's rank in the tensor-parallel group and the group's size (0
 // and 1 without one): where its part of a split table or of split classes
 // lies.

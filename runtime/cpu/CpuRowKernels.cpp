@@ -287,26 +287,11 @@ void dropoutOf(const Args &a, const float *x, float *out,
 
 template <class Args>
 uint64_t keyOffsetOf(const Context &cx, const Args &a, const char *kernel) {
-  return tensorKeyOffset(cx, a.tensor_key_stride, kernels::dropoutKeysOf(a),
-                         kernel);
+  return cx.collectives->tensorKeyOffset(a.tensor_key_stride,
+                                         kernels::dropoutKeysOf(a), kernel);
 }
 
 } // namespace
-
-uint64_t tensorKeyOffset(const Context &cx, int64_t stride,
-                         const PackedDropoutKeys &keys, const char *kernel) {
-  // Packed rows key the attention probabilities by (head, query position,
-  // key position): a rank's heads are a block of the sample, offset as the
-  // unpacked elements are. A token's elements split across ranks are not.
-  if (stride != 0 && keys.packed() &&
-      keys.layout != PackedDropoutKeys::Attention)
-    throw RuntimeError(std::string(kernel) +
-                       ": packed rows' keys of a tensor-parallel part of "
-                       "each token's elements are not built (only the "
-                       "attention probabilities' heads are split)");
-  return static_cast<uint64_t>(stride) *
-         static_cast<uint64_t>(cx.collectives->tensorRank());
-}
 
 int64_t tensorRank(const Context &cx) { return cx.collectives->tensorRank(); }
 int64_t tensorSize(const Context &cx) { return cx.collectives->tensorSize(); }

@@ -113,13 +113,16 @@ __device__ float kept(const AttentionShape &a, int64_t b, int64_t h, int64_t i,
   uint64_t element = static_cast<uint64_t>((h * a.seq + i) * a.seq + j);
   if (a.dropoutKeys.packed()) // packed rows: the unpacked sample's key
     a.dropoutKeys.map(b, static_cast<int64_t>(element), sample, element);
-  return random::dropoutKeeps(a.seed, a.purpose, a.layer, sample, element, a.p)
+  // Tensor parallelism: this rank's heads start at keyOffset of the sample.
+  return random::dropoutKeeps(a.seed, a.purpose, a.layer, sample,
+                              a.keyOffset + element, a.p)
              ? 1.0f / (1.0f - a.p)
              : 0.0f;
 }
 
 // kept() for keys j0 .. j0 + 3 of query i (j0 a multiple of 4), keys past
-// the sequence or queries past it 0. With seq a multiple of 4 the four are
+// the sequence or queries past it 0. With seq (and a tensor-parallel
+// rank's key offset) a multiple of 4 the four are
 // the words of one Philox block (random::randomBits' counter is element /
 // 4, its word element % 4), so one block serves four; otherwise (and for
 // packed rows' keys) one each.
@@ -129,9 +132,10 @@ __device__ void keptQuad(const AttentionShape &a, int64_t b, int64_t h,
     out[0] = out[1] = out[2] = out[3] = 0.0f;
     return;
   }
-  uint64_t e = static_cast<uint64_t>((h * a.seq + i) * a.seq + j0);
-  if (a.p == 0.0f || a.seq % 4 != 0 || j0 + 3 >= a.seq ||
-      a.dropoutKeys.packed()) {
+  uint64_t e =
+      a.keyOffset + static_cast<uint64_t>((h * a.seq + i) * a.seq + j0);
+  if (a.p == 0.0f || a.seq % 4 != 0 || a.keyOffset % 4 != 0 ||
+      j0 + 3 >= a.seq || a.dropoutKeys.packed()) {
     for (int w = 0; w < 4; ++w)
       out[w] = j0 + w < a.seq ? kept(a, b, h, i, j0 + w) : 0.0f;
     return;

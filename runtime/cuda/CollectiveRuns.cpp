@@ -1,5 +1,6 @@
 // The Collective family on CUDA (dialects/rt/kernels/Collective.td): NCCL's
-// sums and gathers on the compute stream, as run(Context &, const XArgs &).
+// sums, maxima and gathers on the compute stream, over the data group's
+// communicator or the tensor group's, as run(Context &, const XArgs &).
 // A shard that does not divide the tensor evenly goes through the padded
 // workspace.
 #include "runtime/Error.h"
@@ -11,15 +12,16 @@
 namespace ferry::cuda {
 namespace {
 
-// The CUDA backend's NCCL communicator is the data-parallel replicas'; the
-// tensor group's and the maximum come with tensor parallelism on CUDA
-// (docs/parallelism.md), which the config refuses until then.
-void dataGroupSumOnly(int64_t group, int64_t reduction,
-                      const std::string &what) {
-  if (group != 0 || reduction != 0)
-    throw RuntimeError(what + ": the CUDA backend runs collectives over the "
-                              "data-parallel replicas by sum only; tensor "
-                              "parallelism runs on the CPU backend");
+// The NCCL communicator of the group a call names (Collective.td: 0 the
+// data-parallel replicas, 1 the tensor-parallel group).
+NcclGroup &ncclOf(const Context &cx, int64_t group, const std::string &what) {
+  NcclGroup *nccl = group == 1 ? cx.tensorNccl : cx.nccl;
+  if (!nccl)
+    throw RuntimeError(what + ": the CUDA backend has no NCCL communicator "
+                              "for this group; the executable's collectives "
+                              "and this run's groups disagree: train it with "
+                              "the config it was compiled from");
+  return *nccl;
 }
 
 } // namespace
@@ -28,15 +30,17 @@ void run(Context &cx, const kernels::AllReduceArgs &a) {
   std::string what =
       cx.collectives->begin("all_reduce", a.count, 0, a.replicas, a.group,
                             a.x.data, a.out.data, nullptr);
-  dataGroupSumOnly(a.group, a.reduction, what);
-  cx.nccl->allReduce(a.x.data, a.out.data, a.count, cx.stream, what);
+  NcclGroup &nccl = ncclOf(cx, a.group, what);
+  if (a.reduction == 1)
+    nccl.allReduceMax(a.x.data, a.out.data, a.count, cx.stream, what);
+  else
+    nccl.allReduce(a.x.data, a.out.data, a.count, cx.stream, what);
 }
 
 void run(Context &cx, const kernels::ReduceScatterArgs &a) {
   std::string what =
       cx.collectives->begin("reduce_scatter", a.count, a.shard, a.replicas,
                             a.group, a.x.data, a.out.data, a.workspace.data);
-  dataGroupSumOnly(a.group, 0, what);
   const float *whole = a.x.data;
   const int64_t padded = a.shard * a.replicas;
   if (a.count < padded) { // padded with zeros in the workspace
@@ -48,25 +52,30 @@ void run(Context &cx, const kernels::ReduceScatterArgs &a) {
               "reduce-scatter padding");
     whole = a.workspace.data;
   }
-  cx.nccl->reduceScatter(whole, a.out.data, a.shard, cx.stream, what);
+  ncclOf(cx, a.group, what)
+      .reduceScatter(whole, a.out.data, a.shard, cx.stream, what);
 }
 
 void run(Context &cx, const kernels::AllGatherArgs &a) {
   std::string what =
       cx.collectives->begin("all_gather", a.count, a.shard, a.replicas, a.group,
                             a.x.data, a.out.data, a.workspace.data);
-  dataGroupSumOnly(a.group, 0, what);
   const bool padded = a.count < a.shard * a.replicas;
-  cx.nccl->allGather(a.x.data, padded ? a.workspace.data : a.out.data, a.shard,
-                     cx.stream, what);
+  ncclOf(cx, a.group, what)
+      .allGather(a.x.data, padded ? a.workspace.data : a.out.data, a.shard,
+                 cx.stream, what);
   if (padded)
     checkCuda(memcpyAsync(a.out.data, a.workspace.data, a.count * 4,
                           cudaMemcpyDeviceToDevice, cx.stream),
               "all-gather unpadding");
 }
 
-void run(Context &, const kernels::PartOfGroupArgs &a) {
-  dataGroupSumOnly(a.group, 0, "part_of_group");
+// No rank communicates: a copy of this rank's part.
+void run(Context &cx, const kernels::PartOfGroupArgs &a) {
+  int rank = cx.collectives->partIndex(a.replicas, a.group);
+  checkCuda(memcpyAsync(a.out.data, a.x.data + rank * a.count, a.count * 4,
+                        cudaMemcpyDeviceToDevice, cx.stream),
+            "part_of_group");
 }
 
 } // namespace ferry::cuda

@@ -176,6 +176,11 @@ public:
     std::vector<int64_t> registers;
     const fxe::Program &p = program(name, inputs, registers);
     current_ = &p;
+    // Tensor parallelism: the tensor group's communicator, made at the first
+    // run (the group is set after construction), after the data group's in
+    // the constructor: the same order on every rank.
+    if (tensor_ && nccl_ && !tensorNccl_)
+      tensorNccl_ = std::make_unique<cuda::NcclGroup>(*tensor_);
     prepare(p, registers);
     // A program's first run launches directly, and only a later run is
     // captured: what happens once happens outside the capture (lazy module
@@ -208,9 +213,10 @@ public:
     // wait on the compute stream): poll them all with the collective
     // timeout, never block.
     cudaStream_t loads = transfers_->loads(), stores = transfers_->stores();
-    if (nccl_)
-      for (cudaStream_t stream : {compute_, loads, stores})
-        nccl_->synchronize(stream, "program " + name);
+    for (cuda::NcclGroup *group : {nccl_.get(), tensorNccl_.get()})
+      if (group)
+        for (cudaStream_t stream : {compute_, loads, stores})
+          group->synchronize(stream, "program " + name);
     checkCuda(cudaStreamSynchronize(loads), "copy stream (loads)");
     checkCuda(cudaStreamSynchronize(stores), "copy stream (stores)");
     checkCuda(cudaStreamSynchronize(compute_), "compute stream");
@@ -569,8 +575,9 @@ private:
     const CudaCall call(*this, in, registers, buf);
     const Collectives collectives(*group_, tensor_, collectiveBytes_,
                                   current_->name()->c_str());
-    cuda::KernelContext context{s,        scratch_,     &call,      lt_.get(),
-                                &cublas_, &collectives, nccl_.get()};
+    cuda::KernelContext context{s,           scratch_,         &call,
+                                lt_.get(),   &cublas_,         &collectives,
+                                nccl_.get(), tensorNccl_.get()};
     if (!kernels::dispatchKernel(context, kernel, call))
       throw RuntimeError(fmt::format("kernel {} has no CUDA implementation",
                                      kernels::kernelName(kernel)));
@@ -598,6 +605,7 @@ private:
   // second run).
   std::set<const fxe::Program *> ranDirectly_;
   std::unique_ptr<cuda::NcclGroup> nccl_; // when the program has collectives
+  std::unique_ptr<cuda::NcclGroup> tensorNccl_; // and a tensor group
 };
 
 } // namespace

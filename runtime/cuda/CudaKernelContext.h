@@ -49,6 +49,7 @@ struct KernelContext {
   const Cublas *cublas = nullptr;   // cuBLAS, where cuBLASLt has no algorithm
   const Collectives *collectives = nullptr; // the replica group's checks
   NcclGroup *nccl = nullptr; // the collectives (null: the program has none)
+  NcclGroup *tensorNccl = nullptr; // the tensor group's (null: none)
 };
 using Context = KernelContext;
 
@@ -78,16 +79,6 @@ T *needWorkspace(const kernels::Buffer<T> &workspace, const char *kernel) {
     missingWorkspace(kernel);
   return workspace.data;
 }
-
-// Tensor parallelism's dropout keys (a part of each sample, keyed by its
-// place in the whole one: tensor_key_stride) are the CPU backend's alone so
-// far; the config refuses tensor parallelism on CUDA, and a call that
-// carries them anyway is refused naming the kernel.
-void refuseSplitDropoutKeys(int64_t tensorKeyStride, const char *kernel);
-// The same refusal for the other tensor-parallel calls (a vocabulary-
-// parallel embedding, the losses over split classes): `what` says what the
-// call does.
-[[noreturn]] void refuseTensorParallel(const char *kernel, const char *what);
 
 #include "runtime/executable/KernelRuns.inc"
 

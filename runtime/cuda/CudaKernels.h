@@ -81,12 +81,19 @@ void iota(cudaStream_t s, int32_t *out, int64_t outer, int64_t size,
           int64_t inner);
 void attentionMask(cudaStream_t s, const int32_t *mask, float *out, int64_t n,
                    float fill);
+// A vocabulary-parallel part (tensor parallelism): the table holds rows
+// [firstId, firstId + vocab) of one of `wholeRows` (every rank's); the
+// other ranks' ids look up zeros and add nothing. An id outside the whole
+// table is recorded (takeIndexErrors).
 void embedding(cudaStream_t s, const float *table, const int32_t *ids,
-               float *out, int64_t rows, int64_t width, int64_t vocab);
-// `workspace` holds 3 * rows + 256 * ceil(rows / 256) int32s (its kernel record).
+               float *out, int64_t rows, int64_t width, int64_t vocab,
+               int64_t firstId = 0, int64_t wholeRows = -1);
+// `workspace` holds 3 * rows + 256 * ceil(rows / 256) int32s (its kernel
+// record).
 void embeddingGrad(cudaStream_t s, const int32_t *ids, const float *dy,
                    float *dtable, int64_t rows, int64_t width, int64_t vocab,
-                   bool accumulate, int32_t *workspace);
+                   bool accumulate, int32_t *workspace, int64_t firstId = 0,
+                   int64_t wholeRows = -1);
 // RadixSort.cu: the rows [0, n) ordered by keys[row] in [0, maxKey], stable;
 // `workspace` holds sortRowsWorkspace(n) int32s and the result lies in it.
 int64_t sortRowsWorkspace(int64_t n);
@@ -144,11 +151,13 @@ void softmax(cudaStream_t s, const float *x, const float *mask, float *out,
              const int32_t *sequenceIds = nullptr);
 void softmaxGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
                  int64_t rows, int64_t cols, uint64_t bf16 = 0);
-// keys (every dropout below): packed rows' per-element keys (DropoutKeys.h).
+// keys (every dropout below): packed rows' per-element keys (DropoutKeys.h);
+// keyOffset (tensor parallelism): where this rank's part starts in each
+// sample (Collectives::tensorKeyOffset), as cpu::dropout's.
 void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
              int64_t perSample, uint64_t seed, uint32_t purpose, uint32_t layer,
              StepValue sampleOffset, float p, uint64_t bf16 = 0,
-             const PackedDropoutKeys &keys = {});
+             const PackedDropoutKeys &keys = {}, uint64_t keyOffset = 0);
 // softmax then dropout of the probabilities (probs and out), and the
 // softmax's gradient of dropout(dy): the fused attention kernels
 // (ferry-fuse-softmax-dropout), with dropout's masks.
@@ -158,7 +167,7 @@ void softmaxDropout(cudaStream_t s, const float *x, const float *mask,
                     uint32_t purpose, uint32_t layer, StepValue sampleOffset,
                     float p, uint64_t bf16 = 0,
                     const int32_t *sequenceIds = nullptr,
-                    const PackedDropoutKeys &keys = {});
+                    const PackedDropoutKeys &keys = {}, uint64_t keyOffset = 0);
 // sum = dropout(input) + residual (p 0: no dropout), out = layer_norm(sum):
 // the end of a sublayer (ferry-fuse-residual-norm).
 void residualLayerNorm(cudaStream_t s, const float *input,
@@ -172,7 +181,8 @@ void dropoutSoftmaxGrad(cudaStream_t s, const float *y, const float *dy,
                         float *dx, int64_t rows, int64_t cols,
                         int64_t perSample, uint64_t seed, uint32_t purpose,
                         uint32_t layer, StepValue sampleOffset, float p,
-                        uint64_t bf16 = 0, const PackedDropoutKeys &keys = {});
+                        uint64_t bf16 = 0, const PackedDropoutKeys &keys = {},
+                        uint64_t keyOffset = 0);
 void transpose(cudaStream_t s, const float *x, float *out, int32_t rank,
                const int64_t *dims, const int64_t *perm, uint64_t bf16 = 0);
 // kind: 0 sum, 1 mean, 2 max, 3 sum of squares (cpu::Reduce).
@@ -195,6 +205,31 @@ void softmaxCrossEntropyGrad(cudaStream_t s, const float *logits,
 void argmaxCorrect(cudaStream_t s, const float *logits, const int32_t *labels,
                    const float *weights, float *out, int64_t rows, int64_t cols,
                    int64_t classes, double *rowCounts);
+// The losses over classes split across the tensor-parallel group
+// (cpu::classMax and the rest, CpuKernels.h): `real` of each row's `cols`
+// columns are real classes, the first of them class `first` of the whole
+// row; a label outside [0, classes) is recorded (takeIndexErrors).
+void classMax(cudaStream_t s, const float *logits, float *out, int64_t rows,
+              int64_t cols, int64_t real);
+void classStats(cudaStream_t s, const float *logits, const int32_t *labels,
+                const float *rowMax, float *out, int64_t rows, int64_t cols,
+                int64_t real, int64_t first, int64_t classes);
+void classStatsGrad(cudaStream_t s, const float *logits, const int32_t *labels,
+                    const float *rowMax, const float *dstats, float *dlogits,
+                    int64_t rows, int64_t cols, int64_t real, int64_t first,
+                    int64_t classes);
+void crossEntropyOfStats(cudaStream_t s, const float *stats,
+                         const float *rowMax, const float *weights, float *out,
+                         int64_t rows);
+void crossEntropyOfStatsGrad(cudaStream_t s, const float *stats,
+                             const float *weights, const float *dloss,
+                             float *dstats, int64_t rows);
+void classArgmax(cudaStream_t s, const float *logits, const float *rowMax,
+                 float *out, int64_t rows, int64_t cols, int64_t real,
+                 int64_t first);
+void indexCorrect(cudaStream_t s, const float *negatedIndex,
+                  const int32_t *labels, const float *weights, float *out,
+                  int64_t rows, int64_t classes);
 // AttentionKernels.cu: cpu::attention and cpu::attentionGrad on the device;
 // `rowDots` holds batch * heads * seq floats (the planned workspace).
 void attention(cudaStream_t s, const float *q, const float *k, const float *v,

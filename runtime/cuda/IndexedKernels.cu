@@ -1,7 +1,8 @@
 // ferry's CUDA kernels (CudaKernels.h declares them all). Kernels that follow
 // indices from the data: embedding lookups and their gradients, masked-
-// position gathers, and the losses over labels. An index outside its range is
-// skipped and recorded (takeIndexErrors), since the CPU backend checks them
+// position gathers, and the losses over labels (over the whole row, or over
+// classes split across the tensor-parallel group). An index outside its range
+// is skipped and recorded (takeIndexErrors), since the CPU backend checks them
 // before its kernels run.
 //
 // No float atomics: the gradients sum each destination's rows in the CPU's
@@ -27,22 +28,31 @@ __device__ bool inRange(int64_t value, int64_t limit, unsigned kind) {
   return false;
 }
 
+// The table holds rows [firstId, firstId + vocab) of one of wholeRows
+// (a vocabulary-parallel part; firstId 0 and wholeRows vocab otherwise).
 __global__ void embeddingKernel(const float *table, const int32_t *ids,
                                 float *out, int64_t rows, int64_t width,
-                                int64_t vocab) {
+                                int64_t vocab, int64_t firstId,
+                                int64_t wholeRows) {
   FERRY_FOR(i, rows * width) {
     int64_t id = ids[i / width];
-    out[i] = inRange(id, vocab, kBadIds) ? table[id * width + i % width] : 0.0f;
+    int64_t row = id - firstId;
+    out[i] = inRange(id, wholeRows, kBadIds) && row >= 0 && row < vocab
+                 ? table[row * width + i % width]
+                 : 0.0f;
   }
 }
 
-// The sort key of each row: its id, or vocab (after every real id) when the
-// id is out of range, which the sum skips.
+// The sort key of each row: its row of the table, or vocab (after every
+// real row) when the id is out of range or another rank's, which the sum
+// skips.
 __global__ void rowKeys(const int32_t *ids, int32_t *keys, int64_t rows,
-                        int64_t vocab) {
+                        int64_t vocab, int64_t firstId, int64_t wholeRows) {
   FERRY_FOR(r, rows) {
-    keys[r] =
-        inRange(ids[r], vocab, kBadIds) ? ids[r] : static_cast<int32_t>(vocab);
+    int64_t row = static_cast<int64_t>(ids[r]) - firstId;
+    keys[r] = inRange(ids[r], wholeRows, kBadIds) && row >= 0 && row < vocab
+                  ? static_cast<int32_t>(row)
+                  : static_cast<int32_t>(vocab);
   }
 }
 
@@ -221,7 +231,192 @@ __global__ void argmaxCorrectKernel(const float *logits, const int32_t *labels,
   }
 }
 
+// The losses over classes split across the tensor-parallel group (the
+// vocabulary-parallel MLM head; cpu::classMax and the rest): one block per
+// row; `real` of the row's `cols` columns are real classes, the first of
+// them class `first` of the whole row.
+__global__ void classMaxKernel(const float *logits, float *out, int64_t cols,
+                               int64_t real) {
+  __shared__ float shared[32];
+  const float *row = logits + blockIdx.x * cols;
+  float m = -INFINITY;
+  for (int64_t c = threadIdx.x; c < real; c += blockDim.x)
+    m = fmaxf(m, row[c]);
+  m = blockMax(m, shared);
+  if (threadIdx.x == 0)
+    out[blockIdx.x] = m;
+}
+
+__global__ void classStatsKernel(const float *logits, const int32_t *labels,
+                                 const float *rowMax, float *out, int64_t cols,
+                                 int64_t real, int64_t first, int64_t classes) {
+  __shared__ float shared[32];
+  int64_t r = blockIdx.x;
+  const float *row = logits + r * cols;
+  float s = 0;
+  for (int64_t c = threadIdx.x; c < real; c += blockDim.x)
+    s += expf(row[c] - rowMax[r]);
+  s = blockSum(s, shared);
+  if (threadIdx.x == 0) {
+    int64_t label = inRange(labels[r], classes, kBadLabels)
+                        ? static_cast<int64_t>(labels[r]) - first
+                        : -1;
+    out[2 * r] = s;
+    out[2 * r + 1] = label >= 0 && label < real ? row[label] : 0.0f;
+  }
+}
+
+__global__ void classStatsGradKernel(const float *logits, const int32_t *labels,
+                                     const float *rowMax, const float *dstats,
+                                     float *dlogits, int64_t cols, int64_t real,
+                                     int64_t first, int64_t classes) {
+  int64_t r = blockIdx.x;
+  const float *row = logits + r * cols;
+  float *d = dlogits + r * cols;
+  const float bySum = dstats[2 * r], byTarget = dstats[2 * r + 1];
+  // A bad label was recorded by class_stats; it adds nothing here.
+  const int64_t label = labels[r] >= 0 && labels[r] < classes
+                            ? static_cast<int64_t>(labels[r]) - first
+                            : -1;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    float v = 0.0f;
+    if (c < real && (bySum != 0.0f || byTarget != 0.0f)) // weight 0: zeros
+      v = expf(row[c] - rowMax[r]) * bySum + (c == label ? byTarget : 0.0f);
+    d[c] = v;
+  }
+}
+
+// One block: the rows' weighted losses summed in double in a fixed order.
+__global__ void crossEntropyOfStatsKernel(const float *stats,
+                                          const float *rowMax,
+                                          const float *weights, float *out,
+                                          int64_t rows) {
+  __shared__ double shared[32];
+  double total = 0.0;
+  for (int64_t r = threadIdx.x; r < rows; r += blockDim.x) {
+    float w = weights[r];
+    if (w != 0.0f)
+      total +=
+          static_cast<double>(w) * (static_cast<double>(rowMax[r]) +
+                                    log(static_cast<double>(stats[2 * r])) -
+                                    static_cast<double>(stats[2 * r + 1]));
+  }
+  total = blockSumDouble(total, shared);
+  if (threadIdx.x == 0)
+    out[0] = static_cast<float>(total);
+}
+
+__global__ void crossEntropyOfStatsGradKernel(const float *stats,
+                                              const float *weights,
+                                              const float *dloss, float *dstats,
+                                              int64_t rows) {
+  FERRY_FOR(r, rows) {
+    float factor = dloss[0] * weights[r];
+    dstats[2 * r] = factor == 0.0f
+                        ? 0.0f
+                        : static_cast<float>(static_cast<double>(factor) /
+                                             static_cast<double>(stats[2 * r]));
+    dstats[2 * r + 1] = factor == 0.0f ? 0.0f : -factor;
+  }
+}
+
+// The lowest column holding the row's maximum (or a NaN), as minus its
+// class; -inf when none of this rank's columns does.
+__global__ void classArgmaxKernel(const float *logits, const float *rowMax,
+                                  float *out, int64_t cols, int64_t real,
+                                  int64_t first) {
+  __shared__ int64_t lowest[kThreads];
+  const float *row = logits + blockIdx.x * cols;
+  const float m = rowMax[blockIdx.x];
+  int64_t at = -1;
+  for (int64_t c = threadIdx.x; c < real && at < 0; c += blockDim.x)
+    if (row[c] == m || row[c] != row[c])
+      at = c;
+  lowest[threadIdx.x] = at;
+  __syncthreads();
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      int64_t other = lowest[threadIdx.x + half], mine = lowest[threadIdx.x];
+      if (other >= 0 && (mine < 0 || other < mine))
+        lowest[threadIdx.x] = other;
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0)
+    out[blockIdx.x] =
+        lowest[0] >= 0 ? -static_cast<float>(first + lowest[0]) : -INFINITY;
+}
+
+// One block: the weights of the rows whose chosen class is their label.
+__global__ void indexCorrectKernel(const float *negatedIndex,
+                                   const int32_t *labels, const float *weights,
+                                   float *out, int64_t rows, int64_t classes) {
+  __shared__ double shared[32];
+  double total = 0.0;
+  for (int64_t r = threadIdx.x; r < rows; r += blockDim.x)
+    if (inRange(labels[r], classes, kBadLabels) &&
+        -negatedIndex[r] == static_cast<float>(labels[r]))
+      total += static_cast<double>(weights[r]);
+  total = blockSumDouble(total, shared);
+  if (threadIdx.x == 0)
+    out[0] = static_cast<float>(total);
+}
+
 } // namespace
+
+void classMax(cudaStream_t s, const float *logits, float *out, int64_t rows,
+              int64_t cols, int64_t real) {
+  if (rows > 0)
+    launchRows(s, "class_max", rows, classMaxKernel, logits, out, cols, real);
+}
+
+void classStats(cudaStream_t s, const float *logits, const int32_t *labels,
+                const float *rowMax, float *out, int64_t rows, int64_t cols,
+                int64_t real, int64_t first, int64_t classes) {
+  if (rows > 0)
+    launchRows(s, "class_stats", rows, classStatsKernel, logits, labels, rowMax,
+               out, cols, real, first, classes);
+}
+
+void classStatsGrad(cudaStream_t s, const float *logits, const int32_t *labels,
+                    const float *rowMax, const float *dstats, float *dlogits,
+                    int64_t rows, int64_t cols, int64_t real, int64_t first,
+                    int64_t classes) {
+  if (rows > 0)
+    launchRows(s, "class_stats_grad", rows, classStatsGradKernel, logits,
+               labels, rowMax, dstats, dlogits, cols, real, first, classes);
+}
+
+void crossEntropyOfStats(cudaStream_t s, const float *stats,
+                         const float *rowMax, const float *weights, float *out,
+                         int64_t rows) {
+  launch("cross_entropy_of_stats", crossEntropyOfStatsKernel, dim3(1),
+         dim3(kThreads), 0, s, stats, rowMax, weights, out, rows);
+}
+
+void crossEntropyOfStatsGrad(cudaStream_t s, const float *stats,
+                             const float *weights, const float *dloss,
+                             float *dstats, int64_t rows) {
+  if (rows > 0)
+    launchOver(s, "cross_entropy_of_stats_grad", rows,
+               crossEntropyOfStatsGradKernel, stats, weights, dloss, dstats,
+               rows);
+}
+
+void classArgmax(cudaStream_t s, const float *logits, const float *rowMax,
+                 float *out, int64_t rows, int64_t cols, int64_t real,
+                 int64_t first) {
+  if (rows > 0)
+    launchRows(s, "class_argmax", rows, classArgmaxKernel, logits, rowMax, out,
+               cols, real, first);
+}
+
+void indexCorrect(cudaStream_t s, const float *negatedIndex,
+                  const int32_t *labels, const float *weights, float *out,
+                  int64_t rows, int64_t classes) {
+  launch("index_correct", indexCorrectKernel, dim3(1), dim3(kThreads), 0, s,
+         negatedIndex, labels, weights, out, rows, classes);
+}
 
 unsigned takeIndexErrors() {
   unsigned errors = 0, zero = 0;
@@ -236,21 +431,24 @@ unsigned takeIndexErrors() {
 }
 
 void embedding(cudaStream_t s, const float *table, const int32_t *ids,
-               float *out, int64_t rows, int64_t width, int64_t vocab) {
+               float *out, int64_t rows, int64_t width, int64_t vocab,
+               int64_t firstId, int64_t wholeRows) {
   launchOver(s, "embedding", rows * width, embeddingKernel, table, ids, out,
-             rows, width, vocab);
+             rows, width, vocab, firstId, wholeRows < 0 ? vocab : wholeRows);
 }
 
 void embeddingGrad(cudaStream_t s, const int32_t *ids, const float *dy,
                    float *dtable, int64_t rows, int64_t width, int64_t vocab,
-                   bool accumulate, int32_t *workspace) {
+                   bool accumulate, int32_t *workspace, int64_t firstId,
+                   int64_t wholeRows) {
   if (!accumulate)
     checkCall(memsetAsync(dtable, 0, static_cast<size_t>(vocab * width) * 4, s),
               "embedding_grad (zeroing)");
   if (rows <= 0 || width <= 0)
     return;
   int32_t *keys = workspace;
-  launchOver(s, "embedding_grad (keys)", rows, rowKeys, ids, keys, rows, vocab);
+  launchOver(s, "embedding_grad (keys)", rows, rowKeys, ids, keys, rows, vocab,
+             firstId, wholeRows < 0 ? vocab : wholeRows);
   const int32_t *sorted =
       sortRowsByKey(s, keys, rows, static_cast<int32_t>(vocab), keys + rows);
   launchOver(s, "embedding_grad", rows * width, sortedSegmentSums,

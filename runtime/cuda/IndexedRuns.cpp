@@ -3,27 +3,28 @@
 // Indices from the data are not checked here: the kernels skip a bad one and
 // record it (takeIndexErrors), and the backend reports it when the program
 // ends.
+#include "runtime/backend/Collectives.h"
 #include "runtime/cuda/CudaKernelContext.h"
 #include "runtime/cuda/CudaKernels.h"
 
 namespace ferry::cuda {
 
+// A vocabulary-parallel table (tensor_row_stride: its rows) is this rank's
+// rows of the whole one, which spans every rank's.
 void run(Context &cx, const kernels::EmbeddingArgs &a) {
-  if (a.tensor_row_stride != 0)
-    refuseTensorParallel("embedding", "looks up a vocabulary-parallel part "
-                                      "of a table (tensor_row_stride)");
+  const int64_t stride = a.tensor_row_stride;
   embedding(cx.stream, a.table.data, a.ids.data, a.out.data, a.rows, a.width,
-            a.vocab);
+            a.vocab, stride * cx.collectives->tensorRank(),
+            stride != 0 ? stride * cx.collectives->tensorSize() : a.vocab);
 }
 
 void run(Context &cx, const kernels::EmbeddingGradArgs &a) {
-  if (a.tensor_row_stride != 0)
-    refuseTensorParallel("embedding_grad",
-                         "adds into a vocabulary-parallel part of a table "
-                         "(tensor_row_stride)");
+  const int64_t stride = a.tensor_row_stride;
   embeddingGrad(cx.stream, a.ids.data, a.dy.data, a.dtable.data, a.rows,
                 a.width, a.vocab, a.accumulate != 0,
-                needWorkspace(a.workspace, "embedding_grad"));
+                needWorkspace(a.workspace, "embedding_grad"),
+                stride * cx.collectives->tensorRank(),
+                stride != 0 ? stride * cx.collectives->tensorSize() : a.vocab);
 }
 
 void run(Context &cx, const kernels::GatherPositionsArgs &a) {

@@ -27,22 +27,6 @@ void missingWorkspace(const char *kernel) {
       kernel));
 }
 
-void refuseTensorParallel(const char *kernel, const char *what) {
-  throw RuntimeError(fmt::format(
-      "{} {}, which the CUDA backend does not take yet; tensor parallelism "
-      "runs on the CPU backend",
-      kernel, what));
-}
-
-void refuseSplitDropoutKeys(int64_t tensorKeyStride, const char *kernel) {
-  if (tensorKeyStride != 0)
-    throw RuntimeError(fmt::format(
-        "{} keys a tensor-parallel part of each sample (tensor_key_stride "
-        "{}), which the CUDA backend does not take yet; tensor parallelism "
-        "runs on the CPU backend",
-        kernel, tensorKeyStride));
-}
-
 namespace {
 
 // memmove on the stream, without allocating (a graph may be capturing): in

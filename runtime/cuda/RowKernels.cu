@@ -210,19 +210,26 @@ struct DropoutSite {
   StepValue sampleOffset;
   float p;
   PackedDropoutKeys keys; // packed rows: each element's own key
+  // Tensor parallelism: where this rank's part starts in each sample.
+  uint64_t keyOffset;
   // perSample <= 0: the whole tensor of `count` elements is one sample.
   static DropoutSite of(int64_t count, int64_t perSample, uint64_t seed,
                         uint32_t purpose, uint32_t layer,
                         StepValue sampleOffset, float p,
-                        const PackedDropoutKeys &keys = {}) {
+                        const PackedDropoutKeys &keys = {},
+                        uint64_t keyOffset = 0) {
     return DropoutSite{perSample > 0 ? perSample : count,
                        seed,
                        purpose,
                        layer,
                        sampleOffset,
                        p,
-                       keys};
+                       keys,
+                       keyOffset};
   }
+  // Whether four elements from a multiple of 4 share one Philox block: the
+  // sample's elements and this part's first key a multiple of 4.
+  bool quadKeys() const { return perSample % 4 == 0 && keyOffset % 4 == 0; }
   __device__ float operator()(float x, int64_t i) const {
     if (p == 0.0f)
       return x;
@@ -234,7 +241,8 @@ struct DropoutSite {
                static_cast<uint64_t>(i / perSample);
       element = static_cast<uint64_t>(i % perSample);
     }
-    return random::dropoutKeeps(seed, purpose, layer, sample, element, p)
+    return random::dropoutKeeps(seed, purpose, layer, sample,
+                                keyOffset + element, p)
                ? x / (1.0f - p)
                : 0.0f;
   }
@@ -247,7 +255,7 @@ struct DropoutSite {
                          (*this)(x.z, i + 2), (*this)(x.w, i + 3));
     uint64_t sample = static_cast<uint64_t>(sampleOffset.value()) +
                       static_cast<uint64_t>(i / perSample);
-    uint64_t element = static_cast<uint64_t>(i % perSample);
+    uint64_t element = keyOffset + static_cast<uint64_t>(i % perSample);
     uint32_t key[2];
     random::streamKey(seed, purpose, key);
     uint32_t counter[4] = {static_cast<uint32_t>(element / 4),
@@ -550,7 +558,7 @@ void softmaxGrad(cudaStream_t s, const float *y, const float *dy, float *dx,
 void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
              int64_t perSample, uint64_t seed, uint32_t purpose, uint32_t layer,
              StepValue sampleOffset, float p, uint64_t bf16,
-             const PackedDropoutKeys &keys) {
+             const PackedDropoutKeys &keys, uint64_t keyOffset) {
   if (n <= 0)
     return;
   View vx = viewOf(x, bf16, 0), vo = viewOf(out, bf16, 1);
@@ -562,9 +570,9 @@ void dropout(cudaStream_t s, const float *x, float *out, int64_t n,
     return;
   }
   DropoutSite site = DropoutSite::of(n, perSample, seed, purpose, layer,
-                                     sampleOffset, p, keys);
-  bool vectors = site.perSample % 4 == 0 && alignedQuad(x, vx.bf16) &&
-                 alignedQuad(out, vo.bf16);
+                                     sampleOffset, p, keys, keyOffset);
+  bool vectors =
+      site.quadKeys() && alignedQuad(x, vx.bf16) && alignedQuad(out, vo.bf16);
   launch("dropout", dropoutKernel, dim3(blocksFor(vectors ? (n + 3) / 4 : n)),
          dim3(kThreads), 0, s, vx, vo, n, site, vectors);
 }
@@ -574,15 +582,16 @@ void softmaxDropout(cudaStream_t s, const float *x, const float *mask,
                     int64_t cols, int64_t perSample, uint64_t seed,
                     uint32_t purpose, uint32_t layer, StepValue sampleOffset,
                     float p, uint64_t bf16, const int32_t *sequenceIds,
-                    const PackedDropoutKeys &keys) {
+                    const PackedDropoutKeys &keys, uint64_t keyOffset) {
   if (batch * rows <= 0 || cols <= 0)
     return;
-  DropoutSite drop = DropoutSite::of(batch * rows * cols, perSample, seed,
-                                     purpose, layer, sampleOffset, p, keys);
+  DropoutSite drop =
+      DropoutSite::of(batch * rows * cols, perSample, seed, purpose, layer,
+                      sampleOffset, p, keys, keyOffset);
   launchRows(s, "softmax_dropout", batch * rows, softmaxDropoutKernel,
              viewOf(x, bf16, 0), mask, viewOf(probs, bf16, 2),
              viewOf(out, bf16, 3), rows, cols, drop,
-             cols % 4 == 0 && drop.perSample % 4 == 0, sequenceIds);
+             cols % 4 == 0 && drop.quadKeys(), sequenceIds);
 }
 
 void residualLayerNorm(cudaStream_t s, const float *input,
@@ -600,7 +609,7 @@ void residualLayerNorm(cudaStream_t s, const float *input,
        vs = viewOf(sum, bf16, 4), vo = viewOf(out, bf16, 5);
   // The quads' dropout takes one Philox block for four elements of one
   // sample: a sample's elements a multiple of 4.
-  if (quadRows(cols, {vi, vr, vs, vo}) && drop.perSample % 4 == 0)
+  if (quadRows(cols, {vi, vr, vs, vo}) && drop.quadKeys())
     launchRows(s, "residual_layer_norm (quads)", rows, residualLayerNormQuads,
                vi, vr, scale, bias, vs, vo, cols, eps, drop);
   else
@@ -612,14 +621,15 @@ void dropoutSoftmaxGrad(cudaStream_t s, const float *y, const float *dy,
                         float *dx, int64_t rows, int64_t cols,
                         int64_t perSample, uint64_t seed, uint32_t purpose,
                         uint32_t layer, StepValue sampleOffset, float p,
-                        uint64_t bf16, const PackedDropoutKeys &keys) {
+                        uint64_t bf16, const PackedDropoutKeys &keys,
+                        uint64_t keyOffset) {
   if (rows <= 0 || cols <= 0)
     return;
   DropoutSite drop = DropoutSite::of(rows * cols, perSample, seed, purpose,
-                                     layer, sampleOffset, p, keys);
+                                     layer, sampleOffset, p, keys, keyOffset);
   launchRows(s, "dropout_softmax_grad", rows, dropoutSoftmaxGradKernel,
              viewOf(y, bf16, 0), viewOf(dy, bf16, 1), viewOf(dx, bf16, 2), cols,
-             drop, cols % 4 == 0 && drop.perSample % 4 == 0);
+             drop, cols % 4 == 0 && drop.quadKeys());
 }
 
 } // namespace ferry::cuda

@@ -87,6 +87,45 @@ TEST_F(CudaAttention, EqualsTheReferenceAndTheCpu) {
     }
 }
 
+// A tensor-parallel rank's heads (AttentionShape::keyOffset: where its
+// heads start in each sample's probabilities): the dropout keys offset as
+// the CPU's, by a multiple of 4 (one Philox block for four keys) and not,
+// fp32 against the CPU kernels within 1e-5.
+TEST_F(CudaAttention, ATensorRanksHeadsEqualTheCpu) {
+  for (uint64_t offset : {uint64_t{2 * 64 * 64}, uint64_t{6}}) {
+    AttentionShape a;
+    a.batch = 2, a.heads = 1, a.seq = 64, a.headDim = 16;
+    a.seed = 42, a.purpose = 7, a.layer = 3, a.sampleOffset = 11, a.p = 0.1f;
+    a.scale = 0.25f, a.keyOffset = offset;
+    size_t n = 2 * 64 * 16, rows = 2 * 64;
+    auto q = random(n, -1.5f, 1.5f), k = random(n, -1.5f, 1.5f),
+         v = random(n, -1.5f, 1.5f), dout = random(n, -1.5f, 1.5f);
+    auto mask = test::paddingMask(2, 64, 5);
+    std::vector<float> out(n), lse(rows), dq(n), dk(n), dv(n);
+    cpu::attention(q.data(), k.data(), v.data(), mask.data(), out.data(),
+                   lse.data(), a);
+    cpu::attentionGrad(q.data(), k.data(), v.data(), mask.data(), out.data(),
+                       lse.data(), dout.data(), dq.data(), dk.data(), dv.data(),
+                       a);
+    float *gOut = device(std::vector<float>(n)),
+          *gLse = device(std::vector<float>(rows)),
+          *gDq = device(std::vector<float>(n)),
+          *gDk = device(std::vector<float>(n)),
+          *gDv = device(std::vector<float>(n)),
+          *work = device(std::vector<float>(rows));
+    const float *dQ = device(q), *dK = device(k), *dV = device(v),
+                *dMask = device(mask);
+    cuda::attention(stream, dQ, dK, dV, dMask, gOut, gLse, a);
+    cuda::attentionGrad(stream, dQ, dK, dV, dMask, gOut, gLse, device(dout),
+                        gDq, gDk, gDv, work, a);
+    std::string what = "key offset " + std::to_string(offset);
+    expectClose(host(gOut, n), out, 1e-5, ("out, " + what).c_str());
+    expectClose(host(gDq, n), dq, 1e-5, ("dq, " + what).c_str());
+    expectClose(host(gDk, n), dk, 1e-5, ("dk, " + what).c_str());
+    expectClose(host(gDv, n), dv, 1e-5, ("dv, " + what).c_str());
+  }
+}
+
 // Packed rows (sequence_ids): three sequences and padding a row; the CUDA
 // kernels against the double reference with the same ids and against the
 // CPU kernels (which PackedRowsEqualEachSequenceAlone checks against each
@@ -175,7 +214,8 @@ TEST_F(CudaAttention, PackedDropoutKeysEqualTheCpu) {
       int32_t id = ids[b * a.seq + t];
       if (t > 0 && id != ids[b * a.seq + t - 1])
         start = t;
-      keys[2 * (b * a.seq + t)] = id ? static_cast<int32_t>(100 + 3 * b + id) : 0;
+      keys[2 * (b * a.seq + t)] =
+          id ? static_cast<int32_t>(100 + 3 * b + id) : 0;
       keys[2 * (b * a.seq + t) + 1] = id ? static_cast<int32_t>(t - start) : 0;
     }
   }
@@ -203,7 +243,8 @@ TEST_F(CudaAttention, PackedDropoutKeysEqualTheCpu) {
   g.dropoutKeys = {device(keys), a.seq, PackedDropoutKeys::Attention, 1};
   float *gOut = device(std::vector<float>(n)),
         *gLse = device(std::vector<float>(rows)),
-        *gDq = device(std::vector<float>(n)), *gDk = device(std::vector<float>(n)),
+        *gDq = device(std::vector<float>(n)),
+        *gDk = device(std::vector<float>(n)),
         *gDv = device(std::vector<float>(n)),
         *work = device(std::vector<float>(rows));
   const float *dQ = device(q), *dK = device(k), *dV = device(v),

@@ -32,12 +32,13 @@
 // - under the simulator only (its NCCL over MPI; the GPU machines have no
 //   mpirun): 2 replicas under mpirun = one process (4 updates, relative
 //   1e-5), data parallel resident, and with replicated tensor sharding
-//   phased under a budget.
+//   phased under a budget; tensor parallelism at T = 2, with sequence
+//   parallelism, and T = 2 x D = 2 sharded and phased, likewise.
 // Each compares the tensors of the checkpoints both runs save. On a machine
 // without a GPU the `gpu` build skips with the CUDA runtime's reason.
 #include "GpuTestPaths.h"
-#include "training/checkpoint/Safetensors.h"
 #include "runtime/cuda/DeviceQuery.h"
+#include "training/checkpoint/Safetensors.h"
 
 #include <gtest/gtest.h>
 
@@ -583,22 +584,29 @@ TEST_F(CudaTraining, ProfileReportsKernelsStreamsAndLaunches) {
 // have one GPU and no mpirun; there NcclGroup.OneRankCollectivesOnDevice
 // Buffers tests the NCCL group with one rank.
 
-// Two replicas of `FERRY_CLI` under mpirun against one process, with
-// `sets` on both and `replicaSets` on the replicas: losses, weights and
-// moments within relative 1e-5 after 4 updates.
-void expectReplicasEqualOneProcess(const std::string &name,
-                                   const std::string &sets,
-                                   const std::string &replicaSets) {
+// `ranks` processes of `FERRY_CLI` under mpirun against one process, with
+// `sets` on both and `rankSets` on the ranks: losses, weights and moments
+// within relative 1e-5 after 4 updates.
+void expectRanksEqualOneProcess(const std::string &name,
+                                const std::string &sets,
+                                const std::string &rankSets, int ranks) {
   ASSERT_EQ(std::system("command -v mpirun > /dev/null 2>&1"), 0)
       << "no mpirun: install openmpi-bin (scripts/install-deps.sh)";
   TrainingRun one = train(FERRY_CLI, name + "-one", sets, 4);
-  TrainingRun two =
-      train(FERRY_CLI, name + "-two",
-            sets + " --set execution.data_parallel=2 " + replicaSets, 4,
-            "mpirun --allow-run-as-root --oversubscribe -np 2 ");
-  expectClose(two.losses, one.losses, 1e-5);
-  expectSameTensors(two, one, "model.safetensors", 1e-5);
-  expectSameTensors(two, one, "optimizer.safetensors", 1e-5);
+  TrainingRun many = train(FERRY_CLI, name + "-ranks", sets + " " + rankSets, 4,
+                           "mpirun --allow-run-as-root --oversubscribe -np " +
+                               std::to_string(ranks) + " ");
+  expectClose(many.losses, one.losses, 1e-5);
+  expectSameTensors(many, one, "model.safetensors", 1e-5);
+  expectSameTensors(many, one, "optimizer.safetensors", 1e-5);
+}
+
+// Two replicas (execution.data_parallel 2), with `replicaSets` on them.
+void expectReplicasEqualOneProcess(const std::string &name,
+                                   const std::string &sets,
+                                   const std::string &replicaSets) {
+  expectRanksEqualOneProcess(
+      name, sets, "--set execution.data_parallel=2 " + replicaSets, 2);
 }
 
 const char *kFp32Cuda = "--set execution.backend=cuda "
@@ -648,5 +656,34 @@ TEST_F(CudaTraining, ShardedPhasedEqualsOneProcess) {
       "--set execution.replicated_tensor_sharding=true --set "
       "execution.rts_min_elements=64 --set execution.mode=phased --set "
       "execution.recompute=layer --set execution.device_memory_limit=2MiB");
+}
+
+// Tensor parallelism on the CUDA backend (NCCL communicators per group:
+// the simulator's over MPI), dropout on and the attention fused: T = 2
+// (the heads, the FFN and the vocabulary split; the dropout keys offset by
+// the tensor rank; the MLM loss from the class-split kernels and a max
+// all-reduce), with sequence parallelism (reduce-scatters, all-gathers and
+// parts of the group), and T = 2 x D = 2 with replicated tensor sharding,
+// phased under a budget.
+TEST_F(CudaTraining, TensorParallelEqualsOneProcess) {
+  expectRanksEqualOneProcess("tp", kFp32Cuda,
+                             "--set execution.tensor_parallel=2", 2);
+}
+
+TEST_F(CudaTraining, SequenceParallelEqualsOneProcess) {
+  expectRanksEqualOneProcess("sp", kFp32Cuda,
+                             "--set execution.tensor_parallel=2 --set "
+                             "execution.sequence_parallel=true",
+                             2);
+}
+
+TEST_F(CudaTraining, TensorParallelShardedPhasedEqualsOneProcess) {
+  expectRanksEqualOneProcess(
+      "tp-rts", kFp32Cuda,
+      "--set execution.tensor_parallel=2 --set execution.data_parallel=2 "
+      "--set execution.replicated_tensor_sharding=true --set "
+      "execution.rts_min_elements=64 --set execution.mode=phased --set "
+      "execution.recompute=layer --set execution.device_memory_limit=2MiB",
+      4);
 }
 #endif

@@ -64,15 +64,6 @@ Trainer::Trainer(const ExecutableFile &executable, const Config &config,
   checkReplicaCount(config_, *group_);
   data_ = group_;
   if (config_.execution.tensor_parallel > 1) {
-    // Compiling and planning a tensor-parallel executable for CUDA works
-    // (ferry plan); running one is the CPU backend's alone so far.
-    if (config_.execution.backend == "cuda")
-      throw RuntimeError(
-          "execution.tensor_parallel " +
-          std::to_string(config_.execution.tensor_parallel) +
-          " runs on the CPU backend only so far (the CUDA backend's kernels "
-          "do not take tensor-parallel calls yet: docs/parallelism.md#status); "
-          "set execution.backend: cpu, or execution.tensor_parallel: 1");
     mesh_ = comm::openMesh(*group_,
                            static_cast<int>(config_.execution.tensor_parallel));
     data_ = mesh_.data.get();
