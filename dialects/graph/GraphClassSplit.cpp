@@ -18,10 +18,6 @@ using namespace ferry::graph;
 
 namespace {
 
-RankedTensorType tensorOf(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-
 // Float holds every integer up to 2^24 exactly: class_argmax's indices.
 constexpr int64_t kMaxClasses = int64_t{1} << 24;
 

@@ -25,6 +25,24 @@
 namespace ferry::graph {
 // "8x128x128" for diagnostics; "scalar" for rank 0.
 std::string shapeString(llvm::ArrayRef<int64_t> shape);
+// "0, 2, 1" for attribute lists in diagnostics.
+std::string listString(llvm::ArrayRef<int64_t> values);
+// The verifiers' shared checks (GraphOps.cpp): a value's ranked tensor
+// type; every named value with the element type of the first one; a
+// result's shape; the graph.parameter or graph.variable `name` refers to
+// (its type and whether it is stacked).
+mlir::RankedTensorType tensorOf(mlir::Value v);
+mlir::LogicalResult verifySameElementType(
+    mlir::Operation *op,
+    llvm::ArrayRef<std::pair<llvm::StringRef, mlir::Value>> named);
+mlir::LogicalResult verifyResultShape(mlir::Operation *op,
+                                      llvm::ArrayRef<int64_t> expected,
+                                      mlir::Value result);
+mlir::LogicalResult lookupDeclaration(mlir::Operation *user,
+                                      mlir::FlatSymbolRefAttr name,
+                                      mlir::SymbolTableCollection &symbolTable,
+                                      mlir::RankedTensorType &type,
+                                      bool &stacked);
 // Checks an optional `sequence_ids` operand (packed rows): absent, or i32
 // [batch, seq]. Shared by the softmax and attention verifiers.
 mlir::LogicalResult verifySequenceIds(mlir::Operation *op, mlir::Value ids,
