@@ -102,6 +102,16 @@ Value Partitioner::allReduce(Value v, ReduceKind kind) {
           : ReduceKindAttr::get(builder.getContext(), kind));
 }
 
+void Partitioner::sumPartial(Value partial) {
+  if (sequenceParallel && isSequenceShaped(partial)) {
+    reduceScatterSequence(partial);
+    return;
+  }
+  builder.setInsertionPointAfterValue(partial);
+  Value sum = allReduce(partial, ReduceKind::sum);
+  partial.replaceAllUsesExcept(sum, sum.getDefiningOp());
+}
+
 InFlightDiagnostic Partitioner::noRule(Operation *op, Value operand) {
   return op->emitOpError()
          << "has an operand " << describe(operand)
@@ -377,15 +387,8 @@ LogicalResult Partitioner::partitionMatmul(MatmulOp op) {
     return success();
   }
   if (sl == lhsK && sr == rhsK) {
-    // Row-parallel: a partial sum on each rank, summed at once (with
-    // sequence parallelism, into this rank's part of the sequence).
-    if (sequenceParallel && isSequenceShaped(op.getResult())) {
-      reduceScatterSequence(op.getResult());
-      return success();
-    }
-    builder.setInsertionPointAfter(op);
-    Value sum = allReduce(op.getResult(), ReduceKind::sum);
-    op.getResult().replaceAllUsesExcept(sum, sum.getDefiningOp());
+    // Row-parallel: a partial sum on each rank, summed at once.
+    sumPartial(op.getResult());
     return success();
   }
   if (rl == rr && sl == sr && sl != kReplicated && sl < rl - 2) {

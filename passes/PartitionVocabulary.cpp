@@ -28,13 +28,7 @@ LogicalResult Partitioner::partitionEmbedding(EmbeddingOp op) {
                   splitOf(op.getTable()) != 0 ? op.getTable() : op.getIds());
   op.setTensorRowStrideAttr(builder.getI64IntegerAttr(
       cast<RankedTensorType>(op.getTable().getType()).getDimSize(0)));
-  if (sequenceParallel && isSequenceShaped(op.getResult())) {
-    reduceScatterSequence(op.getResult());
-    return success();
-  }
-  builder.setInsertionPointAfter(op);
-  Value sum = allReduce(op.getResult(), ReduceKind::sum);
-  op.getResult().replaceAllUsesExcept(sum, sum.getDefiningOp());
+  sumPartial(op.getResult());
   return success();
 }
 

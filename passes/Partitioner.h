@@ -99,6 +99,10 @@ private:
   // The sum (or maximum) of `v` over the tensor group, built at the
   // builder's insertion point.
   Value allReduce(Value v, ReduceKind kind);
+  // Megatron's g: `partial` (each rank's partial sum) summed over the group
+  // right after it, replacing its other uses; with sequence parallelism,
+  // reduce-scattered into this rank's part of the sequence instead.
+  void sumPartial(Value partial);
   InFlightDiagnostic noRule(Operation *op, Value operand);
 
   LogicalResult partitionFunction(func::FuncOp f, ArrayRef<int64_t> args);
