@@ -66,8 +66,9 @@ struct FuseResidualLayerNorm : public OpRewritePattern<LayerNormOp> {
     for (bool swap : {false, true}) {
       Value v = swap ? add.getRhs() : add.getLhs();
       auto d = v.getDefiningOp<DropoutOp>();
-      // A dropout of a split tensor (keyed by its place in the whole one)
-      // never reaches a layer norm; the fused kernel takes no such key.
+      // A dropout of a split tensor (keyed by its place in the whole one:
+      // sequence parallelism's before a residual norm) stays a kernel of
+      // its own; the fused kernel takes no such key offset.
       if (d && d->hasOneUse() && d->getBlock() == add->getBlock() &&
           add.getLhs() != add.getRhs() && !d.getTensorKeyStride() &&
           !ferry::writesStateBetween(d, norm, d->getOperands())) {

@@ -34,9 +34,9 @@
 //
 // Autodiff then derives the backward's collectives from f and g. A split
 // value reaching an op without a rule here (a layer norm of a split
-// hidden dimension, a function's result, a loop's carried value) is an
-// error naming the op and the split: the layout would need a collective
-// ferry does not insert.
+// hidden dimension; a function's result or a loop's carried value split
+// other than along the sequence) is an error naming the op and the split:
+// the layout would need a collective ferry does not insert.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Partitioner.h"
@@ -239,12 +239,20 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     if (failed(partitionBlock(*loop.getBody())))
       return failure();
     Operation *yield = loop.getBody()->getTerminator();
-    for (auto [v, arg, result] :
-         llvm::zip(yield->getOperands(), loop.getRegionIterArgs(),
+    for (auto [operand, arg, result] :
+         llvm::zip(yield->getOpOperands(), loop.getRegionIterArgs(),
                    loop.getResults())) {
+      Value v = operand.get();
+      // A carry split along the sequence yielded whole: cut to the part.
+      if (isSequence(arg) && splitOf(v) == kReplicated && isSequenceShaped(v))
+        operand.set(v = cutSequence(v));
       if (isSequence(v) != isSequence(arg) ||
           (!isSequence(v) && splitOf(v) != kReplicated))
-        return noRule(yield, v);
+        return yield->emitOpError()
+               << "carries a value " << describe(v) << " where the loop's "
+               << (isSequence(arg) ? "argument is split along the sequence"
+                                   : "argument is replicated")
+               << "; ferry-partition-tensors carries a loop's values alike";
       if (isSequence(v))
         setSequence(result);
     }

@@ -67,8 +67,9 @@ def PartitionTensorsPass : Pass<"ferry-partition-tensors", "mlir::ModuleOp"> {
     partial sum, all-reduced over the tensor group at once (g), so a bias
     after it is added to the sum. Every split value and declaration takes
     this rank's shape, and the mesh is marked `partitioned`. A split value
-    reaching an op without a rule (a layer norm, a function
-    result, a loop-carried value) is an error.
+    reaching an op without a rule (a layer norm of a split hidden
+    dimension; a function result or a loop-carried value split other than
+    along the sequence) is an error.
 
     ```mlir
     // before: W1 [512, 128] split 0, W2 [128, 512] split 1, T = 2

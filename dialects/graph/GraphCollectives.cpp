@@ -90,6 +90,15 @@ LogicalResult AllGatherOp::verify() {
   if (failed(
           checkGroup(*this, static_cast<int64_t>(getReplicas()), getGroup())))
     return failure();
+  // Its gradient is this rank's part (graph.part_of_group): equal parts.
+  int64_t whole =
+      cast<RankedTensorType>(getResult().getType()).getNumElements();
+  if (getReplicatedGradient() &&
+      whole % static_cast<int64_t>(getReplicas()) != 0)
+    return emitOpError() << "with replicated_gradient gathers equal parts, "
+                            "but its "
+                         << whole << " elements are not a multiple of "
+                         << getReplicas() << " replicas";
   return checkShard(*this, cast<RankedTensorType>(getInput().getType()),
                     cast<RankedTensorType>(getResult().getType()),
                     static_cast<int64_t>(getReplicas()), "input");

@@ -58,7 +58,9 @@ public:
   // executable's group-1 collectives run and whose rank picks the part of
   // each split state; null without tensor parallelism. Set it before
   // initialiseStates; it must outlive the backend.
-  void setTensorGroup(comm::Communicator *tensor) { tensor_ = tensor; }
+  // Every rank calls it right after construction (a backend may make its
+  // own communicator of the group here, collectively).
+  virtual void setTensorGroup(comm::Communicator *tensor) { tensor_ = tensor; }
   comm::Communicator *tensorGroup() const { return tensor_; }
   int tensorRank() const;
   // Rank 0 of the data group and of the tensor group: the rank that writes

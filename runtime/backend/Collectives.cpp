@@ -56,6 +56,8 @@ std::string Collectives::begin(const char *kernel, int64_t count, int64_t shard,
 uint64_t Collectives::tensorKeyOffset(int64_t stride,
                                       const PackedDropoutKeys &keys,
                                       const char *kernel) const {
+  if (stride != 0 && !tensor_)
+    group(1); // throws: the executable is tensor-parallel, this run is not
   if (stride != 0 && keys.packed() &&
       keys.layout != PackedDropoutKeys::Attention)
     throw RuntimeError(std::string(kernel) +

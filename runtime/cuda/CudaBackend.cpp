@@ -122,6 +122,15 @@ public:
     // which is what lets a program be captured as a CUDA graph.
   }
 
+  // Tensor parallelism: the tensor group's communicator, made here (every
+  // rank sets its group right after construction), after the data group's
+  // in the constructor: the same order on every rank.
+  void setTensorGroup(comm::Communicator *tensor) override {
+    Backend::setTensorGroup(tensor);
+    if (tensor && nccl_ && !tensorNccl_)
+      tensorNccl_ = std::make_unique<cuda::NcclGroup>(*tensor);
+  }
+
   ~CudaBackend() override {
     cudaDeviceSynchronize();
     graphs_.clear();
@@ -176,11 +185,6 @@ public:
     std::vector<int64_t> registers;
     const fxe::Program &p = program(name, inputs, registers);
     current_ = &p;
-    // Tensor parallelism: the tensor group's communicator, made at the first
-    // run (the group is set after construction), after the data group's in
-    // the constructor: the same order on every rank.
-    if (tensor_ && nccl_ && !tensorNccl_)
-      tensorNccl_ = std::make_unique<cuda::NcclGroup>(*tensor_);
     prepare(p, registers);
     // A program's first run launches directly, and only a later run is
     // captured: what happens once happens outside the capture (lazy module

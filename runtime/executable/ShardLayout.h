@@ -7,8 +7,9 @@
 // State.shard_of, State.shard_replicas): per layer entry (stacked) or for
 // the whole tensor, replica r holds elements [r * shard, (r + 1) * shard) of
 // the entry flattened, shard = ceil(entry / replicas), zeros past the end.
-// Initialisation and checkpoints use it to map the whole tensor's elements
-// to this replica's bytes.
+// The tensor it shards is the whole one, or a tensor-parallel rank's part
+// (StateLayout below composes the two); initialisation and checkpoints map
+// through them.
 #pragma once
 
 #include "runtime/executable/ExecutableFile.h"
@@ -24,7 +25,7 @@ struct ShardLayout {
   int64_t layers = 1; // entries (a stacked state's leading dimension)
   int64_t entry = 0;  // elements of one whole entry
   int64_t shard = 0;  // elements of one entry's shard
-  std::vector<int64_t> wholeShape;
+  std::vector<int64_t> wholeShape; // of what is sharded: a split state's part
 };
 
 // nullopt for a state that is not sharded; throws RuntimeError naming the
@@ -60,7 +61,7 @@ struct StateLayout {
   std::optional<ShardLayout> shard; // over the data group, of the part
   std::optional<SplitLayout> split; // over the tensor group, of the whole
   std::vector<int64_t> wholeShape;
-  int64_t elements = 0;      // this rank's: the state's bytes / 4
+  int64_t elements = 0;      // this rank's (the state's bytes / its width)
   int64_t wholeElements = 0; // of the whole tensor
   // The whole tensor's flat index of element `local` of the rank that is
   // replica `dataRank` and tensor rank `tensorRank`, or -1 for a shard's

@@ -186,6 +186,9 @@ std::vector<Tensor> ckpt::exportStates(const fxe::Executable &exe,
   // Only the mesh's first rank writes: the others take part in each
   // gather, then drop it, so no other rank holds the whole model at once.
   const bool keep = backend.firstOfMesh();
+  // Every rank checks the states first, so a malformed executable fails on
+  // every rank before any gather (none is left waiting in one).
+  const std::vector<Slot> slots = slotsOf(exe, role);
   if (!keep) {
     for (const fxe::State *s : *exe.states())
       if (s->role() == role)
@@ -193,7 +196,7 @@ std::vector<Tensor> ckpt::exportStates(const fxe::Executable &exe,
           gatherWhole(backend, s, l);
     return tensors;
   }
-  for (const Slot &slot : slotsOf(exe, role)) {
+  for (const Slot &slot : slots) {
     std::vector<int64_t> shape = slot.shape;
     if (!shape.empty())
       shape.front() = slot.realRows;

@@ -112,3 +112,14 @@ module attributes {graph.mesh = #graph.mesh<tensor = 2, data = 1>} {
     return %p : tensor<1xf32>
   }
 }
+
+// -----
+
+// A gather whose gradient is this rank's part needs equal parts.
+module attributes {graph.mesh = #graph.mesh<tensor = 2, data = 1>} {
+  func.func @f(%x: tensor<2xf32>) -> tensor<3xf32> {
+    // expected-error @+1 {{with replicated_gradient gathers equal parts, but its 3 elements are not a multiple of 2 replicas}}
+    %g = graph.all_gather %x replicas 2 over tensor {replicated_gradient} : tensor<2xf32> -> tensor<3xf32>
+    return %g : tensor<3xf32>
+  }
+}
