@@ -70,10 +70,11 @@ cp "$kitbuild/bin/ferry-gpu-tests-sim" "$kit/bin/ferry-gpu-tests"
 
 # Every GPU test's ferry commands, compile-only, with the kit's ferry (no
 # compiler) and the paths run.sh gives: each must find its executable in the
-# kit's cache. The replicated tests start replicas with mpirun, and the
-# kit's ferry has no MPI (the GPU machines have none): they run in the
-# cuda-sim suite only.
+# kit's cache. The replicated and tensor-parallel tests start their ranks
+# with mpirun, and the kit's ferry has no MPI (the GPU machines have none):
+# they run in the cuda-sim suite only.
 replicated='CudaTraining.DataParallel*:CudaTraining.Replicas*:CudaTraining.ShardedPhased*'
+replicated+=':CudaTraining.TensorParallel*:CudaTraining.SequenceParallel*'
 ln -sfn "$kit" /tmp/ferry-gpu-kit
 rm -rf /tmp/ferry-gpu-kit-runs && mkdir -p /tmp/ferry-gpu-kit-runs
 sweep=$(FERRY_TEST_COMPILE_ONLY=1 FERRY_CACHE_DIR=$kit/cache FERRY_SOURCE_DIR=/tmp/ferry-gpu-kit \
